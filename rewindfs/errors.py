@@ -1,0 +1,35 @@
+"""Errors a user can act on.
+
+Each carries a one-line message; the CLI prints it and exits with ``exit_code``
+(never a traceback). Anything else escaping to the CLI is a bug.
+"""
+
+
+class RewindError(Exception):
+    """Base class: a one-line, user-actionable failure."""
+
+    exit_code = 1
+
+
+class NotFound(RewindError):
+    """A checkpoint reference, project or path that does not exist."""
+
+
+class InvalidInput(RewindError):
+    """Input that is malformed or unsafe (a path escaping the project, a bad label)."""
+
+
+class Refused(RewindError):
+    """An operation refused by a guard (too broad a directory, too many files)."""
+
+
+class StoreError(RewindError):
+    """The store is missing, corrupt, or could not be written (disk full, permissions)."""
+
+    exit_code = 3
+
+
+class Busy(RewindError):
+    """Another process holds a lock that this operation may not wait for."""
+
+    exit_code = 4
