@@ -1,0 +1,166 @@
+"""A project's checkpoints: listing, per-checkpoint stats, and resolving references.
+
+Numbering is Hermes's: 1 is the newest checkpoint. Every checkpoint also has a
+stable id, its commit hash: rewindfs never rewrites history, so an id keeps
+naming the same checkpoint while numbers shift as checkpoints come and go.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+
+import pygit2
+
+from rewindfs.errors import InvalidInput, NotFound, StoreError
+from rewindfs.store.layout import LABELS_PREFIX, Layout
+from rewindfs.store.trailers import parse_message
+
+_HEX = re.compile(r"^[0-9a-fA-F]{4,40}$")
+LABEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+@dataclass
+class Checkpoint:
+    number: int  # 1 = newest
+    id: str
+    time: int  # epoch seconds
+    offset: int  # minutes east of UTC, as recorded
+    reason: str
+    trailers: dict[str, str]
+    tree_id: str
+    parent_id: str | None
+    labels: list[str] = field(default_factory=list)
+
+    @property
+    def short(self) -> str:
+        return self.id[:8]
+
+    @property
+    def timestamp(self) -> str:
+        """ISO 8601 with offset, as `git log --format=%aI` prints it (Hermes's field)."""
+        tz = timezone(timedelta(minutes=self.offset))
+        return datetime.fromtimestamp(self.time, tz).isoformat()
+
+
+@dataclass
+class Stats:
+    files_changed: int = 0
+    insertions: int = 0
+    deletions: int = 0
+
+
+def walk(repo: pygit2.Repository, ref: str) -> list[pygit2.Commit]:
+    """Commits on `ref`, newest first, following first parents."""
+    try:
+        reference = repo.references.get(ref)
+    except (pygit2.GitError, ValueError) as exc:
+        raise StoreError(f"ref {ref} is unreadable: {exc}") from exc
+    if reference is None:
+        return []
+    out: list[pygit2.Commit] = []
+    seen: set[pygit2.Oid] = set()
+    try:
+        commit = reference.peel(pygit2.Commit)
+        while commit is not None and commit.id not in seen:
+            out.append(commit)
+            seen.add(commit.id)
+            commit = commit.parents[0] if commit.parent_ids else None
+    except (pygit2.GitError, KeyError) as exc:
+        # A missing parent ends the history (a pruned boundary); anything else is damage.
+        if not out:
+            raise StoreError(f"checkpoint history of {ref} is corrupt: {exc}") from exc
+    return out
+
+
+def labels_by_commit(repo: pygit2.Repository, h16: str) -> dict[str, list[str]]:
+    prefix = f"{LABELS_PREFIX}{h16}/"
+    out: dict[str, list[str]] = {}
+    for name in repo.references:
+        if name.startswith(prefix):
+            try:
+                target = str(repo.references[name].peel(pygit2.Commit).id)
+            except (pygit2.GitError, KeyError, ValueError):
+                continue
+            out.setdefault(target, []).append(name[len(prefix) :])
+    return out
+
+
+def checkpoints(repo: pygit2.Repository, h16: str) -> list[Checkpoint]:
+    labels = labels_by_commit(repo, h16)
+    result = []
+    for number, commit in enumerate(walk(repo, Layout.project_ref(h16)), start=1):
+        reason, trailers = parse_message(commit.message)
+        result.append(
+            Checkpoint(
+                number=number,
+                id=str(commit.id),
+                time=commit.author.time,
+                offset=commit.author.offset,
+                reason=reason,
+                trailers=trailers,
+                tree_id=str(commit.tree_id),
+                parent_id=str(commit.parent_ids[0]) if commit.parent_ids else None,
+                labels=sorted(labels.get(str(commit.id), [])),
+            )
+        )
+    return result
+
+
+def stats(repo: pygit2.Repository, checkpoint: Checkpoint) -> Stats:
+    """Files changed and lines added/removed against the previous checkpoint.
+
+    The first checkpoint is compared with an empty tree.
+    """
+    tree = repo[checkpoint.tree_id]
+    try:
+        parent_tree = repo[repo[checkpoint.parent_id].tree_id] if checkpoint.parent_id else None
+    except KeyError:
+        parent_tree = None
+    diff = parent_tree.diff_to_tree(tree) if parent_tree is not None else tree.diff_to_tree(swap=True)
+    diff.find_similar()
+    s = diff.stats
+    return Stats(s.files_changed, s.insertions, s.deletions)
+
+
+def resolve(repo: pygit2.Repository, h16: str, reference: str) -> Checkpoint:
+    """The checkpoint of project `h16` that `reference` names.
+
+    Accepted: `latest`, a number (1 = newest), a label, a full or short hash (>= 4 hex).
+    """
+    text = (reference or "").strip()
+    if not text:
+        raise InvalidInput("empty checkpoint reference")
+    if text.startswith("-"):
+        raise InvalidInput(f"invalid checkpoint reference {text!r}")
+    history = checkpoints(repo, h16)
+    if not history:
+        raise NotFound("this project has no checkpoints")
+    if text == "latest":
+        return history[0]
+    if text.isdigit() and 1 <= int(text) <= len(history):
+        return history[int(text) - 1]
+    for cp in history:
+        if text in cp.labels:
+            return cp
+    if _HEX.match(text):
+        lowered = text.lower()
+        matches = [cp for cp in history if cp.id.startswith(lowered)]
+        if len(matches) == 1:
+            return matches[0]
+        if len(matches) > 1:
+            raise InvalidInput(f"checkpoint reference {text!r} is ambiguous; use more digits")
+        if _exists_elsewhere(repo, lowered):
+            raise NotFound(f"{text} is not a checkpoint of this project")
+    if text.isdigit():
+        raise NotFound(f"no checkpoint {text}: this project has {len(history)}")
+    raise NotFound(f"unknown checkpoint {text!r} (use a number from `rewind list`, a hash or a label)")
+
+
+def _exists_elsewhere(repo: pygit2.Repository, prefix: str) -> bool:
+    try:
+        obj = repo.revparse_single(prefix) if len(prefix) < 40 else repo.get(prefix)
+    except (KeyError, ValueError, pygit2.GitError):
+        return False
+    return isinstance(obj, pygit2.Commit)

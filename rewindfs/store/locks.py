@@ -1,0 +1,45 @@
+"""Locks that die with their process.
+
+`flock` locks belong to an open file description, so they are released by the
+kernel when the holder exits or crashes: a lock file left on disk is harmless
+and never needs cleaning up. Two threads of one process each open the file
+themselves, so they exclude each other too.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from rewindfs.errors import Busy
+
+
+@contextmanager
+def file_lock(path: Path, *, shared: bool = False, timeout: float | None = None) -> Iterator[None]:
+    """Hold an flock on `path` (created if missing) for the duration of the block.
+
+    timeout=None waits forever; otherwise raise Busy after `timeout` seconds.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
+        if timeout is None:
+            fcntl.flock(fd, mode)
+        else:
+            deadline = time.monotonic() + timeout
+            while True:
+                try:
+                    fcntl.flock(fd, mode | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise Busy(f"{path.name} is locked by another process") from None
+                    time.sleep(0.01)
+        yield
+    finally:
+        os.close(fd)

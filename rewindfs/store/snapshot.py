@@ -1,0 +1,123 @@
+"""Taking a checkpoint: capture the tree, commit it on the project ref, never lose a race.
+
+The project lock serialises rewindfs writers of one project. Hermes Agent may
+write the same ref without that lock, so the ref update is compare-and-swap
+(libgit2 refuses to move a ref whose value changed since it was read, and a
+ref that must not exist yet is created without force); on a lost race the
+commit is rebuilt on the new tip and tried again.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import pygit2
+
+from rewindfs.errors import StoreError
+from rewindfs.store import projects
+from rewindfs.store.capture import Capture, Limits, capture
+from rewindfs.store.store import Project, Store, guard_workdir
+from rewindfs.store.trailers import compose_message
+
+CAS_ATTEMPTS = 20
+
+
+@dataclass
+class SnapshotResult:
+    """What a checkpoint attempt did. `commit` is the new checkpoint, or the tip when skipped."""
+
+    taken: bool
+    commit: str | None
+    project: str
+    workdir: str
+    reason: str
+    skipped_files: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def skipped(self) -> bool:
+        return not self.taken
+
+
+def take(
+    store: Store,
+    workdir,
+    reason: str,
+    *,
+    limits: Limits = Limits(),
+    trailers: dict[str, str] | None = None,
+    extra_excludes: tuple[str, ...] = (),
+    allow_empty: bool = False,
+) -> SnapshotResult:
+    """Checkpoint `workdir`. Nothing is written when nothing changed since the tip."""
+    wd = guard_workdir(workdir)
+    project = store.project(wd)
+    with project.mutex, project.lock():
+        store.refresh_excludes(project, extra_excludes)
+        cap = capture(project, limits)
+        commit = _commit(project, cap, reason, trailers or {}, allow_empty)
+        projects.touch(store.layout, project.h16, wd)
+    return SnapshotResult(
+        taken=commit is not None,
+        commit=str(commit) if commit is not None else _tip_hex(project),
+        project=project.h16,
+        workdir=str(wd),
+        reason=reason,
+        skipped_files={
+            k: v
+            for k, v in (("oversize", cap.oversize), ("unreadable", cap.unreadable))
+            if v
+        },
+    )
+
+
+def tip(project: Project) -> pygit2.Commit | None:
+    try:
+        ref = project.repo.references.get(project.ref)
+        return ref.peel(pygit2.Commit) if ref is not None else None
+    except (pygit2.GitError, KeyError, ValueError) as exc:
+        raise StoreError(f"project ref {project.ref} is broken: {exc}") from exc
+
+
+def _tip_hex(project: Project) -> str | None:
+    head = tip(project)
+    return str(head.id) if head is not None else None
+
+
+def _commit(
+    project: Project, cap: Capture, reason: str, trailers: dict[str, str], allow_empty: bool
+) -> pygit2.Oid | None:
+    repo = project.repo
+    message = compose_message(reason, trailers)
+    for _ in range(CAS_ATTEMPTS):
+        ref = repo.references.get(project.ref)
+        parent = ref.peel(pygit2.Commit) if ref is not None else None
+        if parent is not None and parent.tree_id == cap.tree_id and not allow_empty:
+            return None
+        if parent is None and cap.file_count == 0 and not allow_empty:
+            return None
+        sig = _signature()
+        parents = [parent.id] if parent is not None else []
+        try:
+            oid = repo.create_commit(None, sig, sig, message, cap.tree_id, parents)
+            if ref is None:
+                repo.references.create(project.ref, oid, force=False)
+            else:
+                ref.set_target(oid, f"checkpoint: {reason}")
+            return oid
+        except pygit2.AlreadyExistsError:
+            continue  # the ref appeared since we looked
+        except pygit2.GitError as exc:
+            if "modified" in str(exc).lower() or "locked" in str(exc).lower():
+                time.sleep(0.005)
+                continue  # another writer moved the ref: rebuild on the new tip
+            raise StoreError(f"could not record checkpoint: {exc}") from exc
+        except OSError as exc:
+            raise StoreError(f"could not record checkpoint: {exc.strerror or exc}") from exc
+    raise StoreError(f"could not update {project.ref}: it keeps changing under us")
+
+
+def _signature() -> pygit2.Signature:
+    now = time.time()
+    offset = int((time.mktime(time.localtime(now)) - time.mktime(time.gmtime(now))) // 60)
+    return pygit2.Signature("rewindfs", "rewindfs@local", int(now), offset)

@@ -1,0 +1,206 @@
+"""Opening and initialising the shared store, and per-project repository handles.
+
+The store is one bare git repository. Each project additionally gets a git
+"worktree" administrative directory inside it (`worktrees/<h16>/`: `HEAD`,
+`commondir`, `gitdir`, `locked`). Opening that directory with
+libgit2 gives a repository whose index and workdir belong to that project alone,
+so the index survives between checkpoints and acts as a stat cache, while objects
+and refs stay shared. `locked` keeps `git worktree prune` (run by `git gc`) from
+deleting the admin dir, and gc counts each admin dir's index as reachable, so
+blobs staged but not yet committed survive a concurrent gc.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import pygit2
+from pygit2.enums import ConfigLevel
+from pygit2.errors import check_error
+from pygit2.ffi import C, ffi
+
+from rewindfs.errors import NotFound, Refused, StoreError
+from rewindfs.store import ignore
+from rewindfs.store.layout import Layout, normalize_workdir, project_hash
+from rewindfs.store.locks import file_lock
+
+# Settings that make stored bytes equal the files' bytes and keep a user's global
+# git config (signing, autocrlf, excludes, filters) out of the store.
+STORE_CONFIG = {
+    "core.autocrlf": "false",
+    "core.safecrlf": "false",
+    "core.filemode": "true",
+    "core.symlinks": "true",
+    "core.ignorecase": "false",
+    "core.precomposeunicode": "false",
+    "core.logallrefupdates": "false",
+    "commit.gpgsign": "false",
+    "tag.gpgsign": "false",
+    "gc.auto": "0",
+    "user.name": "rewindfs",
+    "user.email": "rewindfs@local",
+}
+ATTRIBUTES = "* -text -ident -filter -working-tree-encoding\n"
+SUBDIRS = ("projects", "indexes", "worktrees", "locks", "refs/hermes", "info")
+
+
+@dataclass
+class Project:
+    """One working directory's view of the store."""
+
+    store: Store
+    h16: str
+    workdir: Path
+    repo: pygit2.Repository  # opened on the worktree admin dir: own index + workdir
+    mutex: threading.Lock
+
+    @property
+    def ref(self) -> str:
+        return Layout.project_ref(self.h16)
+
+    def lock(self):
+        """Exclusive lock for changing this project's index or ref (threads and processes)."""
+        return file_lock(self.store.layout.lock_file(self.h16))
+
+
+class Store:
+    def __init__(self, layout: Layout):
+        self.layout = layout
+        self._repo: pygit2.Repository | None = None
+        self._projects: dict[str, Project] = {}
+        self._guard = threading.Lock()
+
+    # -- the shared repository -------------------------------------------------
+
+    def exists(self) -> bool:
+        return (self.layout.store / "HEAD").exists()
+
+    @property
+    def repo(self) -> pygit2.Repository:
+        """The bare store repository (raises NotFound / StoreError)."""
+        if self._repo is None:
+            if not self.exists():
+                raise NotFound(f"no checkpoint store at {self.layout.store}")
+            self._repo = _open(self.layout.store)
+        return self._repo
+
+    def ensure(self) -> None:
+        """Create the store if missing and make its settings ours (idempotent, race-safe)."""
+        path = self.layout.store
+        try:
+            self.layout.base.mkdir(parents=True, exist_ok=True, mode=0o700)
+            path.mkdir(exist_ok=True, mode=0o700)
+            os.chmod(path, 0o700)
+            with file_lock(self.layout.lock_file("store")):
+                if not self.exists():
+                    pygit2.init_repository(str(path), bare=True)
+                for sub in SUBDIRS:
+                    (path / sub).mkdir(parents=True, exist_ok=True)
+                repo = _open(path)
+                config = repo.config
+                for key, value in STORE_CONFIG.items():
+                    if _config_get(config, key) != value:
+                        config[key] = value
+                exclude = path / "info" / "exclude"
+                if not exclude.exists():
+                    ignore.write_if_changed(exclude, ignore.default_exclude_text())
+                ignore.write_if_changed(path / "info" / "attributes", ATTRIBUTES)
+        except OSError as exc:
+            raise StoreError(f"cannot create checkpoint store at {path}: {exc.strerror}") from exc
+        self._repo = None
+
+    # -- projects --------------------------------------------------------------
+
+    def project(self, workdir: str | os.PathLike[str], *, create: bool = True) -> Project:
+        """The handle of the project at `workdir` (its admin dir is created when missing)."""
+        wd = normalize_workdir(workdir)
+        h16 = project_hash(wd)
+        with self._guard:
+            cached = self._projects.get(h16)
+            if cached is not None:
+                return cached
+            admin = self.layout.worktree_admin(h16)
+            if not (admin / "HEAD").exists():
+                if not create:
+                    raise NotFound(f"no checkpoints for {wd}")
+                self.ensure()
+                _write_admin_dir(admin, h16, wd)
+            repo = _open(admin)
+            _use_project_excludes(repo, admin)
+            project = Project(self, h16, wd, repo, threading.Lock())
+            self._projects[h16] = project
+            return project
+
+    def refresh_excludes(self, project: Project, extra: tuple[str, ...] = ()) -> None:
+        text = ignore.project_exclude_text(project.workdir, extra)
+        ignore.write_if_changed(self.layout.worktree_admin(project.h16) / "exclude", text)
+
+
+def guard_workdir(workdir: str | os.PathLike[str]) -> Path:
+    """Resolve `workdir` and refuse what must never be checkpointed."""
+    wd = normalize_workdir(workdir)
+    if not wd.exists():
+        raise NotFound(f"working directory not found: {wd}")
+    if not wd.is_dir():
+        raise Refused(f"not a directory: {wd}")
+    if wd == Path("/") or wd == normalize_workdir(Path.home()):
+        raise Refused(f"refusing to checkpoint {wd}: directory too broad")
+    return wd
+
+
+def _open(path: Path) -> pygit2.Repository:
+    try:
+        return pygit2.Repository(str(path), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
+    except (pygit2.GitError, KeyError, ValueError) as exc:
+        raise StoreError(f"checkpoint store at {path} is unreadable or corrupt: {exc}") from exc
+
+
+def _config_get(config: pygit2.Config, key: str) -> str | None:
+    try:
+        return config[key]
+    except KeyError:
+        return None
+
+
+def _write_admin_dir(admin: Path, h16: str, workdir: Path) -> None:
+    """Create worktrees/<h16>/ atomically (a half-written admin dir is never visible)."""
+    tmp = admin.with_name(f".{h16}.{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp.mkdir(parents=True, mode=0o700)
+    # HEAD names a branch that is never created: git fsck calls a worktree HEAD outside
+    # refs/heads "strange", and nothing here reads HEAD (the project ref is used by name).
+    (tmp / "HEAD").write_text(f"ref: refs/heads/rewindfs-{h16}\n")
+    (tmp / "commondir").write_text("../..\n")
+    # libgit2 takes the workdir as the parent of the path in `gitdir`; no `.git` file
+    # is ever written into the user's directory.
+    (tmp / "gitdir").write_bytes(os.fsencode(str(workdir / ".git")) + b"\n")
+    (tmp / "locked").write_text("rewindfs: per-project index, do not prune\n")
+    (tmp / "rewind-config").write_bytes(
+        b"[core]\n\texcludesFile = " + os.fsencode(str(admin / "exclude")) + b"\n"
+    )
+    (tmp / "exclude").write_text(".git\n")
+    try:
+        tmp.rename(admin)
+    except OSError:
+        # Lost a race with another creator: theirs is equivalent.
+        for child in tmp.iterdir():
+            child.unlink()
+        tmp.rmdir()
+
+
+def _use_project_excludes(repo: pygit2.Repository, admin: Path) -> None:
+    """Add admin/rewind-config at the APP level of this handle's config (not written to the store).
+
+    pygit2 does not expose adding a file to a repository's config, so call libgit2.
+    """
+    cfg = ffi.new("git_config **")
+    check_error(C.git_repository_config(cfg, repo._repo))
+    try:
+        err = C.git_config_add_file_ondisk(
+            cfg[0], os.fsencode(str(admin / "rewind-config")), int(ConfigLevel.APP), repo._repo, 1
+        )
+        check_error(err)
+    finally:
+        C.git_config_free(cfg[0])
