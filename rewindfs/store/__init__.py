@@ -11,6 +11,7 @@ from rewindfs.store.capture import Limits
 from rewindfs.store.diff import DiffResult, working_tree_tree
 from rewindfs.store.diff import between as diff_between
 from rewindfs.store.history import Checkpoint, Stats, checkpoints, resolve, stats
+from rewindfs.store.labels import set_label, validate_label
 from rewindfs.store.layout import Layout, normalize_workdir, project_hash
 from rewindfs.store.snapshot import SnapshotResult, take
 from rewindfs.store.store import Project, Store
@@ -18,5 +19,5 @@ from rewindfs.store.store import Project, Store
 __all__ = [
     "Checkpoint", "DiffResult", "Layout", "Limits", "Project", "SnapshotResult", "Stats",
     "Store", "checkpoints", "diff_between", "normalize_workdir", "project_hash", "resolve",
-    "stats", "take", "working_tree_tree",
+    "set_label", "stats", "take", "validate_label", "working_tree_tree",
 ]

@@ -34,6 +34,9 @@ class Limits:
     max_files: int = 50_000
 
 
+DEFAULT_LIMITS = Limits()
+
+
 @dataclass
 class Capture:
     tree_id: pygit2.Oid

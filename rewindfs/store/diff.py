@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pygit2
 from pygit2.enums import DeltaStatus, DiffStatsFormat
 
-from rewindfs.store.capture import Limits, capture
+from rewindfs.store.capture import DEFAULT_LIMITS, Limits, capture
 from rewindfs.store.store import Store, guard_workdir
 
 STAT_WIDTH = 80
@@ -29,7 +29,7 @@ def between(repo: pygit2.Repository, old_tree: str, new_tree: str) -> DiffResult
     return _render(diff)
 
 
-def working_tree_tree(store: Store, workdir, limits: Limits = Limits()) -> str:
+def working_tree_tree(store: Store, workdir, limits: Limits = DEFAULT_LIMITS) -> str:
     """Capture the working tree as it is now (no checkpoint is recorded) and return its tree id."""
     project = store.project(guard_workdir(workdir))
     with project.mutex, project.lock():
@@ -50,7 +50,8 @@ def _render(diff: pygit2.Diff) -> DiffResult:
         if patch is None:
             continue
         delta = patch.delta
-        names.append(delta.old_file.path if delta.status == DeltaStatus.DELETED else delta.new_file.path)
+        gone = delta.status == DeltaStatus.DELETED
+        names.append(delta.old_file.path if gone else delta.new_file.path)
         chunks.append(patch.data.decode("utf-8", errors="replace"))
     return DiffResult(
         stat=stat_text.rstrip("\n"),

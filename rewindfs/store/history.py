@@ -14,11 +14,11 @@ from datetime import datetime, timedelta, timezone
 import pygit2
 
 from rewindfs.errors import InvalidInput, NotFound, StoreError
-from rewindfs.store.layout import LABELS_PREFIX, Layout
+from rewindfs.store.labels import labels_by_commit
+from rewindfs.store.layout import Layout
 from rewindfs.store.trailers import parse_message
 
 _HEX = re.compile(r"^[0-9a-fA-F]{4,40}$")
-LABEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
 @dataclass
@@ -74,19 +74,6 @@ def walk(repo: pygit2.Repository, ref: str) -> list[pygit2.Commit]:
     return out
 
 
-def labels_by_commit(repo: pygit2.Repository, h16: str) -> dict[str, list[str]]:
-    prefix = f"{LABELS_PREFIX}{h16}/"
-    out: dict[str, list[str]] = {}
-    for name in repo.references:
-        if name.startswith(prefix):
-            try:
-                target = str(repo.references[name].peel(pygit2.Commit).id)
-            except (pygit2.GitError, KeyError, ValueError):
-                continue
-            out.setdefault(target, []).append(name[len(prefix) :])
-    return out
-
-
 def checkpoints(repo: pygit2.Repository, h16: str) -> list[Checkpoint]:
     labels = labels_by_commit(repo, h16)
     result = []
@@ -118,7 +105,10 @@ def stats(repo: pygit2.Repository, checkpoint: Checkpoint) -> Stats:
         parent_tree = repo[repo[checkpoint.parent_id].tree_id] if checkpoint.parent_id else None
     except KeyError:
         parent_tree = None
-    diff = parent_tree.diff_to_tree(tree) if parent_tree is not None else tree.diff_to_tree(swap=True)
+    if parent_tree is not None:
+        diff = parent_tree.diff_to_tree(tree)
+    else:
+        diff = tree.diff_to_tree(swap=True)
     diff.find_similar()
     s = diff.stats
     return Stats(s.files_changed, s.insertions, s.deletions)
@@ -155,7 +145,9 @@ def resolve(repo: pygit2.Repository, h16: str, reference: str) -> Checkpoint:
             raise NotFound(f"{text} is not a checkpoint of this project")
     if text.isdigit():
         raise NotFound(f"no checkpoint {text}: this project has {len(history)}")
-    raise NotFound(f"unknown checkpoint {text!r} (use a number from `rewind list`, a hash or a label)")
+    raise NotFound(
+        f"unknown checkpoint {text!r} (use a number from `rewind list`, a hash or a label)"
+    )
 
 
 def _exists_elsewhere(repo: pygit2.Repository, prefix: str) -> bool:

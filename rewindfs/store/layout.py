@@ -47,7 +47,7 @@ class Layout:
 
     @classmethod
     def for_home(cls, home: str | os.PathLike[str] | None = None) -> Layout:
-        return cls(Path(home).expanduser() / "checkpoints" if home else default_home() / "checkpoints")
+        return cls((Path(home).expanduser() if home else default_home()) / "checkpoints")
 
     @property
     def store(self) -> Path:

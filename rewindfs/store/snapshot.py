@@ -16,7 +16,7 @@ import pygit2
 
 from rewindfs.errors import StoreError
 from rewindfs.store import projects
-from rewindfs.store.capture import Capture, Limits, capture
+from rewindfs.store.capture import DEFAULT_LIMITS, Capture, Limits, capture
 from rewindfs.store.store import Project, Store, guard_workdir
 from rewindfs.store.trailers import compose_message
 
@@ -44,7 +44,7 @@ def take(
     workdir,
     reason: str,
     *,
-    limits: Limits = Limits(),
+    limits: Limits = DEFAULT_LIMITS,
     trailers: dict[str, str] | None = None,
     extra_excludes: tuple[str, ...] = (),
     allow_empty: bool = False,

@@ -1,0 +1,167 @@
+"""Hermes-compatible CheckpointManager backed by the rewindfs store.
+
+Method names, arguments and result dictionaries follow Hermes Agent's
+`tools.checkpoint_manager.CheckpointManager`, so a harness can swap it in.
+Extra keys are added, never removed or renamed.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from rewindfs import store as st
+from rewindfs.agent.workdir import project_root
+from rewindfs.errors import RewindError
+from rewindfs.store import projects
+
+log = logging.getLogger(__name__)
+
+
+class CheckpointManager:
+    def __init__(
+        self,
+        enabled: bool = False,
+        max_snapshots: int = 20,
+        max_total_size_mb: int = 500,
+        max_file_size_mb: float = 10,
+        base: str | os.PathLike[str] | None = None,
+        *,
+        max_files: int = 50_000,
+        extra_excludes: tuple[str, ...] = (),
+    ):
+        self.enabled = enabled
+        self.max_snapshots = max(1, int(max_snapshots))
+        self.max_total_size_mb = max(0, int(max_total_size_mb))
+        self.max_file_size_mb = max(0.0, float(max_file_size_mb))
+        self.layout = st.Layout(Path(base).expanduser()) if base else st.Layout.for_home()
+        self.store = st.Store(self.layout)
+        self.limits = st.Limits(
+            max_file_size=int(self.max_file_size_mb * 1024 * 1024), max_files=max_files
+        )
+        self.extra_excludes = tuple(extra_excludes)
+        self._checkpointed_dirs: set[str] = set()
+        self.last_result: st.SnapshotResult | None = None
+
+    # -- turn lifecycle -----------------------------------------------------------
+
+    def new_turn(self) -> None:
+        """Start a new agent turn: each directory may be checkpointed once again."""
+        self._checkpointed_dirs.clear()
+
+    def ensure_checkpoint(self, working_dir: str, reason: str = "auto") -> bool:
+        """Checkpoint `working_dir` once per turn. True when a checkpoint was written.
+
+        Never raises: a failed checkpoint must not block the agent's tool call.
+        """
+        if not self.enabled:
+            return False
+        try:
+            abs_dir = str(st.normalize_workdir(working_dir))
+            if abs_dir in self._checkpointed_dirs:
+                return False
+            self._checkpointed_dirs.add(abs_dir)
+            result = self.take(abs_dir, reason)
+            return result.taken
+        except RewindError as exc:
+            log.debug("checkpoint of %s skipped: %s", working_dir, exc)
+        except Exception:  # noqa: BLE001 - the agent must never see a checkpoint failure
+            log.exception("checkpoint of %s failed", working_dir)
+        return False
+
+    # -- explicit operations ------------------------------------------------------
+
+    def take(self, working_dir: str, reason: str = "checkpoint",
+             trailers: dict[str, str] | None = None) -> st.SnapshotResult:
+        """Take a checkpoint now (raises RewindError on refusal or store failure)."""
+        result = st.take(
+            self.store, working_dir, reason, limits=self.limits, trailers=trailers,
+            extra_excludes=self.extra_excludes,
+        )
+        self.last_result = result
+        return result
+
+    def checkpoint(self, working_dir: str, reason: str = "checkpoint",
+                   label: str | None = None) -> dict[str, Any]:
+        """Take a checkpoint (even when checkpoints are disabled) and optionally label it."""
+        try:
+            result = self.take(working_dir, reason)
+            if label:
+                if result.commit is None:
+                    raise RewindError("nothing to label: the project has no files to checkpoint")
+                st.set_label(self.store, result.project, label, result.commit)
+        except RewindError as exc:
+            return {"success": False, "error": str(exc)}
+        return {
+            "success": True,
+            "taken": result.taken,
+            "hash": result.commit,
+            "short_hash": result.commit[:8] if result.commit else None,
+            "label": label,
+            "skipped_files": result.skipped_files,
+            "directory": result.workdir,
+        }
+
+    def list_checkpoints(self, working_dir: str) -> list[dict[str, Any]]:
+        """Checkpoints of `working_dir`, newest first, with per-checkpoint change stats."""
+        try:
+            repo, h16 = self._history(working_dir)
+            history = st.checkpoints(repo, h16) if repo is not None else []
+            return [checkpoint_dict(c, st.stats(repo, c)) for c in history]
+        except RewindError as exc:
+            log.debug("list of %s failed: %s", working_dir, exc)
+            return []
+
+    def diff(self, working_dir: str, commit_hash: str) -> dict[str, Any]:
+        """Changes from checkpoint `commit_hash` to the working tree as it is now."""
+        try:
+            repo, h16 = self._history(working_dir)
+            if repo is None:
+                return {"success": False, "error": "No checkpoints exist for this directory"}
+            target = st.resolve(repo, h16, commit_hash)
+            now = st.working_tree_tree(self.store, working_dir, self.limits)
+            result = st.diff_between(repo, target.tree_id, now)
+        except RewindError as exc:
+            return {"success": False, "error": str(exc)}
+        return {"success": True, "stat": result.stat, "diff": result.patch,
+                "files": result.names, "hash": target.id}
+
+    def restore(self, working_dir: str, commit_hash: str, file_path: str | None = None
+                ) -> dict[str, Any]:
+        from rewindfs.restore import restore_checkpoint
+
+        return restore_checkpoint(self, working_dir, commit_hash, file_path)
+
+    def get_working_dir_for_path(self, file_path: str) -> str:
+        """The project directory a file belongs to (see rewindfs.agent.workdir)."""
+        registered = set()
+        if self.store.exists():
+            registered = {r.workdir for r in projects.list_records(self.layout)}
+        return str(project_root(file_path, registered))
+
+    # -- helpers -------------------------------------------------------------------
+
+    def _history(self, working_dir: str):
+        """(store repo, project hash), or (None, hash) when the store does not exist yet."""
+        h16 = st.project_hash(working_dir)
+        if not self.store.exists():
+            return None, h16
+        return self.store.repo, h16
+
+
+def checkpoint_dict(cp: st.Checkpoint, stats: st.Stats | None) -> dict[str, Any]:
+    """Hermes's list entry, plus rewindfs's extra keys."""
+    return {
+        "hash": cp.id,
+        "short_hash": cp.short,
+        "timestamp": cp.timestamp,
+        "reason": cp.reason,
+        "files_changed": stats.files_changed if stats else 0,
+        "insertions": stats.insertions if stats else 0,
+        "deletions": stats.deletions if stats else 0,
+        "number": cp.number,
+        "labels": cp.labels,
+        "trailers": cp.trailers,
+    }

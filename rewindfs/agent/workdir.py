@@ -1,0 +1,36 @@
+"""Which project a path belongs to."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rewindfs.store.layout import normalize_workdir
+
+PROJECT_MARKERS = (
+    ".git", "pyproject.toml", "package.json", "Cargo.toml", "go.mod", "Makefile", "pom.xml",
+    ".hg", "Gemfile",
+)
+
+
+def project_root(path: str | Path, registered: set[Path] | frozenset[Path] = frozenset()) -> Path:
+    """The project directory for `path`.
+
+    The nearest already-registered project root wins; otherwise the nearest
+    directory holding a project marker; otherwise the path's own directory. The
+    search never climbs to the home directory or above it.
+    """
+    target = normalize_workdir(path)
+    start = target if target.is_dir() else target.parent
+    home = normalize_workdir(Path.home())
+    candidates = []
+    for folder in (start, *start.parents):
+        if folder == home or folder in home.parents or folder == Path(folder.anchor):
+            break
+        candidates.append(folder)
+    for folder in candidates:
+        if folder in registered:
+            return folder
+    for folder in candidates:
+        if any((folder / marker).exists() for marker in PROJECT_MARKERS):
+            return folder
+    return start

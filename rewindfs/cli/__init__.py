@@ -1,0 +1,53 @@
+"""The `rewind` command line: one thin command per verb; the logic lives below it.
+
+Exit codes: 0 success, 1 an error you can act on (unknown checkpoint, bad path,
+refused operation), 2 bad usage, 3 store unreadable or unwritable, 4 busy,
+130 interrupted.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from rewindfs.cli.app import App
+from rewindfs.errors import RewindError
+
+
+class RewindGroup(click.Group):
+    """Turns RewindError into one line on stderr and its exit code: never a traceback."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except RewindError as exc:
+            click.echo(f"rewind: {exc}", err=True)
+            sys.exit(exc.exit_code)
+        except KeyboardInterrupt:
+            click.echo("rewind: interrupted", err=True)
+            sys.exit(130)
+        except OSError as exc:
+            where = f": {exc.filename}" if exc.filename else ""
+            click.echo(f"rewind: {exc.strerror or exc}{where}", err=True)
+            sys.exit(3)
+
+
+@click.group(cls=RewindGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--home", type=click.Path(file_okay=False), envvar="HERMES_HOME",
+              help="Hermes home holding checkpoints/ (default $HERMES_HOME or ~/.hermes).")
+@click.version_option(package_name="rewindfs")
+@click.pass_context
+def main(ctx: click.Context, home: str | None) -> None:
+    """rewindfs: checkpoints of your working directory you can list, diff, mount and restore."""
+    ctx.obj = App(home)
+
+
+def _register() -> None:
+    from rewindfs.cli import checkpoints
+
+    for command in checkpoints.COMMANDS:
+        main.add_command(command)
+
+
+_register()

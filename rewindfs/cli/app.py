@@ -1,0 +1,48 @@
+"""Shared state of one `rewind` invocation: settings, store and manager, built on demand."""
+
+from __future__ import annotations
+
+import os
+from functools import cached_property
+from pathlib import Path
+
+from rewindfs import config
+from rewindfs.agent.manager import CheckpointManager
+from rewindfs.agent.workdir import project_root
+from rewindfs.store import Store, normalize_workdir, projects
+
+
+class App:
+    def __init__(self, home: str | None):
+        self.home = home
+        self.flags: dict[str, object] = {}
+
+    @cached_property
+    def settings(self) -> config.Settings:
+        return config.load(self.home, self.flags)
+
+    @cached_property
+    def manager(self) -> CheckpointManager:
+        s = self.settings
+        return CheckpointManager(
+            enabled=True,
+            max_snapshots=s.max_snapshots,
+            max_total_size_mb=s.max_total_size_mb,
+            max_file_size_mb=s.max_file_size_mb,
+            base=s.base,
+            max_files=s.max_files,
+            extra_excludes=s.extra_excludes,
+        )
+
+    @property
+    def store(self) -> Store:
+        return self.manager.store
+
+    def project_dir(self, given: str | None) -> Path:
+        """An explicit directory as given; otherwise the project around the current directory."""
+        if given:
+            return normalize_workdir(given)
+        registered = set()
+        if self.store.exists():
+            registered = {r.workdir for r in projects.list_records(self.store.layout)}
+        return project_root(os.getcwd(), registered)

@@ -1,0 +1,170 @@
+"""Settings: defaults < $HERMES_HOME/config.yaml `checkpoints:` < environment < CLI flags.
+
+The keys and defaults of Hermes Agent v2's `checkpoints:` section are kept, so one
+config file drives both tools; rewindfs's own keys sit beside them. Every value
+remembers where it came from (`rewind config` shows it).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from rewindfs.errors import InvalidInput
+from rewindfs.store.layout import default_home
+
+ENV_PREFIX = "REWIND_"
+
+
+def _bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in {"1", "true", "yes", "on"}:
+        return True
+    if isinstance(value, str) and value.strip().lower() in {"0", "false", "no", "off"}:
+        return False
+    raise ValueError("expected true or false")
+
+
+def _count(minimum: int) -> Callable[[Any], int]:
+    def parse(value: Any) -> int:
+        if isinstance(value, bool):
+            raise ValueError("expected a whole number")
+        try:
+            number = int(str(value).strip()) if not isinstance(value, int) else value
+        except ValueError:
+            raise ValueError("expected a whole number") from None
+        if number < minimum:
+            raise ValueError(f"must be at least {minimum}")
+        return number
+
+    return parse
+
+
+def _number(value: Any) -> float:
+    if isinstance(value, bool):
+        raise ValueError("expected a number")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError("expected a number") from None
+    if number < 0:
+        raise ValueError("must not be negative")
+    return number
+
+
+def _path_or_none(value: Any) -> str | None:
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise ValueError("expected a path")
+    return value
+
+
+def _patterns(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return tuple(p.strip() for p in value.split(",") if p.strip())
+    if isinstance(value, list) and all(isinstance(p, str) for p in value):
+        return tuple(value)
+    raise ValueError("expected a list of patterns")
+
+
+# key -> (default, parser)
+KEYS: dict[str, tuple[Any, Callable[[Any], Any]]] = {
+    # Hermes Agent v2 keys and defaults
+    "enabled": (False, _bool),
+    "max_snapshots": (20, _count(1)),
+    "max_total_size_mb": (500, _count(0)),
+    "max_file_size_mb": (10, _number),
+    "auto_prune": (True, _bool),
+    "retention_days": (7, _number),
+    "delete_orphans": (True, _bool),
+    "min_interval_hours": (24, _number),
+    # rewindfs
+    "max_files": (50_000, _count(1)),
+    "mountpoint": (None, _path_or_none),
+    "extra_excludes": ((), _patterns),
+}
+
+
+@dataclass(frozen=True)
+class Settings:
+    home: Path
+    values: Mapping[str, Any]
+    sources: Mapping[str, str] = field(default_factory=dict)
+
+    def __getattr__(self, key: str) -> Any:
+        try:
+            return self.values[key]
+        except KeyError:
+            raise AttributeError(key) from None
+
+    @property
+    def base(self) -> Path:
+        return self.home / "checkpoints"
+
+    @property
+    def mount_dir(self) -> Path:
+        configured = self.values["mountpoint"]
+        return Path(configured).expanduser() if configured else self.home / "mnt"
+
+    @property
+    def max_file_size_bytes(self) -> int:
+        return int(self.values["max_file_size_mb"] * 1024 * 1024)
+
+
+def load(home: str | os.PathLike[str] | None = None, flags: Mapping[str, Any] | None = None,
+         environ: Mapping[str, str] | None = None) -> Settings:
+    """Effective settings. A bad value raises InvalidInput naming the key and its source."""
+    home_path = Path(home).expanduser() if home else default_home()
+    env = os.environ if environ is None else environ
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for key, (default, _) in KEYS.items():
+        values[key], sources[key] = default, "default"
+
+    config_file = home_path / "config.yaml"
+    for key, raw in _file_section(config_file).items():
+        if key in KEYS:
+            values[key], sources[key] = _parse(key, raw, str(config_file)), str(config_file)
+    for key in KEYS:
+        name = ENV_PREFIX + key.upper()
+        if name in env:
+            values[key], sources[key] = _parse(key, env[name], f"${name}"), f"${name}"
+    for key, raw in (flags or {}).items():
+        if raw is not None:
+            values[key], sources[key] = _parse(key, raw, "command line"), "command line"
+    return Settings(home_path, values, sources)
+
+
+def _file_section(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {path}: {exc.strerror}") from exc
+    try:
+        data = yaml.safe_load(text) or {}
+    except yaml.YAMLError as exc:
+        raise InvalidInput(f"{path} is not valid YAML: {str(exc).splitlines()[0]}") from exc
+    section = data.get("checkpoints") if isinstance(data, dict) else None
+    if section is None:
+        return {}
+    if not isinstance(section, dict):
+        raise InvalidInput(f"{path}: `checkpoints` must be a mapping")
+    return section
+
+
+def _parse(key: str, raw: Any, source: str) -> Any:
+    try:
+        return KEYS[key][1](raw)
+    except ValueError as exc:
+        raise InvalidInput(
+            f"bad value for checkpoints.{key} in {source}: {exc} (got {raw!r})"
+        ) from None
