@@ -43,11 +43,16 @@ def main(ctx: click.Context, home: str | None) -> None:
     ctx.obj = App(home)
 
 
-def _register() -> None:
-    from rewindfs.cli import checkpoints
+# Each module lists its click commands in COMMANDS.
+COMMAND_MODULES = ("checkpoints",)
 
-    for command in checkpoints.COMMANDS:
-        main.add_command(command)
+
+def _register() -> None:
+    import importlib
+
+    for name in COMMAND_MODULES:
+        for command in importlib.import_module(f"rewindfs.cli.{name}").COMMANDS:
+            main.add_command(command)
 
 
 _register()

@@ -1,0 +1,3 @@
+from rewindfs.cli import main
+
+main(prog_name="rewind")
