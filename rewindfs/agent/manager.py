@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from rewindfs import restore as restore_mod
 from rewindfs import store as st
 from rewindfs.agent.workdir import project_root
 from rewindfs.errors import RewindError
@@ -130,9 +131,34 @@ class CheckpointManager:
 
     def restore(self, working_dir: str, commit_hash: str, file_path: str | None = None
                 ) -> dict[str, Any]:
-        from rewindfs.restore import restore_checkpoint
+        """Restore the project (or one file or directory) to a checkpoint.
 
-        return restore_checkpoint(self, working_dir, commit_hash, file_path)
+        A pre-rollback snapshot is taken first; its id is returned as `pre_rollback`.
+        A full restore is safe (keeps files a person edited since the agent wrote
+        them) when the agent-write ledger has entries since the checkpoint.
+        """
+        options = restore_mod.Options(
+            paths=[file_path] if file_path else None, limits=self.limits,
+            extra_excludes=self.extra_excludes, delete_missing=False,
+        )
+        try:
+            result = restore_mod.restore(self.store, working_dir, commit_hash, options)
+        except RewindError as exc:
+            return {"success": False, "error": str(exc)}
+        return restore_dict(result, file_path)
+
+    def record_agent_write(self, working_dir: str, path: str) -> bool:
+        """Note the content the agent just wrote to (or deleted at) `path`, for safe restores."""
+        try:
+            wd = st.normalize_workdir(working_dir)
+            rel = restore_mod.project_relative(path, wd, cwd=wd)
+            if not rel:
+                return False
+            st.ledger.record(self.layout, st.project_hash(wd), wd, rel)
+            return True
+        except (RewindError, OSError) as exc:
+            log.debug("agent write of %s not recorded: %s", path, exc)
+            return False
 
     def get_working_dir_for_path(self, file_path: str) -> str:
         """The project directory a file belongs to (see rewindfs.agent.workdir)."""
@@ -165,3 +191,39 @@ def checkpoint_dict(cp: st.Checkpoint, stats: st.Stats | None) -> dict[str, Any]
         "labels": cp.labels,
         "trailers": cp.trailers,
     }
+
+
+def names(paths) -> list[str]:
+    return [os.fsdecode(p) for p in paths]
+
+
+def restore_dict(result: restore_mod.RestoreResult, file_path: str | None) -> dict[str, Any]:
+    """Hermes's restore result, plus what rewindfs knows about the restore."""
+    outcome = result.outcome
+    out: dict[str, Any] = {
+        "success": result.success,
+        "restored_to": result.target.short,
+        "reason": result.target.reason,
+        "directory": str(result.directory),
+    }
+    if file_path:
+        out["file"] = file_path
+    out.update(
+        restored_files=names(outcome.written) if outcome else [],
+        deleted_files=names(outcome.deleted) if outcome else [],
+        skipped_user_edits=names(result.plan.kept_user_edits),
+        kept_not_agent=names(result.plan.kept_not_agent),
+        untouched=names(result.plan.untouched),
+        failed=[{"path": os.fsdecode(p), "error": e} for p, e in outcome.failed] if outcome else [],
+        pre_rollback=result.pre_rollback,
+        hash=result.target.id,
+        safe=result.safe,
+        turn_id=result.target.trailers.get("Rewind-Turn"),
+        step_id=result.target.trailers.get("Rewind-Step"),
+    )
+    if not result.success and outcome is not None:
+        undone = len(outcome.failed) + len(outcome.not_attempted)
+        out["error"] = (f"restore incomplete: {undone} file(s) not restored; the pre-rollback "
+                        f"snapshot {(result.pre_rollback or '')[:8]} holds the previous state "
+                        "(rewind undo)")
+    return out

@@ -7,6 +7,7 @@ Public surface (everything else in here is an implementation detail):
     diff_between, working_tree_tree differences
 """
 
+from rewindfs.store import ledger, trees
 from rewindfs.store.capture import Limits
 from rewindfs.store.diff import DiffResult, working_tree_tree
 from rewindfs.store.diff import between as diff_between
@@ -17,6 +18,7 @@ from rewindfs.store.snapshot import SnapshotResult, take
 from rewindfs.store.store import Project, Store
 
 __all__ = [
+    "ledger", "trees",
     "Checkpoint", "DiffResult", "Layout", "Limits", "Project", "SnapshotResult", "Stats",
     "Store", "checkpoints", "diff_between", "normalize_workdir", "project_hash", "resolve",
     "set_label", "stats", "take", "validate_label", "working_tree_tree",

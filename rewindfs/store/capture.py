@@ -71,8 +71,8 @@ class _Walk:
         """0 = stage this path (or drop it, if it is gone), 1 = leave it alone."""
         try:
             st = os.lstat(self.root + b"/" + rel)
-        except FileNotFoundError:
-            return 0  # deleted: add_all removes it from the index
+        except (FileNotFoundError, NotADirectoryError):
+            return 0  # deleted (or a parent dir became a file): add_all removes it
         except OSError:
             self.unreadable.append(rel)
             return 1
@@ -82,7 +82,7 @@ class _Walk:
                 return 1
             try:
                 os.close(os.open(self.root + b"/" + rel, os.O_RDONLY | os.O_NONBLOCK))
-            except FileNotFoundError:
+            except (FileNotFoundError, NotADirectoryError):
                 return 0
             except OSError:
                 self.unreadable.append(rel)

@@ -8,7 +8,8 @@ import pygit2
 from pygit2.enums import DeltaStatus, DiffStatsFormat
 
 from rewindfs.store.capture import DEFAULT_LIMITS, Limits, capture
-from rewindfs.store.store import Store, guard_workdir
+from rewindfs.store.snapshot import locked
+from rewindfs.store.store import Project, Store
 
 STAT_WIDTH = 80
 
@@ -31,10 +32,14 @@ def between(repo: pygit2.Repository, old_tree: str, new_tree: str) -> DiffResult
 
 def working_tree_tree(store: Store, workdir, limits: Limits = DEFAULT_LIMITS) -> str:
     """Capture the working tree as it is now (no checkpoint is recorded) and return its tree id."""
-    project = store.project(guard_workdir(workdir))
-    with project.mutex, project.lock():
-        store.refresh_excludes(project)
-        return str(capture(project, limits).tree_id)
+    with locked(store, workdir) as project:
+        return capture_locked(project, limits)
+
+
+def capture_locked(project: Project, limits: Limits = DEFAULT_LIMITS,
+                   extra_excludes: tuple[str, ...] = ()) -> str:
+    project.store.refresh_excludes(project, extra_excludes)
+    return str(capture(project, limits).tree_id)
 
 
 def _render(diff: pygit2.Diff) -> DiffResult:

@@ -67,6 +67,15 @@ def project_exclude_text(workdir: Path, extra: tuple[str, ...] = ()) -> str:
     return "\n".join(parts) + "\n"
 
 
+def has_patterns(path: Path) -> bool:
+    """Whether the ignore file at `path` exists and holds at least one pattern."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="surrogateescape")
+    except OSError:
+        return False
+    return any(line.strip() and not line.startswith("#") for line in text.splitlines())
+
+
 def write_if_changed(path: Path, text: str) -> bool:
     """Write `text` to `path` only when it differs (keeps libgit2's ignore cache warm)."""
     try:

@@ -10,6 +10,8 @@ commit is rebuilt on the new tip and tried again.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import pygit2
@@ -32,6 +34,7 @@ class SnapshotResult:
     project: str
     workdir: str
     reason: str
+    tree: str | None = None  # the captured tree (what the working tree holds now)
     skipped_files: dict[str, list[str]] = field(default_factory=dict)
 
     @property
@@ -50,19 +53,43 @@ def take(
     allow_empty: bool = False,
 ) -> SnapshotResult:
     """Checkpoint `workdir`. Nothing is written when nothing changed since the tip."""
-    wd = guard_workdir(workdir)
-    project = store.project(wd)
+    with locked(store, workdir) as project:
+        return take_locked(
+            project, reason, limits=limits, trailers=trailers,
+            extra_excludes=extra_excludes, allow_empty=allow_empty,
+        )
+
+
+@contextmanager
+def locked(store: Store, workdir) -> Iterator[Project]:
+    """The project at `workdir`, held exclusively (threads and processes) for the block."""
+    project = store.project(guard_workdir(workdir))
     with project.mutex, project.lock():
-        store.refresh_excludes(project, extra_excludes)
-        cap = capture(project, limits)
-        commit = _commit(project, cap, reason, trailers or {}, allow_empty)
-        projects.touch(store.layout, project.h16, wd)
+        yield project
+
+
+def take_locked(
+    project: Project,
+    reason: str,
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+    trailers: dict[str, str] | None = None,
+    extra_excludes: tuple[str, ...] = (),
+    allow_empty: bool = False,
+) -> SnapshotResult:
+    """`take` for a caller that already holds the project (see `locked`)."""
+    store = project.store
+    store.refresh_excludes(project, extra_excludes)
+    cap = capture(project, limits)
+    commit = _commit(project, cap, reason, trailers or {}, allow_empty)
+    projects.touch(store.layout, project.h16, project.workdir)
     return SnapshotResult(
         taken=commit is not None,
         commit=str(commit) if commit is not None else _tip_hex(project),
         project=project.h16,
-        workdir=str(wd),
+        workdir=str(project.workdir),
         reason=reason,
+        tree=str(cap.tree_id),
         skipped_files={
             k: v
             for k, v in (("oversize", cap.oversize), ("unreadable", cap.unreadable))

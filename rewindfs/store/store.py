@@ -105,7 +105,8 @@ class Store:
                     if _config_get(config, key) != value:
                         config[key] = value
                 exclude = path / "info" / "exclude"
-                if not exclude.exists():
+                if not ignore.has_patterns(exclude):
+                    # Missing, or only the comments git's init template writes.
                     ignore.write_if_changed(exclude, ignore.default_exclude_text())
                 ignore.write_if_changed(path / "info" / "attributes", ATTRIBUTES)
         except OSError as exc:

@@ -1,0 +1,1 @@
+"""Integration with agent harnesses: checkpoint manager and command classification."""

@@ -1,0 +1,197 @@
+"""Restores: whole tree, directories or single files, always undoable.
+
+Order of a restore, all under the project lock so no checkpoint sees a half
+restored tree:
+1. a pre-rollback snapshot of the working tree as it is (or, when nothing changed,
+   the newest checkpoint serves as that record);
+2. a plan from that captured tree to the target checkpoint (safe mode keeps
+   files a person edited since the agent wrote them);
+3. the plan applied with per-file atomic writes, never outside the project;
+4. a journal entry, so `undo` can put back exactly the paths this restore touched.
+If step 3 fails midway, the pre-rollback snapshot still holds everything.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from rewindfs import store as st
+from rewindfs.errors import InvalidInput, NotFound, Refused
+from rewindfs.restore import journal
+from rewindfs.restore.apply import Outcome, apply
+from rewindfs.restore.paths import project_relative
+from rewindfs.restore.plan import CREATE, Action, Plan, build
+from rewindfs.store import ledger, trees
+from rewindfs.store.capture import DEFAULT_LIMITS, Limits
+from rewindfs.store.diff import capture_locked
+from rewindfs.store.snapshot import locked, take_locked
+
+
+@dataclass
+class RestoreResult:
+    directory: Path
+    target: st.Checkpoint
+    plan: Plan
+    pre_rollback: str | None = None
+    outcome: Outcome | None = None  # None for a dry run
+    safe: bool = False
+
+    @property
+    def success(self) -> bool:
+        return self.outcome is not None and not self.outcome.failed \
+            and not self.outcome.not_attempted
+
+
+@dataclass
+class Options:
+    paths: list[str] | None = None  # None or [] = the whole project
+    cwd: Path | None = None  # CLI: paths relative to here; API: None (relative to project)
+    safe: bool | None = None  # None: safe when the agent-write ledger has entries since target
+    confirmed_deletes: set[bytes] | None = None  # None: deletions allowed without confirmation
+    delete_missing: bool = True  # a named path absent from the checkpoint may be deleted
+    limits: Limits = DEFAULT_LIMITS
+    extra_excludes: tuple[str, ...] = ()
+
+
+def restore(store: st.Store, workdir, reference: str, options: Options | None = None,
+            *, _scope: list[bytes] | None = None, _kind: str = "restore") -> RestoreResult:
+    """Restore `workdir` (or the given paths) to checkpoint `reference`."""
+    opts = options or Options()
+    wd = _existing_workdir(workdir)
+    repo, h16 = _history(store, wd)
+    target = st.resolve(repo, h16, reference)
+    scope = _scope if _scope is not None else _scope_of(opts, wd)
+    safe = _safe(store, h16, target, opts, scope)
+    with locked(store, wd) as project:
+        pre = take_locked(
+            project, f"pre-rollback snapshot (restoring to {target.short})",
+            limits=opts.limits, extra_excludes=opts.extra_excludes,
+            trailers={"Rewind-Restore-Target": target.id},
+        )
+        plan = _plan(store, h16, wd, pre.tree, target, scope, safe, opts.delete_missing)
+        _check_confirmed(plan, opts.confirmed_deletes)
+        outcome = apply(plan, os.fsencode(str(wd)), lambda oid: trees.blob_bytes(repo, oid))
+        touched = [os.fsdecode(p) for p in (*outcome.written, *outcome.deleted)]
+        if pre.commit is not None:
+            journal.append(_journal_path(store, h16),
+                           journal.Entry(target.id, pre.commit, touched, kind=_kind))
+    return RestoreResult(wd, target, plan, pre.commit, outcome, safe)
+
+
+def dry_run(store: st.Store, workdir, reference: str, options: Options | None = None
+            ) -> RestoreResult:
+    """The plan a restore would carry out; nothing in the project changes."""
+    opts = options or Options()
+    wd = _existing_workdir(workdir)
+    repo, h16 = _history(store, wd)
+    target = st.resolve(repo, h16, reference)
+    scope = _scope_of(opts, wd)
+    safe = _safe(store, h16, target, opts, scope)
+    with locked(store, wd) as project:
+        current = capture_locked(project, opts.limits, opts.extra_excludes)
+    plan = _plan(store, h16, wd, current, target, scope, safe, opts.delete_missing)
+    return RestoreResult(wd, target, plan, safe=safe)
+
+
+def undo(store: st.Store, workdir, options: Options | None = None) -> RestoreResult:
+    """Put back what the last restore (or undo) changed, as it was just before it."""
+    wd = _existing_workdir(workdir)
+    h16 = st.project_hash(wd)
+    last = journal.last(_journal_path(store, h16))
+    if last is None:
+        raise NotFound(f"nothing to undo: no restore recorded for {wd}")
+    if not last.touched:
+        raise NotFound("nothing to undo: the last restore changed no files")
+    opts = options or Options()
+    opts.safe = False
+    return restore(store, wd, last.pre_rollback, opts, _scope=last.touched_paths(), _kind="undo")
+
+
+def export(store: st.Store, workdir, reference: str, dest, paths: list[str] | None = None
+           ) -> RestoreResult:
+    """Write a checkpoint (or part of it) into a new directory `dest`."""
+    wd = st.normalize_workdir(workdir)
+    repo, h16 = _history(store, wd)
+    target = st.resolve(repo, h16, reference)
+    out = Path(dest).expanduser().absolute()
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise Refused(f"{out} exists and is not an empty directory")
+    scope = [project_relative(p, wd) for p in paths] if paths else [b""]
+    actions = []
+    for prefix in scope:
+        entries = list(trees.walk_entries(repo, target.tree_id, prefix))
+        if not entries:
+            raise NotFound(f"{os.fsdecode(prefix)!r} is not in checkpoint {target.short}")
+        actions += [Action(CREATE, e.path, e) for e in entries]
+    out.mkdir(parents=True, exist_ok=True)
+    plan = Plan(actions=actions)
+    outcome = apply(plan, os.fsencode(str(out)), lambda oid: trees.blob_bytes(repo, oid))
+    return RestoreResult(out, target, plan, None, outcome)
+
+
+# -- helpers ------------------------------------------------------------------------
+
+
+def _existing_workdir(workdir) -> Path:
+    wd = st.normalize_workdir(workdir)
+    if not wd.is_dir():
+        raise NotFound(f"working directory {wd} does not exist "
+                       "(use --to DIR to write the checkpoint somewhere else)")
+    return wd
+
+
+def _history(store: st.Store, wd: Path):
+    if not store.exists():
+        raise NotFound(f"no checkpoints for {wd}")
+    return store.repo, st.project_hash(wd)
+
+
+def _scope_of(opts: Options, wd: Path) -> list[bytes] | None:
+    if not opts.paths:
+        return None
+    scope = [project_relative(p, wd, cwd=opts.cwd) for p in opts.paths]
+    return None if b"" in scope else scope
+
+
+def _safe(store: st.Store, h16: str, target: st.Checkpoint, opts: Options,
+          scope: list[bytes] | None) -> bool:
+    if opts.safe is not None:
+        return opts.safe
+    return scope is None and bool(ledger.writes_since(store.layout, h16, target.time))
+
+
+def _plan(store: st.Store, h16: str, wd: Path, current_tree: str | None, target: st.Checkpoint,
+          scope: list[bytes] | None, safe: bool, delete_missing: bool = True) -> Plan:
+    repo = store.repo
+    current = current_tree or str(repo.TreeBuilder().write())
+    for path in scope or ():
+        if trees.lookup(repo, target.tree_id, path) or trees.is_dir(repo, target.tree_id, path):
+            continue
+        name = os.fsdecode(path)
+        if not os.path.lexists(os.fsencode(str(wd)) + b"/" + path):
+            raise NotFound(f"{name!r} is in neither checkpoint {target.short} "
+                           "nor the working tree")
+        if not delete_missing:
+            raise InvalidInput(f"{name!r} did not exist in checkpoint {target.short}; "
+                               "restoring it would delete it (confirm to remove it)")
+    writes = ledger.writes_since(store.layout, h16, target.time) if safe else None
+    return build(trees.changes(repo, current, target.tree_id), os.fsencode(str(wd)), scope,
+                 writes)
+
+
+def _check_confirmed(plan: Plan, confirmed: set[bytes] | None) -> None:
+    if confirmed is None:
+        return
+    surprise = [p for p in plan.deletes if p not in confirmed]
+    if surprise:
+        raise Refused(f"restore would now also delete {len(surprise)} file(s) you did not "
+                      f"confirm (e.g. {os.fsdecode(surprise[0])}); nothing was restored, run again")
+
+
+def _journal_path(store: st.Store, h16: str) -> Path:
+    return store.layout.worktree_admin(h16) / "restores.jsonl"
+
+
+__all__ = ["Options", "RestoreResult", "dry_run", "export", "project_relative", "restore", "undo"]

@@ -1,0 +1,120 @@
+"""Reading checkpoint trees: entries, the changes between two trees, blob bytes.
+
+Paths are bytes relative to the project root (file names need not be UTF-8).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pygit2
+from pygit2.enums import DiffOption, FileMode
+
+from rewindfs.errors import StoreError
+
+LINK = int(FileMode.LINK)
+EXECUTABLE = int(FileMode.BLOB_EXECUTABLE)
+
+
+@dataclass(frozen=True)
+class Entry:
+    path: bytes
+    oid: str
+    mode: int
+
+    @property
+    def is_link(self) -> bool:
+        return self.mode == LINK
+
+
+@dataclass(frozen=True)
+class Change:
+    """`path` goes from `old` (None: absent) to `new` (None: absent)."""
+
+    path: bytes
+    old: Entry | None
+    new: Entry | None
+
+
+def changes(repo: pygit2.Repository, old_tree: str, new_tree: str) -> list[Change]:
+    """Every file that differs between two trees (content, mode or type); no rename pairing."""
+    diff = repo[old_tree].diff_to_tree(repo[new_tree], flags=DiffOption.INCLUDE_TYPECHANGE)
+    out = []
+    for delta in diff.deltas:
+        old = _entry(delta.old_file)
+        new = _entry(delta.new_file)
+        out.append(Change(delta.new_file.raw_path if new else delta.old_file.raw_path, old, new))
+    return out
+
+
+def _entry(f: pygit2.DiffFile) -> Entry | None:
+    if f.id == pygit2.Oid(hex="0" * 40) or not f.mode:
+        return None
+    return Entry(f.raw_path, str(f.id), f.mode)
+
+
+def walk_entries(repo: pygit2.Repository, tree_id: str, prefix: bytes = b"") -> Iterator[Entry]:
+    """Every file and symlink under `prefix` (b"" = the whole tree), depth first."""
+    node = lookup_tree(repo, tree_id, prefix) if prefix else repo[tree_id]
+    if node is None:
+        return
+    if not isinstance(node, pygit2.Tree):
+        entry = lookup(repo, tree_id, prefix)
+        if entry is not None:
+            yield entry
+        return
+    stack = [(prefix, node)]
+    while stack:
+        base, tree = stack.pop()
+        for item in tree:
+            path = base + b"/" + item.raw_name if base else item.raw_name
+            if item.filemode == int(FileMode.TREE):
+                stack.append((path, repo[item.id]))
+            elif item.filemode != int(FileMode.COMMIT):
+                yield Entry(path, str(item.id), item.filemode)
+
+
+def lookup_tree(repo: pygit2.Repository, tree_id: str, path: bytes):
+    """The object at `path` in the tree (a Tree or Blob), or None."""
+    try:
+        item = repo[tree_id][os.fsdecode(path)]
+    except KeyError:
+        return None
+    return repo[item.id]
+
+
+def lookup(repo: pygit2.Repository, tree_id: str, path: bytes) -> Entry | None:
+    """The file or symlink entry at `path`, or None (missing, or a directory)."""
+    try:
+        item = repo[tree_id][os.fsdecode(path)]
+    except KeyError:
+        return None
+    if item.filemode in (int(FileMode.TREE), int(FileMode.COMMIT)):
+        return None
+    return Entry(path, str(item.id), item.filemode)
+
+
+def is_dir(repo: pygit2.Repository, tree_id: str, path: bytes) -> bool:
+    try:
+        return repo[tree_id][os.fsdecode(path)].filemode == int(FileMode.TREE)
+    except KeyError:
+        return False
+
+
+def blob_bytes(repo: pygit2.Repository, oid: str) -> bytes:
+    try:
+        return repo[oid].data
+    except (KeyError, pygit2.GitError) as exc:
+        raise StoreError(f"checkpoint store is missing object {oid[:12]}: {exc}") from exc
+
+
+def file_oid(path: bytes) -> str | None:
+    """The blob id the file (or symlink) at `path` would have, or None if it is gone."""
+    try:
+        if os.path.islink(path):
+            return str(pygit2.hash(os.readlink(path)))
+        return str(pygit2.hashfile(path))
+    except (OSError, pygit2.GitError):
+        return None
