@@ -79,7 +79,7 @@ class CheckpointManager:
         """Take a checkpoint now (raises RewindError on refusal or store failure)."""
         result = st.take(
             self.store, working_dir, reason, limits=self.limits, trailers=trailers,
-            extra_excludes=self.extra_excludes,
+            extra_excludes=self.extra_excludes, keep=self.max_snapshots,
         )
         self.last_result = result
         return result

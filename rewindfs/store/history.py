@@ -16,6 +16,7 @@ import pygit2
 from rewindfs.errors import InvalidInput, NotFound, StoreError
 from rewindfs.store.labels import labels_by_commit
 from rewindfs.store.layout import Layout
+from rewindfs.store.prune import boundaries
 from rewindfs.store.trailers import parse_message
 
 _HEX = re.compile(r"^[0-9a-fA-F]{4,40}$")
@@ -52,7 +53,7 @@ class Stats:
 
 
 def walk(repo: pygit2.Repository, ref: str) -> list[pygit2.Commit]:
-    """Commits on `ref`, newest first, following first parents."""
+    """Commits on `ref`, newest first, following first parents down to the prune boundary."""
     try:
         reference = repo.references.get(ref)
     except (pygit2.GitError, ValueError) as exc:
@@ -61,12 +62,15 @@ def walk(repo: pygit2.Repository, ref: str) -> list[pygit2.Commit]:
         return []
     out: list[pygit2.Commit] = []
     seen: set[pygit2.Oid] = set()
+    stop = boundaries(repo)
     try:
         commit = reference.peel(pygit2.Commit)
         while commit is not None and commit.id not in seen:
             out.append(commit)
             seen.add(commit.id)
-            commit = commit.parents[0] if commit.parent_ids else None
+            if str(commit.id) in stop or not commit.parent_ids:
+                break
+            commit = commit.parents[0]
     except (pygit2.GitError, KeyError) as exc:
         # A missing parent ends the history (a pruned boundary); anything else is damage.
         if not out:
@@ -75,9 +79,15 @@ def walk(repo: pygit2.Repository, ref: str) -> list[pygit2.Commit]:
 
 
 def checkpoints(repo: pygit2.Repository, h16: str) -> list[Checkpoint]:
+    """Newest first: the project's chain, then labelled checkpoints pruned out of it."""
     labels = labels_by_commit(repo, h16)
+    chain = walk(repo, Layout.project_ref(h16))
+    in_chain = {str(c.id) for c in chain}
+    pinned = [repo.get(oid) for oid in labels if oid not in in_chain]
+    pinned = sorted((c for c in pinned if c is not None), key=lambda c: -c.commit_time)
+    stop = boundaries(repo)
     result = []
-    for number, commit in enumerate(walk(repo, Layout.project_ref(h16)), start=1):
+    for number, commit in enumerate([*chain, *pinned], start=1):
         reason, trailers = parse_message(commit.message)
         result.append(
             Checkpoint(
@@ -88,21 +98,29 @@ def checkpoints(repo: pygit2.Repository, h16: str) -> list[Checkpoint]:
                 reason=reason,
                 trailers=trailers,
                 tree_id=str(commit.tree_id),
-                parent_id=str(commit.parent_ids[0]) if commit.parent_ids else None,
+                parent_id=_parent(commit, stop),
                 labels=sorted(labels.get(str(commit.id), [])),
             )
         )
     return result
 
 
+def _parent(commit: pygit2.Commit, stop: frozenset[str]) -> str | None:
+    if not commit.parent_ids or str(commit.id) in stop:
+        return None
+    return str(commit.parent_ids[0])
+
+
 def stats(repo: pygit2.Repository, checkpoint: Checkpoint) -> Stats:
     """Files changed and lines added/removed against the previous checkpoint.
 
-    The first checkpoint is compared with an empty tree.
+    The first checkpoint is compared with an empty tree; so is the oldest kept one
+    once gc has reclaimed its pruned parent (until then the parent still counts).
     """
     tree = repo[checkpoint.tree_id]
+    parent_ids = repo[checkpoint.id].parent_ids
     try:
-        parent_tree = repo[repo[checkpoint.parent_id].tree_id] if checkpoint.parent_id else None
+        parent_tree = repo[repo[parent_ids[0]].tree_id] if parent_ids else None
     except KeyError:
         parent_tree = None
     if parent_tree is not None:

@@ -19,6 +19,7 @@ import pygit2
 from rewindfs.errors import StoreError
 from rewindfs.store import projects
 from rewindfs.store.capture import DEFAULT_LIMITS, Capture, Limits, capture
+from rewindfs.store.prune import enforce_max_snapshots
 from rewindfs.store.store import Project, Store, guard_workdir
 from rewindfs.store.trailers import compose_message
 
@@ -51,12 +52,16 @@ def take(
     trailers: dict[str, str] | None = None,
     extra_excludes: tuple[str, ...] = (),
     allow_empty: bool = False,
+    keep: int | None = None,
 ) -> SnapshotResult:
-    """Checkpoint `workdir`. Nothing is written when nothing changed since the tip."""
+    """Checkpoint `workdir`. Nothing is written when nothing changed since the tip.
+
+    With `keep`, checkpoints beyond the newest `keep` are pruned (see store.prune).
+    """
     with locked(store, workdir) as project:
         return take_locked(
             project, reason, limits=limits, trailers=trailers,
-            extra_excludes=extra_excludes, allow_empty=allow_empty,
+            extra_excludes=extra_excludes, allow_empty=allow_empty, keep=keep,
         )
 
 
@@ -76,12 +81,15 @@ def take_locked(
     trailers: dict[str, str] | None = None,
     extra_excludes: tuple[str, ...] = (),
     allow_empty: bool = False,
+    keep: int | None = None,
 ) -> SnapshotResult:
     """`take` for a caller that already holds the project (see `locked`)."""
     store = project.store
     store.refresh_excludes(project, extra_excludes)
     cap = capture(project, limits)
     commit = _commit(project, cap, reason, trailers or {}, allow_empty)
+    if commit is not None and keep:
+        enforce_max_snapshots(project.repo, store.layout, project.h16, keep)
     projects.touch(store.layout, project.h16, project.workdir)
     return SnapshotResult(
         taken=commit is not None,

@@ -168,7 +168,10 @@ def _config_get(config: pygit2.Config, key: str) -> str | None:
 
 def _write_admin_dir(admin: Path, h16: str, workdir: Path) -> None:
     """Create worktrees/<h16>/ atomically (a half-written admin dir is never visible)."""
-    tmp = admin.with_name(f".{h16}.{os.getpid()}.{threading.get_ident()}.tmp")
+    # Built outside worktrees/: git treats every directory there as a worktree, so one
+    # left half-written by a killed process would make `git fsck` fail.
+    unique = f"{os.getpid()}.{threading.get_ident()}"
+    tmp = admin.parent.parent / "locks" / f".worktree-{h16}.{unique}.tmp"
     tmp.mkdir(parents=True, mode=0o700)
     # HEAD names a branch that is never created: git fsck calls a worktree HEAD outside
     # refs/heads "strange", and nothing here reads HEAD (the project ref is used by name).

@@ -1,0 +1,80 @@
+"""Dropping old checkpoints without rewriting history.
+
+Hermes prunes by rebuilding the kept commits, which gives every checkpoint a new
+hash. rewindfs instead records the oldest kept checkpoint in the store's
+`shallow` file, git's own mechanism for "history stops here": git (log, rev-list,
+gc) treats a commit listed there as having no parents, so a later gc reclaims
+everything older while every kept checkpoint keeps its id. A labelled checkpoint
+older than the boundary is listed too, so it survives on its own.
+
+libgit2 reads `shallow` once per repository handle, so long-lived readers (the
+mount, an agent harness) would not notice a moved boundary; readers here take
+the boundary from the file themselves (`boundaries`), cached by its stat.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pygit2
+
+from rewindfs.store.labels import labels_by_commit
+from rewindfs.store.layout import Layout
+from rewindfs.store.locks import file_lock
+
+_cache: dict[str, tuple[tuple[int, int], frozenset[str]]] = {}
+
+
+def shallow_file(repo: pygit2.Repository) -> Path:
+    """The store's `shallow` file, for the bare store or a project worktree handle."""
+    path = Path(repo.path)
+    common = path / "commondir"
+    if common.exists():
+        path = (path / common.read_text().strip()).resolve()
+    return path / "shallow"
+
+
+def boundaries(repo: pygit2.Repository) -> frozenset[str]:
+    """Commits at which history stops (their parents are pruned, or about to be)."""
+    path = shallow_file(repo)
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return frozenset()
+    key = (st.st_mtime_ns, st.st_size)
+    cached = _cache.get(str(path))
+    if cached and cached[0] == key:
+        return cached[1]
+    found = frozenset(line.strip() for line in path.read_text().splitlines() if line.strip())
+    _cache[str(path)] = (key, found)
+    return found
+
+
+def add_boundaries(repo: pygit2.Repository, layout: Layout, commits: set[str]) -> None:
+    """Add commits to `shallow` (store-wide lock; atomic rename, as git writes it)."""
+    with file_lock(layout.lock_file("shallow")):
+        path = shallow_file(repo)
+        current = set(boundaries(repo))
+        if commits <= current:
+            return
+        tmp = path.with_name(f"shallow.rewind-{os.getpid()}.tmp")
+        tmp.write_text("".join(f"{c}\n" for c in sorted(current | commits)))
+        tmp.replace(path)
+
+
+def enforce_max_snapshots(repo: pygit2.Repository, layout: Layout, h16: str, keep: int) -> int:
+    """Keep the newest `keep` unlabelled checkpoints of project `h16`; returns how many went."""
+    from rewindfs.store.history import walk  # history imports this module
+
+    chain = walk(repo, Layout.project_ref(h16))
+    labelled = labels_by_commit(repo, h16)
+    unlabelled = [c for c in chain if str(c.id) not in labelled]
+    if len(unlabelled) <= keep:
+        return 0
+    oldest_kept = unlabelled[keep - 1]
+    position = next(i for i, c in enumerate(chain) if c.id == oldest_kept.id)
+    beyond = chain[position + 1 :]
+    pinned = {str(c.id) for c in beyond if str(c.id) in labelled}
+    add_boundaries(repo, layout, {str(oldest_kept.id)} | pinned)
+    return len(beyond) - len(pinned)
