@@ -17,7 +17,8 @@ def project_root(path: str | Path, registered: set[Path] | frozenset[Path] = fro
 
     The nearest already-registered project root wins; otherwise the nearest
     directory holding a project marker; otherwise the path's own directory. The
-    search never climbs to the home directory or above it.
+    search never climbs to the home directory or above it; a path that is itself in
+    $HOME or above it gets its own directory, which checkpointing refuses.
     """
     target = normalize_workdir(path)
     start = target if target.is_dir() else target.parent

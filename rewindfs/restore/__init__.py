@@ -3,7 +3,9 @@
 Order of a restore, all under the project lock so no checkpoint sees a half
 restored tree:
 1. a pre-rollback snapshot of the working tree as it is (or, when nothing changed,
-   the newest checkpoint serves as that record);
+   the newest checkpoint serves as that record). A restore of named paths captures
+   just those paths afresh (the rest as the last capture saw it): everything the
+   restore can change is saved, without re-reading the whole project;
 2. a plan from that captured tree to the target checkpoint (safe mode keeps
    files a person edited since the agent wrote them);
 3. the plan applied with per-file atomic writes, never outside the project;
@@ -68,7 +70,7 @@ def restore(store: st.Store, workdir, reference: str, options: Options | None = 
         pre = take_locked(
             project, f"pre-rollback snapshot (restoring to {target.short})",
             limits=opts.limits, extra_excludes=opts.extra_excludes,
-            trailers={"Rewind-Restore-Target": target.id},
+            trailers={"Rewind-Restore-Target": target.id}, paths=scope,
         )
         plan = _plan(store, h16, wd, pre.tree, target, scope, safe, opts.delete_missing)
         _check_confirmed(plan, opts.confirmed_deletes)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from dataclasses import dataclass, field
 
 import pygit2
@@ -25,7 +26,10 @@ from pygit2.utils import StrArray
 from rewindfs.errors import Refused, StoreError
 from rewindfs.store.store import Project
 
-ATTEMPTS = 3  # a file vanishing mid-walk makes add_all fail; the next walk no longer sees it
+ATTEMPTS = 5  # a file vanishing or changing mid-walk makes add_all fail; retry without it
+# libgit2's GIT_INDEX_ADD_DISABLE_PATHSPEC_MATCH: paths are literal (no globbing), and
+# a directory still matches everything below it.
+LITERAL_PATHS = 1 << 1
 
 
 @dataclass(frozen=True)
@@ -53,8 +57,12 @@ class _TooManyFiles(Exception):
 class _Walk:
     """State shared by the add_all callback and the nested-repository walk."""
 
-    def __init__(self, project: Project, index: pygit2.Index, limits: Limits):
+    def __init__(self, project: Project, index: pygit2.Index, limits: Limits,
+                 unstable: set[bytes]):
         self.root = os.fsencode(str(project.workdir))
+        self.unstable = unstable  # paths that kept changing while being read: skipped
+        self.last: bytes | None = None  # the path libgit2 is about to read
+        self.saw_gitignore = False
         self.repo = project.repo
         self.index = index
         self.limits = limits
@@ -69,6 +77,12 @@ class _Walk:
 
     def admit(self, rel: bytes) -> int:
         """0 = stage this path (or drop it, if it is gone), 1 = leave it alone."""
+        if rel in self.unstable:
+            self.unreadable.append(rel)
+            return 1
+        if rel == b".gitignore" or rel.endswith(b"/.gitignore"):
+            self.saw_gitignore = True
+        self.last = rel
         try:
             st = os.lstat(self.root + b"/" + rel)
         except (FileNotFoundError, NotADirectoryError):
@@ -106,6 +120,20 @@ class _Walk:
             self.error = exc
             return -1
 
+    def stage_one(self, rel: bytes) -> None:
+        """Stage a single named path: add it, or drop it (and anything below it) if gone."""
+        if not os.path.lexists(self.root + b"/" + rel):
+            if self.tracked(rel):
+                check_error(C.git_index_remove(self.index._index, rel, 0))
+            else:
+                check_error(C.git_index_remove_directory(self.index._index, rel, 0))
+            return
+        if self.ignored(rel) or self.admit(rel) != 0:
+            return
+        err = C.git_index_add_bypath(self.index._index, rel)
+        if err != C.GIT_ENOTFOUND:
+            check_error(err, io=True)
+
     def ignored(self, rel: bytes) -> bool:
         try:
             return self.repo.path_is_ignored(os.fsdecode(rel))
@@ -133,26 +161,36 @@ class _Walk:
                 check_error(err, io=True)
 
 
-def capture(project: Project, limits: Limits) -> Capture:
+def capture(project: Project, limits: Limits, paths: list[bytes] | None = None) -> Capture:
     """Stage the working tree into the project's index and write its tree object.
 
-    The caller holds the project lock. Raises Refused when the project has more
-    than `limits.max_files` files (nothing is written then).
+    With `paths`, only those files and directories are looked at; every other
+    entry stays as the last capture saw it. The caller holds the project lock.
+    Raises Refused when the project has more than `limits.max_files` files
+    (nothing is written then).
     """
     index = project.repo.index
     _clear_stale_lock(project)
     index.read(False)
+    files, dirs = _split_paths(project, paths)
+    unstable: set[bytes] = set()
     for attempt in range(ATTEMPTS):
-        walk = _Walk(project, index, limits)
-        callback = ffi.callback("git_index_matched_path_cb", walk.on_path)
-        with StrArray([]) as pathspec:
-            err = C.git_index_add_all(index._index, pathspec.ptr, 0, callback, ffi.NULL)
+        walk = _Walk(project, index, limits, unstable)
         try:
-            if walk.error is not None:
-                raise walk.error
-            check_error(err, io=True)
+            # libgit2 hashes a tracked file whose stat changed before any callback runs,
+            # so a file that keeps changing is taken out of the index for the walk
+            # (untracked files are not read) and its previous version put back after.
+            held = [index[os.fsdecode(rel)] for rel in unstable if walk.tracked(rel)]
+            for entry in held:
+                index.remove(entry.path)
+            for rel in files:
+                walk.stage_one(rel)
+            if paths is None or dirs:
+                _add_all(walk, [os.fsdecode(d) for d in dirs])
             for rel in walk.nested:
                 walk.add_nested(rel)
+            for entry in held:
+                index.add(pygit2.IndexEntry(entry.path, entry.id, entry.mode))
         except _TooManyFiles:
             index.read(True)  # drop the partial staging
             raise Refused(
@@ -161,6 +199,13 @@ def capture(project: Project, limits: Limits) -> Capture:
             ) from None
         except (OSError, pygit2.GitError) as exc:
             if attempt + 1 < ATTEMPTS and _looks_transient(exc):
+                # libgit2 does not say which file changed under it. The last path it
+                # asked about is the usual culprit; from the second failure on, skip
+                # every tracked file written in the last moments too.
+                if walk.last is not None:
+                    unstable.add(walk.last)
+                if attempt >= 1:
+                    unstable.update(_recently_written(walk))
                 continue
             index.read(True)
             raise StoreError(f"could not capture {project.workdir}: {exc}") from exc
@@ -168,6 +213,8 @@ def capture(project: Project, limits: Limits) -> Capture:
     for rel in walk.oversize:
         if walk.tracked(rel):
             C.git_index_remove(index._index, rel, 0)
+    if _ignore_rules_changed(project, walk.saw_gitignore):
+        _drop_now_ignored(walk)
     try:
         tree_id = index.write_tree()
         index.write()
@@ -184,10 +231,81 @@ def capture(project: Project, limits: Limits) -> Capture:
     )
 
 
+def _add_all(walk: _Walk, pathspecs: list[str]) -> None:
+    callback = ffi.callback("git_index_matched_path_cb", walk.on_path)
+    with StrArray(pathspecs) as spec:
+        flags = LITERAL_PATHS if pathspecs else 0
+        err = C.git_index_add_all(walk.index._index, spec.ptr, flags, callback, ffi.NULL)
+    if walk.error is not None:
+        raise walk.error
+    check_error(err, io=True)
+
+
+def _split_paths(project: Project, paths: list[bytes] | None) -> tuple[list[bytes], list[bytes]]:
+    """(files, directories) among `paths`; add_all walks the whole tree even for one
+    file, so single files are staged directly."""
+    files, dirs = [], []
+    root = os.fsencode(str(project.workdir))
+    for rel in paths or []:
+        (dirs if os.path.isdir(root + b"/" + rel) and not os.path.islink(root + b"/" + rel)
+         else files).append(rel)
+    return files, dirs
+
+
+_TRANSIENT = ("not found", "no such file", "changed before", "failed to read", "error reading",
+              "could not read",
+              "read error", "short read")
+
+
 def _looks_transient(exc: BaseException) -> bool:
-    # A file deleted or replaced between the walk and its hashing.
+    """A file deleted, replaced or rewritten between the walk and its hashing."""
     text = str(exc).lower()
-    return isinstance(exc, FileNotFoundError) or "not found" in text or "no such file" in text
+    return isinstance(exc, FileNotFoundError) or any(t in text for t in _TRANSIENT)
+
+
+def _recently_written(walk: _Walk, window: float = 2.0) -> set[bytes]:
+    """Tracked files modified within `window` seconds: candidates for "still being written"."""
+    recent = set()
+    cutoff = time.time() - window
+    for entry in walk.index:
+        rel = os.fsencode(entry.path)
+        try:
+            if os.lstat(walk.root + b"/" + rel).st_mtime >= cutoff:
+                recent.add(rel)
+        except OSError:
+            continue
+    return recent
+
+
+def _ignore_rules_changed(project: Project, saw_gitignore: bool) -> bool:
+    """Whether exclude files or a .gitignore changed since the last capture.
+
+    The index keeps every file it once captured, so when the rules change, files
+    they now ignore (a freshly excluded .env, say) must be dropped explicitly.
+    """
+    admin = project.store.layout.worktree_admin(project.h16)
+    stamp_file = admin / "ignore-stamp"
+    parts = []
+    for path in (admin / "exclude", project.store.layout.store / "info" / "exclude"):
+        try:
+            st = os.stat(path)
+            parts.append(f"{st.st_mtime_ns}:{st.st_size}")
+        except OSError:
+            parts.append("-")
+    stamp = " ".join(parts)
+    try:
+        old = stamp_file.read_text()
+    except OSError:
+        old = ""
+    if old != stamp:
+        stamp_file.write_text(stamp)
+    return saw_gitignore or (old != stamp and old != "")
+
+
+def _drop_now_ignored(walk: _Walk) -> None:
+    gone = [entry.path for entry in walk.index if walk.ignored(os.fsencode(entry.path))]
+    for path in gone:
+        C.git_index_remove(walk.index._index, os.fsencode(path), 0)
 
 
 def _clear_stale_lock(project: Project) -> None:

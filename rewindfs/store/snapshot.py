@@ -82,11 +82,16 @@ def take_locked(
     extra_excludes: tuple[str, ...] = (),
     allow_empty: bool = False,
     keep: int | None = None,
+    paths: list[bytes] | None = None,
 ) -> SnapshotResult:
-    """`take` for a caller that already holds the project (see `locked`)."""
+    """`take` for a caller that already holds the project (see `locked`).
+
+    With `paths`, only those are captured afresh; the rest of the tree is as the
+    previous capture left it (used for path-scoped pre-rollback snapshots).
+    """
     store = project.store
     store.refresh_excludes(project, extra_excludes)
-    cap = capture(project, limits)
+    cap = capture(project, limits, paths)
     commit = _commit(project, cap, reason, trailers or {}, allow_empty)
     if commit is not None and keep:
         enforce_max_snapshots(project.repo, store.layout, project.h16, keep)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,7 +24,7 @@ from pygit2.errors import check_error
 from pygit2.ffi import C, ffi
 
 from rewindfs.errors import NotFound, Refused, StoreError
-from rewindfs.store import ignore
+from rewindfs.store import ignore, readfilter
 from rewindfs.store.layout import Layout, normalize_workdir, project_hash
 from rewindfs.store.locks import file_lock
 
@@ -43,7 +44,8 @@ STORE_CONFIG = {
     "user.name": "rewindfs",
     "user.email": "rewindfs@local",
 }
-ATTRIBUTES = "* -text -ident -filter -working-tree-encoding\n"
+ATTRIBUTES = f"* -text -ident -filter -working-tree-encoding {readfilter.ATTRIBUTE}\n"
+STALE_LOCK_SECONDS = 2.0  # git holds config/HEAD locks for milliseconds
 SUBDIRS = ("projects", "indexes", "worktrees", "locks", "refs/hermes", "info")
 
 
@@ -72,6 +74,8 @@ class Store:
         self._repo: pygit2.Repository | None = None
         self._projects: dict[str, Project] = {}
         self._guard = threading.Lock()
+        self._ensured = False
+        readfilter.register()
 
     # -- the shared repository -------------------------------------------------
 
@@ -95,15 +99,16 @@ class Store:
             path.mkdir(exist_ok=True, mode=0o700)
             os.chmod(path, 0o700)
             with file_lock(self.layout.lock_file("store")):
+                # We hold the store lock, so an old lock file is a killed writer's.
+                # A HEAD.lock without HEAD is an init that died half way.
+                head_age = STALE_LOCK_SECONDS if self.exists() else 0.0
+                remove_stale_lock(path / "HEAD.lock", head_age)
+                remove_stale_lock(path / "config.lock")
                 if not self.exists():
                     pygit2.init_repository(str(path), bare=True)
                 for sub in SUBDIRS:
                     (path / sub).mkdir(parents=True, exist_ok=True)
-                repo = _open(path)
-                config = repo.config
-                for key, value in STORE_CONFIG.items():
-                    if _config_get(config, key) != value:
-                        config[key] = value
+                _apply_config(_open(path), path / "config.lock")
                 exclude = path / "info" / "exclude"
                 if not ignore.has_patterns(exclude):
                     # Missing, or only the comments git's init template writes.
@@ -111,7 +116,10 @@ class Store:
                 ignore.write_if_changed(path / "info" / "attributes", ATTRIBUTES)
         except OSError as exc:
             raise StoreError(f"cannot create checkpoint store at {path}: {exc.strerror}") from exc
+        except pygit2.GitError as exc:
+            raise StoreError(f"cannot set up checkpoint store at {path}: {exc}") from exc
         self._repo = None
+        self._ensured = True
 
     # -- projects --------------------------------------------------------------
 
@@ -124,10 +132,12 @@ class Store:
             if cached is not None:
                 return cached
             admin = self.layout.worktree_admin(h16)
-            if not (admin / "HEAD").exists():
-                if not create:
-                    raise NotFound(f"no checkpoints for {wd}")
-                self.ensure()
+            exists = (admin / "HEAD").exists()
+            if not exists and not create:
+                raise NotFound(f"no checkpoints for {wd}")
+            if not self._ensured:
+                self.ensure()  # once per handle: upgrades stores written by older versions
+            if not exists:
                 _write_admin_dir(admin, h16, wd)
             repo = _open(admin)
             _use_project_excludes(repo, admin)
@@ -147,9 +157,21 @@ def guard_workdir(workdir: str | os.PathLike[str]) -> Path:
         raise NotFound(f"working directory not found: {wd}")
     if not wd.is_dir():
         raise Refused(f"not a directory: {wd}")
-    if wd == Path("/") or wd == normalize_workdir(Path.home()):
+    home = normalize_workdir(Path.home())
+    if wd == Path("/") or wd == home or wd in home.parents:
         raise Refused(f"refusing to checkpoint {wd}: directory too broad")
     return wd
+
+
+def remove_stale_lock(path: Path, max_age: float = STALE_LOCK_SECONDS) -> bool:
+    """Delete a git lock file older than `max_age` seconds (left by a killed process)."""
+    try:
+        if time.time() - path.stat().st_mtime > max_age:
+            path.unlink()
+            return True
+    except FileNotFoundError:
+        pass
+    return False
 
 
 def _open(path: Path) -> pygit2.Repository:
@@ -157,6 +179,20 @@ def _open(path: Path) -> pygit2.Repository:
         return pygit2.Repository(str(path), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
     except (pygit2.GitError, KeyError, ValueError) as exc:
         raise StoreError(f"checkpoint store at {path} is unreadable or corrupt: {exc}") from exc
+
+
+def _apply_config(repo: pygit2.Repository, lock: Path) -> None:
+    config = repo.config
+    for key, value in STORE_CONFIG.items():
+        if _config_get(config, key) == value:
+            continue
+        try:
+            config[key] = value
+        except pygit2.GitError:
+            # Only a store's first setup writes its config, under our store lock: a
+            # config.lock now is a killed writer's. Clear it and try once more.
+            remove_stale_lock(lock, 0.0)
+            config[key] = value
 
 
 def _config_get(config: pygit2.Config, key: str) -> str | None:
