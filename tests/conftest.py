@@ -1,0 +1,177 @@
+"""Shared fixtures: a fresh Hermes home, a sample project, and runners for the real
+`rewind` CLI and the git CLI pointed at the store.
+
+Everything works on real git stores in tmp dirs; nothing here mocks git.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+REWIND = shutil.which("rewind", path=os.path.dirname(sys.executable))
+
+# git run against the store must not see the user's or the system's config.
+GIT_ISOLATION = {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1",
+                 "GIT_CONFIG_SYSTEM": "/dev/null"}
+
+
+def isolated_git_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_ISOLATION)
+    env.update(extra)
+    return env
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh HERMES_HOME (checkpoints go to <home>/checkpoints)."""
+    path = tmp_path / "hermes-home"
+    path.mkdir()
+    monkeypatch.setenv("HERMES_HOME", str(path))
+    for name in [k for k in os.environ if k.startswith("REWIND_")]:
+        monkeypatch.delenv(name)
+    return path
+
+
+@pytest.fixture
+def store_dir(home: Path) -> Path:
+    return home / "checkpoints" / "store"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A small sample project: a few text files in nested directories."""
+    root = tmp_path / "proj"
+    (root / "src" / "pkg").mkdir(parents=True)
+    (root / "docs").mkdir()
+    (root / "README.md").write_text("# sample\n\nA sample project.\n")
+    (root / "src" / "pkg" / "__init__.py").write_text("")
+    (root / "src" / "pkg" / "core.py").write_text(
+        "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
+    )
+    (root / "docs" / "guide.txt").write_text("line 1\nline 2\nline 3\n")
+    return root
+
+
+@pytest.fixture
+def store(home: Path):
+    """A rewindfs Store object on the test home (created lazily by the first checkpoint)."""
+    from rewindfs.store import Layout, Store
+
+    return Store(Layout(home / "checkpoints"))
+
+
+@pytest.fixture
+def run_rewind(home: Path, tmp_path: Path) -> Callable[..., subprocess.CompletedProcess]:
+    """Run the installed `rewind` console script as a subprocess with HERMES_HOME set.
+
+    HOME points at an empty tmp dir so the caller's own ~/.gitconfig and
+    ~/.hermes never leak in; pass env= to add or override variables.
+    """
+    if REWIND is None:
+        pytest.fail("the `rewind` console script is not installed next to the interpreter")
+    fake_home = tmp_path / "user-home"
+    fake_home.mkdir(exist_ok=True)
+
+    def run(*args: str, cwd: str | os.PathLike[str] | None = None,
+            env: dict[str, str] | None = None, timeout: float = 30,
+            check: bool = False) -> subprocess.CompletedProcess:
+        full_env = {k: v for k, v in os.environ.items()
+                    if not k.startswith(("GIT_", "REWIND_"))}
+        full_env.update(HERMES_HOME=str(home), HOME=str(fake_home), LC_ALL="C.UTF-8")
+        full_env.update(env or {})
+        proc = subprocess.run(
+            [REWIND, *map(str, args)], cwd=cwd, env=full_env, capture_output=True,
+            text=True, timeout=timeout, stdin=subprocess.DEVNULL,
+        )
+        if check and proc.returncode != 0:
+            raise AssertionError(
+                f"rewind {' '.join(map(str, args))} exited {proc.returncode}\n"
+                f"stdout: {proc.stdout}\nstderr: {proc.stderr}"
+            )
+        return proc
+
+    return run
+
+
+@pytest.fixture
+def store_git(store_dir: Path) -> Callable[..., subprocess.CompletedProcess]:
+    """Run the git CLI on the store (GIT_DIR=store, user/system config ignored)."""
+
+    def git(*args: str, check: bool = True, text: bool = True) -> subprocess.CompletedProcess:
+        proc = subprocess.run(
+            ["git", *args], env=isolated_git_env(GIT_DIR=str(store_dir)),
+            capture_output=True, text=text, timeout=60, stdin=subprocess.DEVNULL,
+        )
+        if check and proc.returncode != 0:
+            raise AssertionError(f"git {' '.join(args)} exited {proc.returncode}: {proc.stderr}")
+        return proc
+
+    return git
+
+
+@pytest.fixture
+def fsck(store_git) -> Callable[[], None]:
+    """Assert `git fsck --strict` on the store exits 0."""
+
+    def check() -> None:
+        proc = store_git("fsck", "--strict", check=False)
+        assert proc.returncode == 0, f"git fsck --strict failed:\n{proc.stdout}{proc.stderr}"
+
+    return check
+
+
+def make_git_repo(path: Path, files: dict[str, bytes] | None = None, commit: bool = True) -> None:
+    """`git init` a repository at `path` (in a tmp dir) and optionally commit `files`."""
+    path.mkdir(parents=True, exist_ok=True)
+    env = isolated_git_env(GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t",
+                           GIT_COMMITTER_EMAIL="t@t")
+    subprocess.run(["git", "init", "-q", str(path)], env=env, check=True)
+    for rel, data in (files or {}).items():
+        target = path / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    if commit and files:
+        subprocess.run(["git", "-C", str(path), "add", "-A"], env=env, check=True)
+        subprocess.run(["git", "-C", str(path), "commit", "-q", "-m", "init"], env=env,
+                       check=True)
+
+
+@pytest.fixture
+def git_repo_factory() -> Callable[..., None]:
+    return make_git_repo
+
+
+def flatten_tree(repo, tree, prefix: bytes = b"") -> dict[bytes, tuple[int, bytes]]:
+    """{path bytes: (filemode, blob bytes)} for every non-tree entry under `tree`."""
+    import pygit2
+
+    out: dict[bytes, tuple[int, bytes]] = {}
+    for entry in tree:
+        path = prefix + entry.raw_name
+        if entry.filemode == pygit2.enums.FileMode.TREE:
+            out.update(flatten_tree(repo, repo[entry.id], path + b"/"))
+        elif entry.filemode == pygit2.enums.FileMode.COMMIT:
+            out[path] = (entry.filemode, b"")
+        else:
+            out[path] = (entry.filemode, repo[entry.id].data)
+    return out
+
+
+@pytest.fixture
+def files_of(store_dir: Path) -> Callable[[str], dict[bytes, tuple[int, bytes]]]:
+    """files_of(commit_hex) -> {path bytes: (filemode, content)} read with a fresh pygit2 handle."""
+    import pygit2
+
+    def read(commit: str) -> dict[bytes, tuple[int, bytes]]:
+        repo = pygit2.Repository(str(store_dir))
+        return flatten_tree(repo, repo[commit].peel(pygit2.Commit).tree)
+
+    return read
