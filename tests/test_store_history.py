@@ -148,7 +148,7 @@ def _shortstat_counts(text: str) -> tuple[int, int, int]:
 def test_list_stats_match_git_shortstat(store, project, store_git):
     core = project / "src" / "pkg" / "core.py"
     steps = [
-        lambda: None,  # the first checkpoint: compared with the empty tree
+        lambda: None,  # the first checkpoint: a file count, no line counts (see stats())
         lambda: core.write_text(core.read_text().replace("a + b", "a + b  # add") + "X = 1\n"),
         lambda: (project / "docs" / "guide.txt").unlink(),
         lambda: (project / "data.bin").write_bytes(b"\x00\x01\x02" * 50),
@@ -165,6 +165,8 @@ def test_list_stats_match_git_shortstat(store, project, store_git):
         parent = cp.parent_id or EMPTY_TREE
         out = store_git("diff", "--shortstat", parent, cp.id).stdout
         expected = _shortstat_counts(out)
+        if cp.parent_id is None:  # counting every line of a whole project is too slow
+            expected = (expected[0], 0, 0)
         s = stats(repo, cp)
         assert (s.files_changed, s.insertions, s.deletions) == expected, (cp.reason, out)
     # the Hermes-style list (API) reports the same numbers

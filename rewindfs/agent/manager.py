@@ -215,6 +215,7 @@ def restore_dict(result: restore_mod.RestoreResult, file_path: str | None) -> di
         kept_not_agent=names(result.plan.kept_not_agent),
         untouched=names(result.plan.untouched),
         failed=[{"path": os.fsdecode(p), "error": e} for p, e in outcome.failed] if outcome else [],
+        not_attempted=names(outcome.not_attempted) if outcome else [],
         pre_rollback=result.pre_rollback,
         hash=result.target.id,
         safe=result.safe,

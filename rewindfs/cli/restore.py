@@ -41,7 +41,7 @@ def restore(app: App, reference: str, paths: tuple[str, ...], directory: str | N
         _report(result, None, as_json, f"wrote checkpoint {result.target.short} to {dest}")
         return
     options = rs.Options(
-        paths=list(paths) or None, cwd=Path(os.getcwd()),
+        paths=list(paths) or None, cwd=_path_base(workdir),
         safe=False if restore_all else (True if safe else None),
         limits=app.manager.limits, extra_excludes=app.manager.extra_excludes,
     )
@@ -73,10 +73,17 @@ def undo(app: App, directory: str | None, as_json: bool) -> None:
             f"{result.target.short}")
 
 
+def _path_base(workdir: Path) -> Path:
+    """Relative PATHs are taken from the cwd inside the project, else from the project root
+    (e.g. `-C` naming a project, or one that no longer exists, from elsewhere)."""
+    cwd = Path(os.getcwd())
+    return cwd if cwd == workdir or workdir in cwd.parents else workdir
+
+
 def _project_paths(paths: tuple[str, ...], workdir: Path) -> list[str] | None:
     if not paths:
         return None
-    return [os.fsdecode(rs.project_relative(p, workdir, cwd=Path(os.getcwd()))) for p in paths]
+    return [os.fsdecode(rs.project_relative(p, workdir, cwd=_path_base(workdir))) for p in paths]
 
 
 def _confirm_deletes(deletes: list[bytes]) -> None:

@@ -58,7 +58,8 @@ class Options:
 
 
 def restore(store: st.Store, workdir, reference: str, options: Options | None = None,
-            *, _scope: list[bytes] | None = None, _kind: str = "restore") -> RestoreResult:
+            *, _scope: list[bytes] | None = None, _kind: str = "restore",
+            _removable_dirs: set[bytes] | None = None) -> RestoreResult:
     """Restore `workdir` (or the given paths) to checkpoint `reference`."""
     opts = options or Options()
     wd = _existing_workdir(workdir)
@@ -74,11 +75,13 @@ def restore(store: st.Store, workdir, reference: str, options: Options | None = 
         )
         plan = _plan(store, h16, wd, pre.tree, target, scope, safe, opts.delete_missing)
         _check_confirmed(plan, opts.confirmed_deletes)
-        outcome = apply(plan, os.fsencode(str(wd)), lambda oid: trees.blob_bytes(repo, oid))
+        outcome = apply(plan, os.fsencode(str(wd)), lambda oid: trees.blob_bytes(repo, oid),
+                        _removable_dirs)
         touched = [os.fsdecode(p) for p in (*outcome.written, *outcome.deleted)]
         if pre.commit is not None:
-            journal.append(_journal_path(store, h16),
-                           journal.Entry(target.id, pre.commit, touched, kind=_kind))
+            journal.append(_journal_path(store, h16), journal.Entry(
+                target.id, pre.commit, touched, kind=_kind,
+                created_dirs=[os.fsdecode(d) for d in outcome.created_dirs]))
     return RestoreResult(wd, target, plan, pre.commit, outcome, safe)
 
 
@@ -108,7 +111,8 @@ def undo(store: st.Store, workdir, options: Options | None = None) -> RestoreRes
         raise NotFound("nothing to undo: the last restore changed no files")
     opts = options or Options()
     opts.safe = False
-    return restore(store, wd, last.pre_rollback, opts, _scope=last.touched_paths(), _kind="undo")
+    return restore(store, wd, last.pre_rollback, opts, _scope=last.touched_paths(), _kind="undo",
+                   _removable_dirs=last.created_dir_paths())
 
 
 def export(store: st.Store, workdir, reference: str, dest, paths: list[str] | None = None

@@ -16,6 +16,7 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from rewindfs.errors import StoreError
 from rewindfs.restore.plan import CHMOD, DELETE, Plan
 from rewindfs.store.trees import EXECUTABLE, Entry
 
@@ -30,6 +31,7 @@ class UnsafePath(OSError):
 class Outcome:
     written: list[bytes] = field(default_factory=list)
     deleted: list[bytes] = field(default_factory=list)
+    created_dirs: list[bytes] = field(default_factory=list)
     failed: list[tuple[bytes, str]] = field(default_factory=list)
     not_attempted: list[bytes] = field(default_factory=list)
 
@@ -37,10 +39,12 @@ class Outcome:
 class Tree:
     """Directory descriptors below one root, opened safely and cached for the restore."""
 
-    def __init__(self, root: bytes):
+    def __init__(self, root: bytes, removable_dirs: set[bytes] | None = None):
         self.root_fd = os.open(root, DIR_FLAGS)
         self.fds: dict[bytes, int] = {b"": self.root_fd}
         self.umask = _umask()
+        self.created: list[bytes] = []
+        self.removable = removable_dirs  # None: any directory a delete leaves empty
 
     def close(self) -> None:
         for fd in self.fds.values():
@@ -58,6 +62,7 @@ class Tree:
             if not create:
                 raise
             os.mkdir(name, 0o777 & ~self.umask, dir_fd=parent_fd)
+            self.created.append(rel_dir)
             fd = os.open(name, DIR_FLAGS, dir_fd=parent_fd)
         except OSError as exc:
             if exc.errno in (errno.ELOOP, errno.ENOTDIR):
@@ -83,6 +88,8 @@ class Tree:
         """Remove directories left empty above `rel`, up to (not including) the root."""
         parent = rel.rpartition(b"/")[0]
         while parent:
+            if self.removable is not None and parent not in self.removable:
+                return
             up, _, name = parent.rpartition(b"/")
             try:
                 self.forget(parent)
@@ -138,14 +145,18 @@ class Tree:
             os.chmod(name, mode, dir_fd=fd, follow_symlinks=True)  # a regular file: no link
 
 
-def apply(plan: Plan, root: bytes, read_blob: Callable[[str], bytes]) -> Outcome:
+def apply(plan: Plan, root: bytes, read_blob: Callable[[str], bytes],
+          removable_dirs: set[bytes] | None = None) -> Outcome:
     """Deletes first (deepest first), then writes (parents first), then mode changes.
+
+    Directories a delete leaves empty are removed; with `removable_dirs` (an undo)
+    only those, so a directory that was empty before the restore stays.
 
     A failing file is recorded and the rest continue, except when the disk is full
     or read-only, where the remaining actions are reported as not attempted.
     """
     outcome = Outcome()
-    tree = Tree(root)
+    tree = Tree(root, removable_dirs)
     try:
         deletes = sorted((a for a in plan.actions if a.kind == DELETE), key=lambda a: a.path,
                          reverse=True)
@@ -169,12 +180,15 @@ def apply(plan: Plan, root: bytes, read_blob: Callable[[str], bytes]) -> Outcome
                     outcome.deleted.append(action.path)  # already gone: the goal holds
                 else:
                     outcome.failed.append((action.path, exc.strerror or str(exc)))
+            except StoreError as exc:  # an unreadable blob: that file fails, the rest go on
+                outcome.failed.append((action.path, str(exc)))
             except OSError as exc:
                 outcome.failed.append((action.path, exc.strerror or str(exc)))
                 if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS):
                     outcome.not_attempted.extend(a.path for a in queue[i + 1 :])
                     break
     finally:
+        outcome.created_dirs = tree.created
         tree.close()
     return outcome
 

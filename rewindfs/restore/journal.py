@@ -20,9 +20,13 @@ class Entry:
     touched: list[str] = field(default_factory=list)  # surrogate-escaped project paths
     kind: str = "restore"  # or "undo"
     time: float = field(default_factory=time.time)
+    created_dirs: list[str] = field(default_factory=list)  # made by the restore; undo may drop
 
     def touched_paths(self) -> list[bytes]:
         return [os.fsencode(p) for p in self.touched]
+
+    def created_dir_paths(self) -> set[bytes]:
+        return {os.fsencode(p) for p in self.created_dirs}
 
 
 def append(path: Path, entry: Entry) -> None:

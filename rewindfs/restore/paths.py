@@ -36,6 +36,9 @@ def project_relative(path: str, workdir: Path, *, cwd: Path | None = None) -> by
 
 
 def in_scope(path: bytes, scope: list[bytes] | None) -> bool:
+    """Whether `path` is a scope entry, lies below one, or is an ancestor of one (a file
+    or link standing where the checkpoint has a directory must go for the entry to return)."""
     if not scope:
         return True
-    return any(not s or path == s or path.startswith(s + b"/") for s in scope)
+    return any(not s or path == s or path.startswith(s + b"/") or s.startswith(path + b"/")
+               for s in scope)

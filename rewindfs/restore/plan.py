@@ -10,6 +10,7 @@ alone and reported as untouched.
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 
 from rewindfs.restore.paths import in_scope
@@ -81,11 +82,28 @@ def _action(change: Change, workdir: bytes, plan: Plan) -> Action | None:
     if new is None:
         return Action(DELETE, change.path, None)
     if old is None:
-        on_disk = workdir + b"/" + change.path
-        if os.path.lexists(on_disk) and not os.path.isdir(on_disk):
+        if _uncaptured_file_at(workdir, change.path):
             plan.untouched.append(change.path)  # present but not captured: not ours to replace
             return None
         return Action(CREATE, change.path, new)
     if old.oid == new.oid and not (old.is_link or new.is_link):
         return Action(CHMOD, change.path, new)
     return Action(OVERWRITE, change.path, new)
+
+
+def _uncaptured_file_at(workdir: bytes, rel: bytes) -> bool:
+    """Whether a non-directory sits at `rel` inside the project itself.
+
+    Parents are checked with lstat: behind a symlinked parent (a link the restore
+    replaces) the path names a file outside the project, not one in the way.
+    """
+    path = workdir
+    parts = rel.split(b"/")
+    try:
+        for part in parts[:-1]:
+            path += b"/" + part
+            if not stat.S_ISDIR(os.lstat(path).st_mode):
+                return False
+        return not stat.S_ISDIR(os.lstat(path + b"/" + parts[-1]).st_mode)
+    except OSError:
+        return False

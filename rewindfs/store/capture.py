@@ -70,6 +70,8 @@ class _Walk:
         self.oversize: list[bytes] = []
         self.unreadable: list[bytes] = []
         self.nested: list[bytes] = []
+        self.replaced_by_dir: list[bytes] = []  # tracked files that are directories now
+        self.dirty = False  # whether the index changed (else it is not rewritten)
         self.error: BaseException | None = None
 
     def tracked(self, rel: bytes) -> bool:
@@ -86,6 +88,7 @@ class _Walk:
         try:
             st = os.lstat(self.root + b"/" + rel)
         except (FileNotFoundError, NotADirectoryError):
+            self.dirty = True
             return 0  # deleted (or a parent dir became a file): add_all removes it
         except OSError:
             self.unreadable.append(rel)
@@ -101,8 +104,13 @@ class _Walk:
             except OSError:
                 self.unreadable.append(rel)
                 return 1
+        elif stat.S_ISDIR(st.st_mode):
+            if self.tracked(rel):
+                self.replaced_by_dir.append(rel)  # dropped after the walk
+            return 1
         elif not stat.S_ISLNK(st.st_mode):
             return 1  # sockets, fifos, devices: not content
+        self.dirty = True
         if not self.tracked(rel):
             self.count += 1
             if self.count > self.limits.max_files:
@@ -121,7 +129,22 @@ class _Walk:
             return -1
 
     def stage_one(self, rel: bytes) -> None:
-        """Stage a single named path: add it, or drop it (and anything below it) if gone."""
+        """Stage a single named path: add it, or drop it (and anything below it) if gone.
+
+        A parent that is no longer a real directory (a symlink, a file) is staged
+        instead: what lies behind a link is not project content.
+        """
+        blocking = _blocking_parent(self.root, rel)
+        if blocking is not None:
+            C.git_index_remove_directory(self.index._index, blocking, 0)
+            rel = blocking
+        self.dirty = True
+        full = self.root + b"/" + rel
+        if os.path.isdir(full) and not os.path.islink(full):
+            # A directory where a file was tracked (directories with content go to add_all).
+            if self.tracked(rel):
+                check_error(C.git_index_remove(self.index._index, rel, 0))
+            return
         if not os.path.lexists(self.root + b"/" + rel):
             if self.tracked(rel):
                 check_error(C.git_index_remove(self.index._index, rel, 0))
@@ -210,14 +233,17 @@ def capture(project: Project, limits: Limits, paths: list[bytes] | None = None) 
             index.read(True)
             raise StoreError(f"could not capture {project.workdir}: {exc}") from exc
         break
-    for rel in walk.oversize:
+    for rel in (*walk.oversize, *walk.replaced_by_dir):
         if walk.tracked(rel):
             C.git_index_remove(index._index, rel, 0)
+            walk.dirty = True
     if _ignore_rules_changed(project, walk.saw_gitignore):
         _drop_now_ignored(walk)
+        walk.dirty = True
     try:
         tree_id = index.write_tree()
-        index.write()
+        if walk.dirty or held:
+            index.write()  # the stat cache; skipped when nothing changed (it is large)
     except (OSError, pygit2.GitError) as exc:
         index.read(True)
         raise StoreError(f"could not write to the checkpoint store: {exc}") from exc
@@ -241,14 +267,30 @@ def _add_all(walk: _Walk, pathspecs: list[str]) -> None:
     check_error(err, io=True)
 
 
+def _blocking_parent(root: bytes, rel: bytes) -> bytes | None:
+    """The first ancestor of `rel` that exists but is not a real directory, if any."""
+    parts = rel.split(b"/")[:-1]
+    for i in range(1, len(parts) + 1):
+        ancestor = b"/".join(parts[:i])
+        try:
+            if not stat.S_ISDIR(os.lstat(root + b"/" + ancestor).st_mode):
+                return ancestor
+        except FileNotFoundError:
+            return None
+        except OSError:
+            return None
+    return None
+
+
 def _split_paths(project: Project, paths: list[bytes] | None) -> tuple[list[bytes], list[bytes]]:
     """(files, directories) among `paths`; add_all walks the whole tree even for one
     file, so single files are staged directly."""
     files, dirs = [], []
     root = os.fsencode(str(project.workdir))
     for rel in paths or []:
-        (dirs if os.path.isdir(root + b"/" + rel) and not os.path.islink(root + b"/" + rel)
-         else files).append(rel)
+        full = root + b"/" + rel
+        real_dir = os.path.isdir(full) and not os.path.islink(full)
+        (dirs if real_dir and _blocking_parent(root, rel) is None else files).append(rel)
     return files, dirs
 
 

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta, timezone
 import pygit2
 
 from rewindfs.errors import InvalidInput, NotFound, StoreError
+from rewindfs.store import trees
 from rewindfs.store.labels import labels_by_commit
 from rewindfs.store.layout import Layout
 from rewindfs.store.prune import boundaries
@@ -45,11 +46,25 @@ class Checkpoint:
         return datetime.fromtimestamp(self.time, tz).isoformat()
 
 
+STATS_TRAILER = "Rewind-Stats"
+
+
 @dataclass
 class Stats:
     files_changed: int = 0
     insertions: int = 0
     deletions: int = 0
+
+    def encode(self) -> str:
+        return f"files={self.files_changed} insertions={self.insertions} deletions={self.deletions}"
+
+    @classmethod
+    def decode(cls, text: str) -> Stats | None:
+        try:
+            fields = dict(part.split("=", 1) for part in text.split())
+            return cls(int(fields["files"]), int(fields["insertions"]), int(fields["deletions"]))
+        except (KeyError, ValueError):
+            return None
 
 
 def walk(repo: pygit2.Repository, ref: str) -> list[pygit2.Commit]:
@@ -114,22 +129,42 @@ def _parent(commit: pygit2.Commit, stop: frozenset[str]) -> str | None:
 def stats(repo: pygit2.Repository, checkpoint: Checkpoint) -> Stats:
     """Files changed and lines added/removed against the previous checkpoint.
 
-    The first checkpoint is compared with an empty tree; so is the oldest kept one
-    once gc has reclaimed its pruned parent (until then the parent still counts).
+    rewindfs records them in the commit when it is made; for commits written by
+    Hermes they are computed here. A checkpoint whose parent is gone (the first one,
+    or the oldest kept after gc) counts its files, with no line counts.
     """
-    tree = repo[checkpoint.tree_id]
-    parent_ids = repo[checkpoint.id].parent_ids
-    try:
-        parent_tree = repo[repo[parent_ids[0]].tree_id] if parent_ids else None
-    except KeyError:
-        parent_tree = None
-    if parent_tree is not None:
-        diff = parent_tree.diff_to_tree(tree)
-    else:
-        diff = tree.diff_to_tree(swap=True)
+    recorded = checkpoint.trailers.get(STATS_TRAILER)
+    if recorded and (parsed := Stats.decode(recorded)):
+        return parsed
+    parent = _raw_parent(repo, checkpoint.id)
+    return tree_stats(repo, parent.tree_id if parent is not None else None, checkpoint.tree_id)
+
+
+def tree_stats(repo: pygit2.Repository, old_tree: str | None, new_tree: str,
+               file_count: int | None = None) -> Stats:
+    """Changes from `old_tree` (None: nothing before it) to `new_tree`."""
+    if old_tree is None:
+        if file_count is None:
+            file_count = sum(1 for _ in trees.walk_entries(repo, new_tree))
+        return Stats(file_count, 0, 0)
+    diff = repo[old_tree].diff_to_tree(repo[new_tree])
     diff.find_similar()
     s = diff.stats
     return Stats(s.files_changed, s.insertions, s.deletions)
+
+
+def _raw_parent(repo: pygit2.Repository, commit_id: str) -> pygit2.Commit | None:
+    """The recorded first parent, even past a prune boundary, if the object still exists."""
+    raw = repo.odb.read(pygit2.Oid(hex=commit_id))[1]
+    for line in raw.split(b"\n"):
+        if line.startswith(b"parent "):
+            try:
+                return repo[line[7:47].decode()]
+            except (KeyError, ValueError):
+                return None
+        if not line:
+            break
+    return None
 
 
 def resolve(repo: pygit2.Repository, h16: str, reference: str) -> Checkpoint:

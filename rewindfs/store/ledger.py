@@ -2,7 +2,7 @@
 
 A harness calls `record(...)` after each of its write tools; a safe restore then
 reverts only files whose content is still what the agent wrote, keeping edits a
-person made since. One JSON line per write in the project's admin dir, appended
+person made since. One JSON line per write in `store/ledger/<h16>.jsonl`, appended
 under an flock; paths are stored surrogate-escaped so any file name round-trips.
 """
 
@@ -22,7 +22,7 @@ DELETED = None
 
 
 def _path(layout: Layout, h16: str) -> Path:
-    return layout.worktree_admin(h16) / "agent-writes.jsonl"
+    return layout.store / "ledger" / f"{h16}.jsonl"
 
 
 def record(layout: Layout, h16: str, workdir: Path, rel: bytes) -> str | None:

@@ -19,6 +19,7 @@ import pygit2
 from rewindfs.errors import StoreError
 from rewindfs.store import projects
 from rewindfs.store.capture import DEFAULT_LIMITS, Capture, Limits, capture
+from rewindfs.store.history import STATS_TRAILER, tree_stats
 from rewindfs.store.prune import enforce_max_snapshots
 from rewindfs.store.store import Project, Store, guard_workdir
 from rewindfs.store.trailers import compose_message
@@ -128,7 +129,6 @@ def _commit(
     project: Project, cap: Capture, reason: str, trailers: dict[str, str], allow_empty: bool
 ) -> pygit2.Oid | None:
     repo = project.repo
-    message = compose_message(reason, trailers)
     for _ in range(CAS_ATTEMPTS):
         ref = repo.references.get(project.ref)
         parent = ref.peel(pygit2.Commit) if ref is not None else None
@@ -136,6 +136,10 @@ def _commit(
             return None
         if parent is None and cap.file_count == 0 and not allow_empty:
             return None
+        # Recorded now, while the parent is at hand, so listing never has to diff.
+        change = tree_stats(repo, str(parent.tree_id) if parent else None, str(cap.tree_id),
+                            cap.file_count)
+        message = compose_message(reason, {**trailers, STATS_TRAILER: change.encode()})
         sig = _signature()
         parents = [parent.id] if parent is not None else []
         try:

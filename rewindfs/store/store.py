@@ -224,7 +224,12 @@ def _write_admin_dir(admin: Path, h16: str, workdir: Path) -> None:
     try:
         tmp.rename(admin)
     except OSError:
-        # Lost a race with another creator: theirs is equivalent.
+        if admin.is_dir() and not (admin / "HEAD").exists():
+            # A directory without HEAD (from a killed creator): complete it, HEAD last,
+            # since HEAD is what marks the admin dir as usable.
+            for child in sorted(tmp.iterdir(), key=lambda c: c.name == "HEAD"):
+                os.replace(child, admin / child.name)
+        # Otherwise we lost a race with another creator: theirs is equivalent.
         for child in tmp.iterdir():
             child.unlink()
         tmp.rmdir()
