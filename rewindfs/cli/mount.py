@@ -1,0 +1,103 @@
+"""`rewind mount` and `rewind umount`: every checkpoint as a read-only directory."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from rewindfs.cli.app import App
+from rewindfs.errors import RewindError
+from rewindfs.store import Layout, project_hash
+
+LOG_NAME = "rewind-mount.log"
+
+
+@click.command()
+@click.argument("mountpoint", required=False, type=click.Path(file_okay=False))
+@click.option("--project", "project_dir", type=click.Path(),
+              help="Show only this project (default: every project in the store).")
+@click.option("-f", "--foreground", is_flag=True,
+              help="Serve in this process until unmounted or interrupted.")
+@click.option("--allow-other", is_flag=True, help="Let other users see the mount.")
+@click.option("--ready-fd", type=int, hidden=True)
+@click.pass_obj
+def mount(app: App, mountpoint: str | None, project_dir: str | None, foreground: bool,
+          allow_other: bool, ready_fd: int | None) -> None:
+    """Mount every checkpoint read-only at MOUNTPOINT (default $HERMES_HOME/mnt)."""
+    from rewindfs.fs import lifecycle
+
+    handshake = _Handshake(ready_fd)
+    layout = Layout(app.settings.base.absolute())
+    target = Path(mountpoint) if mountpoint else app.settings.mount_dir
+    only = project_hash(app.project_dir(project_dir)) if project_dir else None
+    try:
+        lifecycle.check_fuse()
+        path = lifecycle.prepare_mountpoint(target, layout)
+        if not foreground:
+            home = str(app.settings.home.resolve())  # the child runs from /
+            argv = [sys.executable, "-m", "rewindfs.cli", "--home", home,
+                    "mount", str(path), "--foreground", "--ready-fd", "{ready_fd}"]
+            if only:
+                argv += ["--project", str(app.project_dir(project_dir))]
+            if allow_other:
+                argv.append("--allow-other")
+            lifecycle.spawn_background(argv, path, app.settings.home / "logs" / LOG_NAME)
+            click.echo(str(path))
+            return
+        _serve(layout, path, only, allow_other, handshake)
+    except RewindError as exc:
+        handshake.send(f"error: {exc}\n".encode())
+        raise
+
+
+def _serve(layout: Layout, path: Path, only: str | None, allow_other: bool,
+           handshake: _Handshake) -> None:
+    from rewindfs.fs.model import Model
+    from rewindfs.fs.serve import serve
+
+    def ready() -> None:
+        if handshake.fd is None:
+            click.echo(f"rewindfs mounted at {path} (Ctrl-C to unmount)", err=True)
+        handshake.send(b"ready\n")
+
+    try:
+        serve(Model(layout, only_project=only), path, allow_other=allow_other, on_ready=ready)
+    except RuntimeError as exc:  # pyfuse3 reports a failed mount this way
+        hint = " (allow_other needs user_allow_other in /etc/fuse.conf)" if allow_other else ""
+        raise RewindError(f"could not mount at {path}: {exc}{hint}") from None
+
+
+class _Handshake:
+    """Tells the waiting parent (background mode) how the mount went, exactly once."""
+
+    def __init__(self, fd: int | None):
+        self.fd = fd
+        self._sent = fd is None
+
+    def send(self, message: bytes) -> None:
+        if self._sent or self.fd is None:
+            return
+        self._sent = True
+        try:
+            os.write(self.fd, message)
+            os.close(self.fd)
+        except OSError:
+            pass
+
+
+@click.command()
+@click.argument("mountpoint", required=False, type=click.Path(file_okay=False))
+@click.option("-z", "--lazy", is_flag=True, help="Detach now even if busy; release when unused.")
+@click.pass_obj
+def umount(app: App, mountpoint: str | None, lazy: bool) -> None:
+    """Unmount the checkpoints mounted at MOUNTPOINT (default $HERMES_HOME/mnt)."""
+    from rewindfs.fs import lifecycle
+
+    path = lifecycle.unmount(mountpoint or app.settings.mount_dir, lazy=lazy)
+    click.echo(f"unmounted {path}")
+
+
+COMMANDS = [mount, umount]

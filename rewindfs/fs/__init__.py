@@ -1,0 +1,12 @@
+"""The read-only FUSE mount of every checkpoint.
+
+    model.py       the browsable model (root, project, checkpoint, tree, file, link nodes)
+    operations.py  the thin pyfuse3 adapter over the model
+    serve.py       running a mount until unmounted or signalled
+    lifecycle.py   FUSE availability, mountpoint checks, background start, unmount
+    locate.py      where a project's checkpoints are in a live mount
+"""
+
+from rewindfs.fs.model import Model
+
+__all__ = ["Model"]

@@ -1,0 +1,49 @@
+"""Where a project's checkpoints are in a live mount (for `rewind list` to show paths).
+
+Asks the mount itself rather than recomputing its names, so the answer is what
+`ls` shows even when project names carry collision suffixes.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from rewindfs.fs.lifecycle import OUR_FSTYPE, mounted_type
+from rewindfs.fs.project import XATTR_WORKDIR
+
+XATTR_HASH = "user.rewind.hash"
+
+
+def mounted_checkpoints(mountpoint: str | os.PathLike[str], workdir: str | os.PathLike[str]
+                        ) -> dict[str, Path]:
+    """Commit id -> checkpoint directory of `workdir` under the rewindfs mount at
+    `mountpoint`; empty when nothing (or something else) is mounted there."""
+    root = Path(mountpoint).expanduser().absolute()
+    if mounted_type(root) != OUR_FSTYPE:
+        return {}
+    wanted = os.fsencode(str(workdir))
+    try:
+        for entry in os.scandir(root):
+            if _xattr(entry.path, XATTR_WORKDIR.decode()) == wanted:
+                return _checkpoints_in(Path(entry.path))
+    except OSError:
+        pass
+    return {}
+
+
+def _checkpoints_in(project: Path) -> dict[str, Path]:
+    found: dict[str, Path] = {}
+    for entry in os.scandir(project):
+        if entry.is_dir(follow_symlinks=False):
+            commit = _xattr(entry.path, XATTR_HASH)
+            if commit:
+                found[commit.decode()] = Path(entry.path)
+    return found
+
+
+def _xattr(path: str, name: str) -> bytes | None:
+    try:
+        return os.getxattr(path, name)
+    except OSError:
+        return None

@@ -1,0 +1,58 @@
+"""The browsable model of a store: build it, then walk it like a directory tree.
+
+    model = Model(Layout.for_home())
+    model.resolve("myproject/3/src/app.py").data()
+
+This is the whole filesystem without a kernel; `operations` serves it over FUSE.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+
+from rewindfs.errors import NotFound
+from rewindfs.fs.context import DEFAULT_BLOB_CACHE, REFRESH_INTERVAL, Context
+from rewindfs.fs.node import Directory, Node, Symlink
+from rewindfs.fs.project import ProjectDir
+from rewindfs.fs.root import RootDir
+from rewindfs.store.browse import StoreBrowser
+from rewindfs.store.layout import Layout
+
+MAX_POINTER_HOPS = 8
+
+
+class Model:
+    def __init__(self, layout: Layout, *, only_project: str | None = None,
+                 blob_cache_bytes: int = DEFAULT_BLOB_CACHE,
+                 refresh_interval: float = REFRESH_INTERVAL,
+                 clock: Callable[[], float] = time.monotonic):
+        self.context = Context(StoreBrowser(layout), blob_cache_bytes=blob_cache_bytes,
+                               refresh_interval=refresh_interval, only_project=only_project,
+                               clock=clock)
+        self.root = RootDir(self.context)
+
+    def resolve(self, path: str | bytes) -> Node:
+        """The node at `path` (relative to the mount). Links the mount made (`latest`,
+        numbers) are followed where a directory is needed (as with a trailing `/`);
+        stored symlinks are not."""
+        raw = os.fsencode(path)
+        parts = [p for p in raw.split(b"/") if p and p != b"."]
+        node: Node = self.root
+        parent: Directory | None = None
+        for index, part in enumerate(parts):
+            if not isinstance(node, Directory):
+                raise NotFound(f"{path!r}: not a directory")
+            parent, child = node, node.lookup(part)
+            hops = 0
+            more = index + 1 < len(parts) or raw.endswith(b"/")
+            while more and isinstance(parent, ProjectDir) and isinstance(child, Symlink):
+                hops += 1
+                if hops > MAX_POINTER_HOPS:
+                    raise NotFound(f"{path!r}: too many links")
+                child = parent.lookup(child.target())
+            if child is None:
+                raise NotFound(f"{path!r}: no such file or directory")
+            node = child
+        return node

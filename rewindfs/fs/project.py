@@ -1,0 +1,105 @@
+"""A project's directory: its checkpoints by stable name, `1 2 3 ...` and `latest` pointing at them.
+
+Numbers are symlinks rather than directories so that a shell that entered
+`3/` sits in the checkpoint itself: when a new checkpoint arrives `3` names
+another one, but the shell's directory does not change under it.
+The list is re-read from the store when older than the refresh interval, so new
+and pruned checkpoints show within about a second.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rewindfs.fs.checkpoint import CheckpointDir, stable_name
+from rewindfs.fs.context import Context
+from rewindfs.fs.inodes import inode_for
+from rewindfs.fs.link import PointerLink
+from rewindfs.fs.node import DIR_MODE, Attributes, Directory, Node
+from rewindfs.store.history import Checkpoint
+
+LATEST = b"latest"
+XATTR_WORKDIR = b"user.rewind.workdir"
+
+
+@dataclass
+class _Listing:
+    entries: list[tuple[bytes, Node]] = field(default_factory=list)
+    by_name: dict[bytes, Node] = field(default_factory=dict)
+    newest_ns: int = 0
+
+
+class ProjectDir(Directory):
+    immutable = False
+    stable_entries = False
+
+    def __init__(self, context: Context, h16: str, workdir: Path | None):
+        super().__init__(context, inode_for("project", h16))
+        self.h16 = h16
+        self.workdir = workdir
+        self._listing = _Listing()
+        self._dirs: dict[str, CheckpointDir] = {}  # by commit: nodes outlive renumbering
+        self._refreshed_at: float | None = None
+        self._lock = threading.Lock()
+
+    def attributes(self) -> Attributes:
+        self._refresh()
+        return self._attrs(DIR_MODE, 0, self._listing.newest_ns or self.context.started_ns)
+
+    def xattrs(self) -> dict[bytes, bytes]:
+        return {XATTR_WORKDIR: os.fsencode(str(self.workdir))} if self.workdir else {}
+
+    def entries_ready(self) -> bool:
+        return not self.context.is_stale(self._refreshed_at)
+
+    def entries(self) -> list[tuple[bytes, Node]]:
+        self._refresh()
+        return self._listing.entries
+
+    def lookup(self, name: bytes) -> Node | None:
+        self._refresh()
+        return self._listing.by_name.get(name)
+
+    def checkpoint_dir(self, checkpoint: Checkpoint) -> CheckpointDir:
+        node = self._dirs.get(checkpoint.id)
+        if node is None:
+            node = self._dirs[checkpoint.id] = CheckpointDir(self.context, self.h16, checkpoint)
+        else:
+            node.update(checkpoint)
+        return node
+
+    def _refresh(self) -> None:
+        if not self.context.is_stale(self._refreshed_at):
+            return
+        with self._lock:
+            if not self.context.is_stale(self._refreshed_at):
+                return
+            history = self.context.browser.checkpoints(self.h16)
+            self._listing = self._build(history)
+            self._dirs = {cp.id: self._dirs[cp.id] for cp in history if cp.id in self._dirs}
+            self._refreshed_at = self.context.clock()
+
+    def _build(self, history: list[Checkpoint]) -> _Listing:
+        listing = _Listing()
+        names: list[bytes] = []
+        for cp in history:
+            name = stable_name(cp).encode()
+            if name in listing.by_name:  # same second and same short hash: use more hash
+                name = f"{name.decode()}{cp.id[8:16]}".encode()
+            node = self.checkpoint_dir(cp)
+            listing.by_name[name] = node
+            listing.entries.append((name, node))
+            names.append(name)
+        if history:
+            listing.newest_ns = history[0].time * 1_000_000_000
+            pointers = [(str(cp.number).encode(), target) for cp, target
+                        in zip(history, names, strict=True)]
+            pointers.append((LATEST, names[0]))
+            for name, target in pointers:
+                link = PointerLink(self.context, self.h16, name, target, listing.newest_ns)
+                listing.by_name[name] = link
+                listing.entries.append((name, link))
+        return listing

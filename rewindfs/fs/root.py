@@ -1,0 +1,88 @@
+"""The mount's top directory: one directory per project in the store.
+
+A project is named after its working directory's basename; when two projects
+share a basename each gets `-<first 8 of its hash>` added, so no name depends on
+which project happened to come first. A project whose record is gone is named by
+its hash. Re-read when older than the refresh interval.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import Counter
+
+from rewindfs.fs.context import Context
+from rewindfs.fs.inodes import ROOT_INODE
+from rewindfs.fs.node import DIR_MODE, Attributes, Directory, Node
+from rewindfs.fs.project import ProjectDir
+from rewindfs.store.browse import ProjectTip
+
+
+def project_names(tips: list[ProjectTip]) -> dict[bytes, ProjectTip]:
+    """Name -> project, unique and independent of listing order."""
+
+    def base(tip: ProjectTip) -> str:
+        return tip.workdir.name if tip.workdir is not None and tip.workdir.name else tip.h16
+
+    counts = Counter(base(t) for t in tips)
+    names: dict[bytes, ProjectTip] = {}
+    for tip in sorted(tips, key=lambda t: t.h16):
+        name = base(tip)
+        if counts[name] > 1 and name != tip.h16:
+            name = f"{name}-{tip.h16[:8]}"
+        if os.fsencode(name) in names:
+            name = f"{base(tip)}-{tip.h16}"
+        names[os.fsencode(name)] = tip
+    return names
+
+
+class RootDir(Directory):
+    immutable = False
+    stable_entries = False
+
+    def __init__(self, context: Context):
+        super().__init__(context, ROOT_INODE)
+        self._entries: list[tuple[bytes, Node]] = []
+        self._by_name: dict[bytes, Node] = {}
+        self._projects: dict[str, ProjectDir] = {}
+        self._refreshed_at: float | None = None
+        self._lock = threading.Lock()
+
+    def attributes(self) -> Attributes:
+        return self._attrs(DIR_MODE, 0, self.context.started_ns)
+
+    def entries_ready(self) -> bool:
+        return not self.context.is_stale(self._refreshed_at)
+
+    def entries(self) -> list[tuple[bytes, Node]]:
+        self._refresh()
+        return self._entries
+
+    def lookup(self, name: bytes) -> Node | None:
+        self._refresh()
+        return self._by_name.get(name)
+
+    def _refresh(self) -> None:
+        ctx = self.context
+        if not ctx.is_stale(self._refreshed_at):
+            return
+        with self._lock:
+            if not ctx.is_stale(self._refreshed_at):
+                return
+            ctx.browser.notice_repack()
+            tips = ctx.browser.projects()
+            if ctx.only_project:
+                tips = [t for t in tips if t.h16 == ctx.only_project]
+            projects: dict[str, ProjectDir] = {}
+            entries: list[tuple[bytes, Node]] = []
+            for name, tip in project_names(tips).items():
+                node = self._projects.get(tip.h16)
+                if node is None or node.workdir != tip.workdir:
+                    node = ProjectDir(ctx, tip.h16, tip.workdir)
+                projects[tip.h16] = node
+                entries.append((name, node))
+            self._projects = projects
+            self._entries = entries
+            self._by_name = dict(entries)
+            self._refreshed_at = ctx.clock()

@@ -1,0 +1,209 @@
+"""Read-only access to the store for browsing it as files (the FUSE mount's only door to git).
+
+A mount lives for hours while checkpoints are taken, pruned and `git gc` repacks
+the store, and it serves requests from several threads at once. So this module:
+
+* gives each thread its own repository handle (libgit2 handles are not meant to
+  be shared between threads);
+* retries a read once on a fresh handle when an object or pack went missing
+  (a repack moved it), and only then reports it gone;
+* drops every handle when the pack directory changes, so packs deleted by gc are
+  not held open (and their disk space kept) for the life of the mount.
+
+Everything here returns plain Python values (hex ids, bytes, ints) so callers
+never see pygit2.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import TypeVar
+
+import pygit2
+from pygit2.enums import FileMode, RepositoryOpenFlag
+
+from rewindfs.errors import NotFound, StoreError
+from rewindfs.store import history, projects
+from rewindfs.store.history import Checkpoint
+from rewindfs.store.layout import REFS_PREFIX, Layout
+
+T = TypeVar("T")
+_MISSING = (KeyError, pygit2.GitError, ValueError)
+
+
+class EntryKind(Enum):
+    DIRECTORY = "directory"
+    FILE = "file"
+    SYMLINK = "symlink"
+    SUBMODULE = "submodule"  # a gitlink: git archive and checkout show an empty directory
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    """One name in a stored directory. `size` is the blob's length (0 for directories)."""
+
+    name: bytes
+    kind: EntryKind
+    executable: bool
+    oid: str
+    size: int
+
+
+@dataclass(frozen=True)
+class ProjectTip:
+    """A project with checkpoints: hash, working directory (if recorded), newest commit."""
+
+    h16: str
+    workdir: Path | None
+    tip: str
+
+
+class StoreBrowser:
+    """Thread-safe, read-only view of the checkpoint store under `layout`."""
+
+    def __init__(self, layout: Layout):
+        self.layout = layout
+        self._local = threading.local()
+        self._generation = 0
+        self._packs_seen: float | None = None
+        self._guard = threading.Lock()
+
+    # -- handles -----------------------------------------------------------------
+
+    def exists(self) -> bool:
+        return (self.layout.store / "HEAD").exists()
+
+    def reopen(self) -> None:
+        """Make every thread open a fresh handle on its next read."""
+        with self._guard:
+            self._generation += 1
+
+    def notice_repack(self) -> None:
+        """Reopen when the pack directory changed since last asked (cheap: one stat)."""
+        try:
+            mtime = os.stat(self.layout.store / "objects" / "pack").st_mtime
+        except OSError:
+            return
+        if self._packs_seen is not None and mtime != self._packs_seen:
+            self.reopen()
+        self._packs_seen = mtime
+
+    def _repo(self) -> pygit2.Repository:
+        local = self._local
+        if getattr(local, "generation", None) != self._generation or local.repo is None:
+            old = getattr(local, "repo", None)
+            if old is not None:
+                old.free()
+            local.repo = None
+            local.generation = self._generation
+            if not self.exists():
+                raise NotFound(f"no checkpoint store at {self.layout.store}")
+            try:
+                local.repo = pygit2.Repository(str(self.layout.store), RepositoryOpenFlag.NO_SEARCH)
+            except _MISSING as exc:
+                raise StoreError(f"checkpoint store at {self.layout.store} is unreadable: {exc}") \
+                    from exc
+        return local.repo
+
+    def _read(self, what: str, fn: Callable[[pygit2.Repository], T]) -> T:
+        """fn(repo), retried once on a fresh handle: a repack may have moved the object."""
+        try:
+            return fn(self._repo())
+        except _MISSING:
+            self._local.repo = None
+        try:
+            return fn(self._repo())
+        except _MISSING as exc:
+            raise NotFound(f"{what} is no longer in the store") from exc
+
+    # -- projects and checkpoints ------------------------------------------------
+
+    def projects(self) -> list[ProjectTip]:
+        """Every project with a checkpoint ref, orphans (no record) included."""
+        if not self.exists():
+            return []
+
+        def tips(repo: pygit2.Repository) -> list[tuple[str, str]]:
+            out = []
+            for ref in repo.references.iterator():
+                if ref.name.startswith(REFS_PREFIX):
+                    try:
+                        out.append((ref.name[len(REFS_PREFIX):], str(ref.resolve().target)))
+                    except _MISSING:
+                        continue  # a ref being rewritten right now: seen on the next refresh
+            return out
+
+        result = []
+        for h16, tip in self._read("the project list", tips):
+            record = projects.read_record(self.layout, h16)
+            result.append(ProjectTip(h16, record.workdir if record else None, tip))
+        return result
+
+    def tip(self, h16: str) -> str | None:
+        """The newest checkpoint of the project, or None when it has none."""
+        if not self.exists():
+            return None
+
+        def read(repo: pygit2.Repository) -> str | None:
+            ref = repo.references.get(Layout.project_ref(h16))
+            return str(ref.resolve().target) if ref is not None else None
+
+        try:
+            return self._read(f"project {h16}", read)
+        except NotFound:
+            return None
+
+    def checkpoints(self, h16: str) -> list[Checkpoint]:
+        """The project's checkpoints, numbered like `rewind list` (1 = newest)."""
+        if not self.exists():
+            return []
+        return self._read(f"history of {h16}", lambda repo: history.checkpoints(repo, h16))
+
+    # -- trees and blobs ---------------------------------------------------------
+
+    def tree(self, tree_id: str) -> list[TreeEntry]:
+        """The entries of a stored directory, with blob sizes (read from object headers)."""
+
+        def read(repo: pygit2.Repository) -> list[TreeEntry]:
+            tree = repo[tree_id]
+            if not isinstance(tree, pygit2.Tree):
+                raise KeyError(tree_id)
+            return _entries(repo, tree)
+
+        return self._read(f"directory {tree_id[:8]}", read)
+
+    def blob(self, oid: str) -> bytes:
+        """A blob's whole content (libgit2 has no partial read).
+
+        Read straight from the object database: looking the object up first would
+        inflate it twice.
+        """
+        return self._read(f"file {oid[:8]}", lambda repo: repo.odb.read(oid)[1])
+
+    def created_time(self) -> float:
+        """When the store was created: HEAD of a bare repo is written once and never again."""
+        try:
+            return os.stat(self.layout.store / "HEAD").st_mtime
+        except OSError:
+            return 0.0
+
+
+def _entries(repo: pygit2.Repository, tree: pygit2.Tree) -> list[TreeEntry]:
+    odb = repo.odb
+    out = []
+    for entry in tree:
+        mode = entry.filemode
+        if mode == FileMode.TREE:
+            out.append(TreeEntry(entry.raw_name, EntryKind.DIRECTORY, True, str(entry.id), 0))
+        elif mode == FileMode.COMMIT:
+            out.append(TreeEntry(entry.raw_name, EntryKind.SUBMODULE, True, str(entry.id), 0))
+        else:
+            kind = EntryKind.SYMLINK if mode == FileMode.LINK else EntryKind.FILE
+            size = odb.read_header(entry.id)[1]
+            out.append(TreeEntry(entry.raw_name, kind, bool(mode & 0o111), str(entry.id), size))
+    return out
