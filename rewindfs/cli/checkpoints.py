@@ -11,6 +11,7 @@ from rewindfs import store as st
 from rewindfs.agent.manager import checkpoint_dict
 from rewindfs.cli.app import App
 from rewindfs.errors import NotFound
+from rewindfs.fs.locate import mounted_checkpoints
 
 PATCH_LINES = 80
 dir_option = click.option("-C", "--dir", "directory", type=click.Path(),
@@ -68,8 +69,14 @@ def list_(app: App, directory: str | None, all_projects: bool, as_json: bool) ->
     for workdir in workdirs:
         h16 = st.project_hash(workdir)
         history = st.checkpoints(app.store.repo, h16) if app.store.exists() else []
-        report.append((workdir, [checkpoint_dict(c, st.stats(app.store.repo, c))
-                                 for c in history]))
+        mounted = mounted_checkpoints(app.settings.mount_dir, workdir) if history else {}
+        entries = []
+        for c in history:
+            entry = checkpoint_dict(c, st.stats(app.store.repo, c))
+            if c.id in mounted:
+                entry["path"] = str(mounted[c.id])
+            entries.append(entry)
+        report.append((workdir, entries))
     if as_json:
         payload = [{"directory": str(w), "checkpoints": cps} for w, cps in report]
         click.echo(json.dumps(payload if all_projects else payload[0]["checkpoints"], indent=2))
@@ -92,6 +99,8 @@ def format_list(workdir: str, cps: list[dict]) -> str:
         pinned = "".join(f" [{label}]" for label in cp["labels"])
         lines.append(f"  {cp['number']:>2}. {cp['short_hash']}  {when}  {cp['reason']}"
                      f"{pinned}{change}")
+        if "path" in cp:
+            lines.append(f"      {cp['path']}")
     return "\n".join(lines)
 
 
