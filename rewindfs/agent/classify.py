@@ -44,7 +44,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+
+from rewindfs.agent.shell_lexer import Command, Lexer, ParseError, Token, split_commands
 
 __all__ = ["classify"]
 
@@ -61,326 +62,17 @@ def classify(command: str) -> tuple[bool, str]:
         return False, ""
     try:
         reason = _script_reason(command)
-    except (_ParseError, RecursionError):
+    except (ParseError, RecursionError):
         return True, PARSE_FAILURE
     return bool(reason), reason
 
 
-# --------------------------------------------------------------------------- lexer
-
-
-class _ParseError(ValueError):
-    """The text is not a complete shell command (an unclosed quote, ``$(`` or heredoc)."""
-
-
-@dataclass
-class _Token:
-    kind: str  # "word", "op" (control operator or parenthesis) or "redir"
-    text: str  # a word's value after quote removal, or the operator itself
-    quoted: bool = False  # some part of a word was quoted or escaped
-    fd: str = ""  # a redirect's explicit descriptor, as in 2>
-    subs: list[list[_Token]] = field(default_factory=list)  # commands this token runs
-    heredoc: str | None = None  # a << redirect's body
-
-
-_METACHARS = frozenset(" \t\n;&|()<>")
-_CONTROL_OPS = (";;&", ";;", ";&", ";", "&&", "&", "||", "|&", "|")
-_REDIRECT_OPS = ("&>>", "&>", ">>", ">|", ">&", ">", "<<<", "<<-", "<<", "<>", "<&", "<")
-_ANSI_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0"}
-
-
-class _Lexer:
-    """Turns shell text into tokens; ``nested`` lexers stop at the ``)`` closing ``$(``."""
-
-    def __init__(self, text: str, start: int = 0, nested: bool = False) -> None:
-        self.text = text
-        self.pos = start
-        self.nested = nested
-        self.depth = 0  # parentheses opened and not yet closed
-        self.tokens: list[_Token] = []
-        self.awaiting_delimiter: _Token | None = None  # a << whose delimiter word comes next
-        self.heredocs: list[tuple[_Token, str, bool]] = []  # (redirect, delimiter, expands)
-
-    def run(self) -> list[_Token]:
-        text = self.text
-        while self.pos < len(text):
-            ch = text[self.pos]
-            if ch in " \t":
-                self.pos += 1
-            elif text.startswith("\\\n", self.pos):
-                self.pos += 2
-            elif ch == "\n":
-                self._operator("\n")
-                self._read_heredoc_bodies()
-            elif ch == "#":
-                end = text.find("\n", self.pos)
-                self.pos = len(text) if end < 0 else end
-            elif ch == ")" and self.depth == 0 and self.nested:
-                return self._finish()
-            elif ch in "()":
-                # A ")" with nothing open is a case pattern; it only separates commands.
-                self.depth = self.depth + 1 if ch == "(" else max(0, self.depth - 1)
-                self._operator(ch)
-            elif ch in "<>" and text.startswith("(", self.pos + 1):
-                self._process_substitution()
-            elif ch in "<>" or text.startswith("&>", self.pos):
-                self._redirect("")
-            elif ch in ";&|":
-                self._operator(next(op for op in _CONTROL_OPS if text.startswith(op, self.pos)))
-            else:
-                self._word()
-        if self.nested:
-            raise _ParseError("unclosed $(")
-        return self._finish()
-
-    def _finish(self) -> list[_Token]:
-        if self.depth or self.awaiting_delimiter:
-            raise _ParseError("unclosed ( or missing heredoc delimiter")
-        self._read_heredoc_bodies()  # bash accepts a heredoc ended by the end of input
-        return self.tokens
-
-    def _operator(self, op: str) -> None:
-        if self.awaiting_delimiter:
-            raise _ParseError("heredoc without a delimiter")
-        self.tokens.append(_Token("op", op))
-        self.pos += len(op)
-
-    def _redirect(self, fd: str) -> None:
-        if self.awaiting_delimiter:
-            raise _ParseError("heredoc without a delimiter")
-        op = next(op for op in _REDIRECT_OPS if self.text.startswith(op, self.pos))
-        token = _Token("redir", op, fd=fd)
-        self.tokens.append(token)
-        self.pos += len(op)
-        if op in ("<<", "<<-"):
-            self.awaiting_delimiter = token
-
-    def _word(self) -> None:
-        token = self._read_word()
-        next_char = self.text[self.pos : self.pos + 1]
-        if not token.quoted and token.text.isdigit() and next_char and next_char in "<>":
-            self._redirect(token.text)  # the 2 of 2> is a descriptor, not an argument
-            return
-        self.tokens.append(token)
-        if self.awaiting_delimiter:
-            self.heredocs.append((self.awaiting_delimiter, token.text, not token.quoted))
-            self.awaiting_delimiter = None
-
-    def _read_word(self) -> _Token:
-        text = self.text
-        out: list[str] = []
-        token = _Token("word", "")
-        while self.pos < len(text) and text[self.pos] not in _METACHARS:
-            ch = text[self.pos]
-            if ch == "\\":
-                escaped = text[self.pos + 1 : self.pos + 2]
-                self.pos += 2
-                if escaped != "\n":  # backslash-newline is a line continuation
-                    out.append(escaped)
-                    token.quoted = True
-            elif ch == "'":
-                end = text.find("'", self.pos + 1)
-                if end < 0:
-                    raise _ParseError("unclosed single quote")
-                out.append(text[self.pos + 1 : end])
-                self.pos = end + 1
-                token.quoted = True
-            elif text.startswith("$'", self.pos):
-                self._ansi_c_quoted(out)
-                token.quoted = True
-            elif ch == '"':
-                self._double_quoted(out, token.subs)
-                token.quoted = True
-            elif ch in "$`":
-                self._expansion(out, token.subs)
-            else:
-                out.append(ch)
-                self.pos += 1
-        token.text = "".join(out)
-        return token
-
-    def _double_quoted(self, out: list[str], subs: list[list[_Token]]) -> None:
-        text = self.text
-        self.pos += 1
-        while self.pos < len(text):
-            ch = text[self.pos]
-            if ch == '"':
-                self.pos += 1
-                return
-            if ch == "\\" and self.pos + 1 < len(text):
-                escaped = text[self.pos + 1]
-                if escaped in '$`"\\':
-                    out.append(escaped)
-                elif escaped != "\n":
-                    out.append(ch + escaped)
-                self.pos += 2
-            elif ch in "$`":
-                self._expansion(out, subs)
-            else:
-                out.append(ch)
-                self.pos += 1
-        raise _ParseError("unclosed double quote")
-
-    def _ansi_c_quoted(self, out: list[str]) -> None:
-        text = self.text
-        i = self.pos + 2
-        while i < len(text):
-            ch = text[i]
-            if ch == "\\" and i + 1 < len(text):
-                out.append(_ANSI_ESCAPES.get(text[i + 1], text[i + 1]))
-                i += 2
-            elif ch == "'":
-                self.pos = i + 1
-                return
-            else:
-                out.append(ch)
-                i += 1
-        raise _ParseError("unclosed $' quote")
-
-    def _expansion(self, out: list[str], subs: list[list[_Token]]) -> None:
-        """Consume one ``$...`` or backtick expansion, recording any command it runs."""
-        text = self.text
-        start = self.pos
-        if text.startswith("$(", start):
-            if not self._skip_arithmetic():
-                inner = _Lexer(text, start + 2, nested=True)
-                subs.append(inner.run())
-                self.pos = inner.pos + 1
-        elif text.startswith("${", start):
-            end = _matching_brace(text, start + 2)
-            self.pos = end + 1
-        elif text[start] == "`":
-            body, self.pos = _backtick_body(text, start)
-            subs.append(_Lexer(body).run())
-        else:
-            self.pos += 1  # a plain $ or $name: nothing runs
-        out.append(text[start : self.pos])
-
-    def _skip_arithmetic(self) -> bool:
-        """Skip ``$(( ... ))`` and return True; False when ``$((`` opens a subshell instead.
-
-        Bash reads ``$((`` as arithmetic only if its inner parenthesis closes right before the
-        outer one, as in ``$((1 + 2))``; ``$((cd x; rm y) )`` is a command substitution.
-        """
-        text = self.text
-        if not text.startswith("$((", self.pos):
-            return False
-        depth = 0
-        for i in range(self.pos + 1, len(text)):
-            if text[i] == "(":
-                depth += 1
-            elif text[i] == ")":
-                depth -= 1
-                if depth == 1:
-                    if text.startswith(")", i + 1):
-                        self.pos = i + 2
-                        return True
-                    return False
-        raise _ParseError("unclosed $((")
-
-    def _process_substitution(self) -> None:
-        start = self.pos
-        inner = _Lexer(self.text, start + 2, nested=True)
-        subs = [inner.run()]
-        self.pos = inner.pos + 1
-        # The command sees a pipe path, so no rule mistakes <(...) for a file it could clobber.
-        self.tokens.append(_Token("word", "/dev/fd/63", quoted=True, subs=subs))
-
-    def _read_heredoc_bodies(self) -> None:
-        text = self.text
-        for token, delimiter, expands in self.heredocs:
-            strip_tabs = token.text == "<<-"
-            lines: list[str] = []
-            while self.pos < len(text):
-                end = text.find("\n", self.pos)
-                end = len(text) if end < 0 else end
-                line = text[self.pos : end]
-                self.pos = min(end + 1, len(text))
-                if (line.lstrip("\t") if strip_tabs else line) == delimiter:
-                    break
-                lines.append(line)
-            token.heredoc = "\n".join(lines)
-            if expands:
-                token.subs = _Lexer(token.heredoc).expansions_only()
-        self.heredocs.clear()
-
-    def expansions_only(self) -> list[list[_Token]]:
-        """Commands run by ``$(...)`` and backticks in text that is otherwise plain data."""
-        subs: list[list[_Token]] = []
-        sink: list[str] = []
-        while self.pos < len(self.text):
-            ch = self.text[self.pos]
-            if ch == "\\":
-                self.pos += 2
-            elif ch in "$`":
-                self._expansion(sink, subs)
-            else:
-                self.pos += 1
-        return subs
-
-
-def _matching_brace(text: str, start: int) -> int:
-    depth = 1
-    for i in range(start, len(text)):
-        if text[i] == "{":
-            depth += 1
-        elif text[i] == "}":
-            depth -= 1
-            if depth == 0:
-                return i
-    raise _ParseError("unclosed ${")
-
-
-def _backtick_body(text: str, start: int) -> tuple[str, int]:
-    """The command inside backticks (with its escapes undone) and the index after them."""
-    body: list[str] = []
-    i = start + 1
-    while i < len(text):
-        ch = text[i]
-        if ch == "\\" and text[i + 1 : i + 2] in ("`", "$", "\\"):
-            body.append(text[i + 1])
-            i += 2
-        elif ch == "`":
-            return "".join(body), i + 1
-        else:
-            body.append(ch)
-            i += 1
-    raise _ParseError("unclosed backtick")
-
-
-# --------------------------------------------------------------------------- commands
-
-
-@dataclass
-class _Command:
-    """One simple command: its words and its (operator, target word) redirections."""
-
-    words: list[_Token] = field(default_factory=list)
-    redirects: list[tuple[_Token, _Token]] = field(default_factory=list)
-
-
-def _split_commands(tokens: list[_Token]) -> list[_Command]:
-    commands = [_Command()]
-    stream = iter(tokens)
-    for token in stream:
-        if token.kind == "op":
-            commands.append(_Command())
-        elif token.kind == "redir":
-            target = next(stream, None)
-            if target is None or target.kind != "word":
-                raise _ParseError("redirect without a target")
-            commands[-1].redirects.append((token, target))
-        else:
-            commands[-1].words.append(token)
-    return [c for c in commands if c.words or c.redirects]
-
-
 def _script_reason(text: str) -> str:
-    return _tokens_reason(_Lexer(text).run())
+    return _tokens_reason(Lexer(text).run())
 
 
-def _tokens_reason(tokens: list[_Token]) -> str:
-    return _first(_command_reason(command) for command in _split_commands(tokens))
+def _tokens_reason(tokens: list[Token]) -> str:
+    return _first(_command_reason(command) for command in split_commands(tokens))
 
 
 def _first(reasons: Iterable[str]) -> str:
@@ -394,7 +86,7 @@ _KEYWORDS = frozenset({"!", "{", "}", "if", "then", "elif", "else", "fi", "do", 
 _HEADERS = frozenset({"for", "select", "case", "function"})
 
 
-def _command_reason(command: _Command) -> str:
+def _command_reason(command: Command) -> str:
     argv = [word.text for word in command.words]
     while argv and argv[0] in _KEYWORDS:
         argv = argv[1:]
@@ -407,7 +99,7 @@ def _command_reason(command: _Command) -> str:
     return reason or _substitutions_reason(command)
 
 
-def _stdin_script(command: _Command) -> str | None:
+def _stdin_script(command: Command) -> str | None:
     """Text a heredoc or here-string feeds the command, in case the command is a shell."""
     for op, target in command.redirects:
         if op.heredoc is not None:
@@ -417,7 +109,7 @@ def _stdin_script(command: _Command) -> str | None:
     return None
 
 
-def _substitutions_reason(command: _Command) -> str:
+def _substitutions_reason(command: Command) -> str:
     tokens = [*command.words, *(t for pair in command.redirects for t in pair)]
     return _first(_tokens_reason(sub) for token in tokens for sub in token.subs)
 
@@ -430,7 +122,7 @@ def _is_sink(path: str) -> bool:
     return path in _SINKS or re.fullmatch(r"/dev/fd/\d+", path) is not None
 
 
-def _redirect_reason(op: _Token, target: _Token) -> str:
+def _redirect_reason(op: Token, target: Token) -> str:
     if op.text == ">&" and re.fullmatch(r"\d*-?", target.text):
         return ""  # 2>&1, >&2, >&- duplicate or close descriptors
     # `>&word` with a non-number word is bash shorthand for `&>word`.
@@ -580,7 +272,7 @@ def _env_argv(args: list[str]) -> list[str]:
     )
     split = [value for name, value in options if name in ("-S", "--split-string")]
     if split:
-        return [t.text for t in _Lexer(split[0]).run() if t.kind == "word"] + operands
+        return [t.text for t in Lexer(split[0]).run() if t.kind == "word"] + operands
     return operands
 
 
