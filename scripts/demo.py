@@ -13,7 +13,6 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-import time
 from pathlib import Path
 
 import rewindfs
@@ -54,7 +53,8 @@ def agent_shell(manager, project: Path, command: str) -> None:
         destructive, why = classify(command)
     if destructive:
         taken = manager.ensure_checkpoint(str(project), f"before: {command}")
-        print(f"  [harness] destructive ({why}) -> checkpoint {'taken' if taken else 'skipped'}")
+        done = "taken" if taken else "not needed (already checkpointed)"
+        print(f"  [harness] destructive ({why}) -> checkpoint {done}")
     subprocess.run(command, shell=True, cwd=project, check=True)
 
 
@@ -78,26 +78,37 @@ def main() -> None:
 
     manager = rewindfs.CheckpointManager(enabled=True)
 
-    say("turn 1: the agent edits app.py (checkpoint before its first write)")
+    say("turn 1, step s1: the agent edits app.py (the harness brackets each model step)")
     manager.new_turn()
-    manager.ensure_checkpoint(str(project), "before write_file src/myapp/app.py")
+    manager.begin_step(str(project), "s1", "turn-1")
     write(project / "src/myapp/app.py", '''
         def greet(name, excited=False):
             mark = "!!" if excited else "!"
             return f"Hello, {name}{mark}"
         ''')
     manager.record_agent_write(str(project), "src/myapp/app.py")
+    print(f"  [harness] step s1 changed {manager.end_step(str(project), 's1')['changed_files']}")
 
-    say("turn 2: the agent runs destructive shell commands")
+    say("a named checkpoint carrying the agent's state (kept outside the file tree)")
+    state = {"goal": {"text": "excited greetings"}, "kanban": {"done": ["greet"], "todo": []}}
+    made = manager.checkpoint(str(project), "greeting feature done", label="greet-v2",
+                              state=state)
+    print(f"  [harness] checkpoint {made['short_hash']} labelled {made['label']!r} "
+          f"with state {sorted(state)}")
+
+    say("turn 2, step s2: the agent opens a PR, then runs destructive shell commands")
     manager.new_turn()
-    time.sleep(1)  # distinct checkpoint times make the list easier to read
+    manager.begin_step(str(project), "s2", "turn-2")
+    manager.record_action(str(project), "github.pr.opened", "1234", "Add excited greetings")
     agent_shell(manager, project, "sed -i 's/PORT = 8000/PORT = 9000/' src/myapp/config.py")
     agent_shell(manager, project, "rm -rf src/myapp && echo 'print(1)' > main.py")
+    manager.end_step(str(project), "s2")
 
     say("the user looks at the checkpoints")
     run("rewind", "list", cwd=project)
-    run("rewind", "diff", "1", "--stat", cwd=project)
-    run("rewind", "diff", "2", "1", cwd=project)
+    run("rewind", "show", "greet-v2", cwd=project)
+    run("rewind", "show", "1", cwd=project)
+    run("rewind", "diff", "greet-v2", "1", "--stat", cwd=project)
 
     if "mount" in COMMAND_MODULES:
         mnt = root / "mnt"
@@ -105,15 +116,26 @@ def main() -> None:
         if run("rewind", "mount", str(mnt), cwd=project, check=False):
             try:
                 run("ls", "-la", str(mnt / "myapp"), cwd=project)
-                run("ls", "-lR", str(mnt / "myapp" / "1"), cwd=project)
-                run("diff", "-r", str(mnt / "myapp" / "1"), ".", cwd=project, check=False)
+                run("ls", "-lR", f"{mnt}/myapp/greet-v2/", cwd=project)
+                goal = os.getxattr(mnt / "myapp" / "greet-v2", "user.rewind.state.goal")
+                print(f"  (xattr user.rewind.state.goal of greet-v2: {goal.decode()})")
+                run("diff", "-r", str(mnt / "myapp" / "greet-v2"), ".", cwd=project, check=False)
                 run("touch", str(mnt / "myapp" / "1" / "x"), cwd=project, check=False)
             finally:
                 run("rewind", "umount", str(mnt), cwd=project, check=False)
 
-    say("restore the whole project to checkpoint 1 (before the rm)")
-    run("rewind", "restore", "1", "--dry-run", cwd=project)
-    run("rewind", "restore", "1", "--yes", cwd=project)
+    say("the harness rewinds turn 2 (only files turn 2 changed), then redoes it")
+    reverted = manager.revert_to(str(project), "turn-2")
+    print(f"  [harness] reverted turns {reverted['turns']}: restored "
+          f"{reverted['restored_files']}, deleted {reverted['deleted_files']}")
+    run("ls", "-R", "src", cwd=project)
+    redone = manager.unrevert(str(project))
+    print(f"  [harness] redid turns {redone['turns']}")
+    run("ls", cwd=project)
+
+    say("restore the whole project to the labelled checkpoint (the PR is still open!)")
+    run("rewind", "restore", "greet-v2", "--dry-run", cwd=project)
+    run("rewind", "restore", "greet-v2", "--yes", cwd=project)
     run("find", ".", "-type", "f", "-not", "-path", "./node_modules/*", cwd=project)
     run("cat", "src/myapp/config.py", cwd=project)
 

@@ -11,6 +11,7 @@ import click
 
 from rewindfs import restore as rs
 from rewindfs.agent.manager import names, restore_dict
+from rewindfs.agent.state import restore_report
 from rewindfs.cli.app import App
 from rewindfs.errors import Refused
 
@@ -56,7 +57,7 @@ def restore(app: App, reference: str, paths: tuple[str, ...], directory: str | N
     options.confirmed_deletes = set(deletes)
     result = rs.restore(app.store, workdir, reference, options)
     _report(result, paths, as_json, f"restored {workdir} to {result.target.short} "
-            f"({result.target.reason})")
+            f"({result.target.reason})", restore_report(app.store, result))
 
 
 @click.command()
@@ -70,7 +71,7 @@ def undo(app: App, directory: str | None, as_json: bool) -> None:
     result = rs.undo(app.store, workdir, rs.Options(limits=app.manager.limits,
                                                     extra_excludes=app.manager.extra_excludes))
     _report(result, None, as_json, f"undid the last restore of {workdir}: back to "
-            f"{result.target.short}")
+            f"{result.target.short}", restore_report(app.store, result))
 
 
 def _path_base(workdir: Path) -> Path:
@@ -96,17 +97,27 @@ def _confirm_deletes(deletes: list[bytes]) -> None:
         raise Refused("restore cancelled; nothing changed")
 
 
-def _report(result: rs.RestoreResult, paths, as_json: bool, headline: str) -> None:
+def _report(result: rs.RestoreResult, paths, as_json: bool, headline: str,
+            extras: dict | None = None) -> None:
+    """`extras`: the target's agent state and the external actions after it (agent.state)."""
+    extras = extras or {}
     if as_json:
         data = restore_dict(result, None)
         data["plan"] = result.plan.counts()
         if paths:
             data["paths"] = list(paths)
+        data.update(extras)
         click.echo(json.dumps(data, indent=2))
     else:
         click.echo(headline)
         for line in describe(result):
             click.echo(line)
+        if extras.get("state"):
+            docs = ", ".join(sorted(extras["state"]))
+            click.echo(f"  agent state at {result.target.short}: {docs} "
+                       f"(`rewind show {result.target.short}` prints it)")
+        for warning in extras.get("warnings", []):
+            click.echo(f"rewind: warning: {warning}", err=True)
     if result.outcome is not None and not result.success:
         sys.exit(1)
 

@@ -1,15 +1,25 @@
-"""A checkpoint's directory: its stored tree, its time as mtime, its metadata as xattrs."""
+"""A checkpoint's directory: its stored tree, its time as mtime, its metadata as xattrs.
+
+Agent state documents and external actions (store.meta) are xattrs too
+(`user.rewind.state.<name>`, `user.rewind.actions`, JSON), so they sit beside the
+tree without being files in it: `diff -r` of two checkpoints never sees them.
+"""
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta, timezone
+from typing import Any
 
 from rewindfs.fs.context import Context
 from rewindfs.fs.inodes import inode_for
 from rewindfs.fs.tree import TreeDir
 from rewindfs.store.history import Checkpoint
+from rewindfs.store.meta import CheckpointMeta
 
 XATTR_PREFIX = b"user.rewind."
+XATTR_VALUE_MAX = 65536  # Linux refuses larger xattr values; bigger documents are left out
+TRAILER_XATTRS = {b"turn": "Rewind-Turn", b"step": "Rewind-Step", b"phase": "Rewind-Phase"}
 
 
 def stable_name(checkpoint: Checkpoint) -> str:
@@ -30,10 +40,13 @@ class CheckpointDir(TreeDir):
                          inode=inode_for("checkpoint", h16, checkpoint.id))
         self.h16 = h16
         self.checkpoint = checkpoint
+        self._meta: CheckpointMeta | None = None
 
     def update(self, checkpoint: Checkpoint) -> None:
-        """Take newer metadata for the same commit (labels come and go)."""
+        """Take newer metadata for the same commit (labels come and go; a note may
+        land just after its checkpoint)."""
         self.checkpoint = checkpoint
+        self._meta = None
 
     def xattrs(self) -> dict[bytes, bytes]:
         cp = self.checkpoint
@@ -44,4 +57,21 @@ class CheckpointDir(TreeDir):
         }
         if cp.labels:
             values[b"label"] = ",".join(cp.labels)
-        return {XATTR_PREFIX + k: v.encode() for k, v in values.items()}
+        values.update({k: cp.trailers[t] for k, t in TRAILER_XATTRS.items() if t in cp.trailers})
+        meta = self.meta()
+        for name, doc in meta.state.items():
+            values[b"state." + name.encode()] = _json(doc)
+        if meta.actions:
+            values[b"actions"] = _json([a.to_json() for a in meta.actions])
+        encoded = {XATTR_PREFIX + k: v.encode() for k, v in values.items()}
+        return {k: v for k, v in encoded.items() if len(v) <= XATTR_VALUE_MAX}
+
+    def meta(self) -> CheckpointMeta:
+        if self._meta is None:
+            doc = self.context.browser.note(self.h16, self.checkpoint.id)
+            self._meta = CheckpointMeta.from_json(doc)
+        return self._meta
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True)

@@ -1,4 +1,5 @@
-"""A project's directory: its checkpoints by stable name, `1 2 3 ...` and `latest` pointing at them.
+"""A project's directory: its checkpoints by stable name; `1 2 3 ...`, `latest` and each
+label (`rewind checkpoint --label`) are links pointing at them.
 
 Numbers are symlinks rather than directories so that a shell that entered
 `3/` sits in the checkpoint itself: when a new checkpoint arrives `3` names
@@ -98,7 +99,11 @@ class ProjectDir(Directory):
             pointers = [(str(cp.number).encode(), target) for cp, target
                         in zip(history, names, strict=True)]
             pointers.append((LATEST, names[0]))
+            pointers += [(label.encode(), target) for cp, target
+                         in zip(history, names, strict=True) for label in cp.labels]
             for name, target in pointers:
+                if name in listing.by_name:  # a label spelled like a stable name: skip it
+                    continue
                 link = PointerLink(self.context, self.h16, name, target, listing.newest_ns)
                 listing.by_name[name] = link
                 listing.entries.append((name, link))

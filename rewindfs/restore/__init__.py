@@ -57,14 +57,18 @@ class Options:
     extra_excludes: tuple[str, ...] = ()
 
 
-def restore(store: st.Store, workdir, reference: str, options: Options | None = None,
-            *, _scope: list[bytes] | None = None, _kind: str = "restore",
-            _removable_dirs: set[bytes] | None = None) -> RestoreResult:
-    """Restore `workdir` (or the given paths) to checkpoint `reference`."""
+def restore(store: st.Store, workdir, reference: str | st.Checkpoint,
+            options: Options | None = None, *, _scope: list[bytes] | None = None,
+            _kind: str = "restore", _removable_dirs: set[bytes] | None = None) -> RestoreResult:
+    """Restore `workdir` (or the given paths) to checkpoint `reference`.
+
+    `reference` may be a Checkpoint already loaded (agent step reverts use ones
+    that are no longer listed, or composed ones; see store.compose).
+    """
     opts = options or Options()
     wd = _existing_workdir(workdir)
     repo, h16 = _history(store, wd)
-    target = st.resolve(repo, h16, reference)
+    target = reference if isinstance(reference, st.Checkpoint) else st.resolve(repo, h16, reference)
     scope = _scope if _scope is not None else _scope_of(opts, wd)
     safe = _safe(store, h16, target, opts, scope)
     with locked(store, wd) as project:
@@ -165,7 +169,7 @@ def _safe(store: st.Store, h16: str, target: st.Checkpoint, opts: Options,
           scope: list[bytes] | None) -> bool:
     if opts.safe is not None:
         return opts.safe
-    return scope is None and bool(ledger.writes_since(store.layout, h16, target.time))
+    return scope is None and bool(ledger.writes_since(store.layout, h16, target.precise_time))
 
 
 def _plan(store: st.Store, h16: str, wd: Path, current_tree: str | None, target: st.Checkpoint,
@@ -182,7 +186,7 @@ def _plan(store: st.Store, h16: str, wd: Path, current_tree: str | None, target:
         if not delete_missing:
             raise InvalidInput(f"{name!r} did not exist in checkpoint {target.short}; "
                                "restoring it would delete it (confirm to remove it)")
-    writes = ledger.writes_since(store.layout, h16, target.time) if safe else None
+    writes = ledger.writes_since(store.layout, h16, target.precise_time) if safe else None
     return build(trees.changes(repo, current, target.tree_id), os.fsencode(str(wd)), scope,
                  writes)
 

@@ -28,7 +28,7 @@ import pygit2
 from pygit2.enums import FileMode, RepositoryOpenFlag
 
 from rewindfs.errors import NotFound, StoreError
-from rewindfs.store import history, projects
+from rewindfs.store import history, notes, projects
 from rewindfs.store.history import Checkpoint
 from rewindfs.store.layout import REFS_PREFIX, Layout
 
@@ -163,6 +163,10 @@ class StoreBrowser:
         if not self.exists():
             return []
         return self._read(f"history of {h16}", lambda repo: history.checkpoints(repo, h16))
+
+    def note(self, h16: str, commit: str) -> dict | None:
+        """The checkpoint's note (agent state and external actions, see store.notes)."""
+        return self._read(f"metadata of {commit[:8]}", lambda repo: notes.read(repo, h16, commit))
 
     # -- trees and blobs ---------------------------------------------------------
 

@@ -40,6 +40,15 @@ class Checkpoint:
         return self.id[:8]
 
     @property
+    def precise_time(self) -> float:
+        """Sub-second time recorded by rewindfs (commit times are whole seconds, too coarse
+        to order a checkpoint against an agent write in the same second)."""
+        try:
+            return float(self.trailers[TIME_TRAILER])
+        except (KeyError, ValueError):
+            return float(self.time)
+
+    @property
     def timestamp(self) -> str:
         """ISO 8601 with offset, as `git log --format=%aI` prints it (Hermes's field)."""
         tz = timezone(timedelta(minutes=self.offset))
@@ -47,6 +56,7 @@ class Checkpoint:
 
 
 STATS_TRAILER = "Rewind-Stats"
+TIME_TRAILER = "Rewind-Time"
 
 
 @dataclass
@@ -118,6 +128,22 @@ def checkpoints(repo: pygit2.Repository, h16: str) -> list[Checkpoint]:
             )
         )
     return result
+
+
+def load(repo: pygit2.Repository, commit_id: str) -> Checkpoint:
+    """The checkpoint at `commit_id` whether or not it is still listed (number 0).
+
+    For ids rewindfs recorded itself (a step's tree, a pre-rollback snapshot): they
+    stay usable after pruning drops them from the list, until git gc removes them.
+    """
+    try:
+        commit = repo[commit_id].peel(pygit2.Commit)
+    except (KeyError, ValueError, pygit2.GitError) as exc:
+        raise NotFound(f"checkpoint {commit_id[:8]} is no longer in the store") from exc
+    reason, trailers = parse_message(commit.message)
+    return Checkpoint(0, str(commit.id), commit.author.time, commit.author.offset, reason,
+                      trailers, str(commit.tree_id),
+                      str(commit.parent_ids[0]) if commit.parent_ids else None)
 
 
 def _parent(commit: pygit2.Commit, stop: frozenset[str]) -> str | None:

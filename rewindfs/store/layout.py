@@ -4,11 +4,14 @@
       store/                             bare git repo shared by every project
         refs/hermes/<h16>                project branch tip (Hermes's name)
         refs/rewind/labels/<h16>/<name>  named checkpoints (rewindfs only)
+        refs/notes/rewind/<h16>          per-checkpoint agent state and actions (store.notes)
         projects/<h16>.json              project record
         indexes/<h16>                    Hermes's per-project index (we never touch it)
         worktrees/<h16>/                 rewindfs's per-project git worktree admin dir:
                                          its own index (stat cache) and workdir
         locks/<h16>.lock                 flock files (a lock dies with its process)
+        steps/<h16>.jsonl                agent step log (store.steplog)
+        actions/<h16>.jsonl              external actions not yet carried by a checkpoint
       .last_prune
       legacy-<YYYYmmdd-HHMMSS>/
 """
@@ -22,6 +25,7 @@ from pathlib import Path
 
 REFS_PREFIX = "refs/hermes/"
 LABELS_PREFIX = "refs/rewind/labels/"
+NOTES_PREFIX = "refs/notes/rewind/"
 
 
 def default_home() -> Path:
@@ -73,3 +77,13 @@ class Layout:
     @staticmethod
     def label_ref(h16: str, label: str) -> str:
         return f"{LABELS_PREFIX}{h16}/{label}"
+
+    @staticmethod
+    def notes_ref(h16: str) -> str:
+        return NOTES_PREFIX + h16
+
+    def step_log(self, h16: str) -> Path:
+        return self.store / "steps" / f"{h16}.jsonl"
+
+    def pending_actions(self, h16: str) -> Path:
+        return self.store / "actions" / f"{h16}.jsonl"

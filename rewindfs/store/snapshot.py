@@ -19,7 +19,7 @@ import pygit2
 from rewindfs.errors import StoreError
 from rewindfs.store import projects
 from rewindfs.store.capture import DEFAULT_LIMITS, Capture, Limits, capture
-from rewindfs.store.history import STATS_TRAILER, tree_stats
+from rewindfs.store.history import STATS_TRAILER, TIME_TRAILER, tree_stats
 from rewindfs.store.prune import enforce_max_snapshots
 from rewindfs.store.store import Project, Store, guard_workdir
 from rewindfs.store.trailers import compose_message
@@ -139,7 +139,8 @@ def _commit(
         # Recorded now, while the parent is at hand, so listing never has to diff.
         change = tree_stats(repo, str(parent.tree_id) if parent else None, str(cap.tree_id),
                             cap.file_count)
-        message = compose_message(reason, {**trailers, STATS_TRAILER: change.encode()})
+        message = compose_message(reason, {**trailers, STATS_TRAILER: change.encode(),
+                                           TIME_TRAILER: f"{time.time():.6f}"})
         sig = _signature()
         parents = [parent.id] if parent is not None else []
         try:

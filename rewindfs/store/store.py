@@ -27,6 +27,7 @@ from rewindfs.errors import NotFound, Refused, StoreError
 from rewindfs.store import ignore, readfilter
 from rewindfs.store.layout import Layout, normalize_workdir, project_hash
 from rewindfs.store.locks import file_lock
+from rewindfs.store.maintenance import firstuse
 
 # Settings that make stored bytes equal the files' bytes and keep a user's global
 # git config (signing, autocrlf, excludes, filters) out of the store.
@@ -104,7 +105,8 @@ class Store:
                 head_age = STALE_LOCK_SECONDS if self.exists() else 0.0
                 remove_stale_lock(path / "HEAD.lock", head_age)
                 remove_stale_lock(path / "config.lock")
-                if not self.exists():
+                created = not self.exists()
+                if created:
                     pygit2.init_repository(str(path), bare=True)
                 for sub in SUBDIRS:
                     (path / sub).mkdir(parents=True, exist_ok=True)
@@ -114,6 +116,7 @@ class Store:
                     # Missing, or only the comments git's init template writes.
                     ignore.write_if_changed(exclude, ignore.default_exclude_text())
                 ignore.write_if_changed(path / "info" / "attributes", ATTRIBUTES)
+                firstuse.on_store_ready(self.layout, created)  # v1 migration (maintenance)
         except OSError as exc:
             raise StoreError(f"cannot create checkpoint store at {path}: {exc.strerror}") from exc
         except pygit2.GitError as exc:
@@ -129,9 +132,13 @@ class Store:
         h16 = project_hash(wd)
         with self._guard:
             cached = self._projects.get(h16)
-            if cached is not None:
-                return cached
             admin = self.layout.worktree_admin(h16)
+            if cached is not None:
+                if (admin / "HEAD").exists():
+                    return cached
+                # Removed under us (retention, `rewind clear`): start the project afresh.
+                del self._projects[h16]
+                self._ensured = False
             exists = (admin / "HEAD").exists()
             if not exists and not create:
                 raise NotFound(f"no checkpoints for {wd}")

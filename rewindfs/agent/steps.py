@@ -1,0 +1,328 @@
+"""Agent steps and turns: record what each step changed, revert to before a step or turn, redo.
+
+A harness brackets each model step with `begin_step` / `end_step`. Both take a
+checkpoint of the project, which writes nothing when the files are as the newest
+checkpoint has them, so a step that changed nothing costs two captures and no
+commit. The step log (store.steplog) records the trees before and after, and the
+files the step changed.
+
+`revert_to(step or turn)` puts back, for every file changed by that step and the
+steps after it, the content the file had before the first of those steps that
+changed it; files those steps created are deleted, and every other file (one a
+person edited outside any step, say) is left alone. It is a scoped restore, so
+it takes a pre-rollback snapshot and is journalled like any other (`rewind undo`
+works on it). `unrevert` (redo) puts the reverted files back as they were just
+before the revert. Reverts stack; a new step after a revert discards the reverted
+steps, as chat agents discard the messages after the point they rewound to.
+
+Results name the turns involved, so the harness can rewind the conversation to match.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rewindfs import restore as restore_mod
+from rewindfs import store as st
+from rewindfs.errors import InvalidInput, NotFound
+from rewindfs.store import steplog, trees
+from rewindfs.store.compose import compose
+from rewindfs.store.history import load
+
+if TYPE_CHECKING:
+    from rewindfs.agent.manager import CheckpointManager
+
+OPEN, DONE, REVERTED, DISCARDED = "open", "done", "reverted", "discarded"
+STEP_TRAILER, TURN_TRAILER, PHASE_TRAILER = "Rewind-Step", "Rewind-Turn", "Rewind-Phase"
+MAX_ID = 200
+
+
+@dataclass
+class Step:
+    id: str
+    turn: str
+    before_tree: str
+    before_commit: str | None
+    began: float
+    after_tree: str | None = None
+    after_commit: str | None = None
+    ended: float | None = None
+    changed: list[str] = field(default_factory=list)  # surrogate-escaped project paths
+    created: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    status: str = OPEN
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"step_id": self.id, "turn_id": self.turn, "status": self.status,
+                "before": self.before_commit, "after": self.after_commit,
+                "changed_files": self.changed, "created_files": self.created,
+                "deleted_files": self.deleted, "began": self.began, "ended": self.ended}
+
+
+@dataclass
+class Revert:
+    steps: list[str]
+    turns: list[str]
+    pre_rollback: str | None
+    touched: list[str]
+    created_dirs: list[str]
+
+
+@dataclass
+class Timeline:
+    """The log replayed: every step in order, and the reverts that redo can still undo."""
+
+    steps: dict[str, Step] = field(default_factory=dict)
+    reverts: list[Revert] = field(default_factory=list)
+
+    def active(self) -> list[Step]:
+        return [s for s in self.steps.values() if s.status in (OPEN, DONE)]
+
+    def find(self, step_or_turn: str) -> int:
+        """Index in `active()` of the step, or of the first step of the turn."""
+        active = self.active()
+        for i, s in enumerate(active):
+            if s.id == step_or_turn:
+                return i
+        for i, s in enumerate(active):
+            if s.turn == step_or_turn:
+                return i
+        if step_or_turn in self.steps:
+            raise NotFound(f"step {step_or_turn!r} is already reverted")
+        raise NotFound(f"no step or turn {step_or_turn!r} to revert to")
+
+
+def replay(events: list[dict[str, Any]]) -> Timeline:
+    tl = Timeline()
+    for e in events:
+        kind = e.get("event")
+        try:
+            if kind == "begin":
+                if tl.reverts:  # new work after a revert: the reverted steps are gone for good
+                    for s in tl.steps.values():
+                        if s.status == REVERTED:
+                            s.status = DISCARDED
+                    tl.reverts.clear()
+                tl.steps.pop(e["step"], None)
+                tl.steps[e["step"]] = Step(e["step"], e["turn"], e["tree"], e.get("commit"),
+                                           e["time"])
+            elif kind == "end":
+                s = tl.steps.get(e["step"])
+                if s is not None and s.status == OPEN:
+                    s.after_tree, s.after_commit, s.ended = e["tree"], e.get("commit"), e["time"]
+                    s.changed, s.created, s.deleted = e["changed"], e["created"], e["deleted"]
+                    s.status = DONE
+            elif kind == "revert":
+                for sid in e["steps"]:
+                    if sid in tl.steps:
+                        tl.steps[sid].status = REVERTED
+                tl.reverts.append(Revert(e["steps"], e["turns"], e.get("pre_rollback"),
+                                         e.get("touched", []), e.get("created_dirs", [])))
+            elif kind == "unrevert" and tl.reverts:
+                for sid in tl.reverts.pop().steps:
+                    if sid in tl.steps and tl.steps[sid].status == REVERTED:
+                        tl.steps[sid].status = DONE
+        except (KeyError, TypeError):
+            continue  # an event from a damaged line: skip it
+    return tl
+
+
+class StepRecorder:
+    """The step API of CheckpointManager; raises RewindError (the manager turns it into dicts)."""
+
+    def __init__(self, manager: CheckpointManager):
+        self.manager = manager
+
+    @property
+    def store(self) -> st.Store:
+        return self.manager.store
+
+    def begin(self, working_dir: str, step_id: str, turn_id: str) -> dict[str, Any]:
+        wd, h16 = _project(working_dir)
+        step_id, turn_id = _valid_id(step_id, "step"), _valid_id(turn_id, "turn")
+        result = self.manager.take(str(wd), f"before step {step_id}",
+                                   trailers=_trailers(step_id, turn_id, "before"))
+        with steplog.session(self.store.layout, h16) as log:
+            discarded = [s.id for s in replay(log.events()).steps.values()
+                         if s.status == REVERTED]
+            log.append({"event": "begin", "step": step_id, "turn": turn_id, "time": time.time(),
+                        "tree": result.tree, "commit": result.commit})
+        return {"success": True, "step_id": step_id, "turn_id": turn_id, "taken": result.taken,
+                "hash": result.commit, "discarded_steps": discarded}
+
+    def end(self, working_dir: str, step_id: str) -> dict[str, Any]:
+        wd, h16 = _project(working_dir)
+        with steplog.session(self.store.layout, h16) as log:
+            step = replay(log.events()).steps.get(step_id)
+            if step is None:
+                raise NotFound(f"step {step_id!r} was never begun")
+            taken = False
+            if step.status == OPEN:
+                taken = self._end(log, wd, step)
+        return {"success": True, "taken": taken, "hash": step.after_commit,
+                **_public(step, "step_id", "turn_id", "changed_files", "created_files",
+                          "deleted_files")}
+
+    def revert_to(self, working_dir: str, step_or_turn: str) -> dict[str, Any]:
+        wd, h16 = _project(working_dir)
+        with steplog.session(self.store.layout, h16) as log:
+            timeline = replay(log.events())
+            timeline.find(step_or_turn)  # an unknown name changes nothing
+            for step in timeline.active():
+                if step.status == OPEN:  # a step still running: settle what it changed so far
+                    self._end(log, wd, step)
+            timeline = replay(log.events())
+            active = timeline.active()
+            chosen = active[timeline.find(step_or_turn):]
+            first_change: dict[bytes, Step] = {}
+            for step in chosen:
+                for path in step.changed:
+                    first_change.setdefault(os.fsencode(path), step)
+            result = None
+            if first_change:
+                target = self._target(chosen[0], first_change)
+                result = self._restore(wd, target, list(first_change), "revert")
+            turns = _unique(s.turn for s in chosen)
+            chosen_ids = {s.id for s in chosen}
+            kept_before = [s for s in active if s.id not in chosen_ids
+                           and s.turn == chosen[0].turn]
+            touched, created_dirs = _touched(result)
+            log.append({"event": "revert", "time": time.time(), "target": chosen[0].id,
+                        "steps": [s.id for s in chosen], "turns": turns,
+                        "pre_rollback": result.pre_rollback if result else None,
+                        "touched": touched, "created_dirs": created_dirs})
+        return {**_outcome(result), "target_step": chosen[0].id, "target_turn": chosen[0].turn,
+                "reverted_steps": [s.id for s in chosen], "turns": turns,
+                "partial_turn": chosen[0].turn if kept_before else None}
+
+    def unrevert(self, working_dir: str) -> dict[str, Any]:
+        wd, h16 = _project(working_dir)
+        with steplog.session(self.store.layout, h16) as log:
+            timeline = replay(log.events())
+            if not timeline.reverts:
+                raise NotFound("nothing to redo: no revert since the last step began")
+            last = timeline.reverts[-1]
+            result = None
+            if last.pre_rollback and last.touched:
+                before = load(self.store.repo, last.pre_rollback)
+                result = self._restore(wd, before, [os.fsencode(p) for p in last.touched],
+                                       "unrevert", {os.fsencode(d) for d in last.created_dirs})
+            log.append({"event": "unrevert", "time": time.time(), "steps": last.steps,
+                        "turns": last.turns})
+        return {**_outcome(result), "restored_steps": last.steps, "turns": last.turns}
+
+    def steps(self, working_dir: str) -> list[dict[str, Any]]:
+        _, h16 = _project(working_dir)
+        return [s.to_dict() for s in timeline_of(self.store.layout, h16).steps.values()]
+
+    # -- helpers --------------------------------------------------------------------
+
+    def _end(self, log: steplog.StepLog, wd: Path, step: Step) -> bool:
+        result = self.manager.take(str(wd), f"after step {step.id}",
+                                   trailers=_trailers(step.id, step.turn, "after"))
+        changes = trees.changes(self.store.repo, step.before_tree, result.tree)
+        step.changed = [os.fsdecode(c.path) for c in changes]
+        step.created = [os.fsdecode(c.path) for c in changes if c.old is None]
+        step.deleted = [os.fsdecode(c.path) for c in changes if c.new is None]
+        step.after_tree, step.after_commit = result.tree, result.commit
+        log.append({"event": "end", "step": step.id, "time": time.time(), "tree": result.tree,
+                    "commit": result.commit, "changed": step.changed, "created": step.created,
+                    "deleted": step.deleted})
+        return result.taken
+
+    def _target(self, first: Step, first_change: dict[bytes, Step]) -> st.Checkpoint:
+        """Each path as before the first chosen step that changed it (see module doc)."""
+        repo = self.store.repo
+        needed = {s.id: s for s in first_change.values()}
+        needed[first.id] = first
+        for step in needed.values():
+            at = [step.before_tree, *([step.before_commit] if step.before_commit else [])]
+            if any(oid not in repo for oid in at):
+                raise NotFound(f"step {step.id} is too old to revert: git gc has removed "
+                               "its checkpoint")
+        overrides = {}
+        for path, step in first_change.items():
+            if step is first:
+                continue
+            wanted = trees.lookup(repo, step.before_tree, path)
+            if wanted != trees.lookup(repo, first.before_tree, path):
+                overrides[path] = wanted
+        if not overrides and first.before_commit:
+            return load(repo, first.before_commit)
+        return compose(repo, first.before_tree, overrides, f"before step {first.id}",
+                       parent=first.before_commit)
+
+    def _restore(self, wd: Path, target: st.Checkpoint, paths: list[bytes], kind: str,
+                 removable_dirs: set[bytes] | None = None) -> restore_mod.RestoreResult | None:
+        repo, base = self.store.repo, os.fsencode(str(wd))
+        # A path in neither the target nor the working tree has nothing to restore.
+        scope = [p for p in paths if trees.lookup(repo, target.tree_id, p) is not None
+                 or trees.is_dir(repo, target.tree_id, p) or os.path.lexists(base + b"/" + p)]
+        if not scope:
+            return None
+        options = restore_mod.Options(safe=False, limits=self.manager.limits,
+                                      extra_excludes=self.manager.extra_excludes)
+        return restore_mod.restore(self.store, wd, target, options, _scope=scope, _kind=kind,
+                                   _removable_dirs=removable_dirs)
+
+
+def timeline_of(layout: st.Layout, h16: str) -> Timeline:
+    return replay(steplog.read(layout, h16))
+
+
+def _project(working_dir: str) -> tuple[Path, str]:
+    wd = st.normalize_workdir(working_dir)
+    if not wd.is_dir():
+        raise NotFound(f"working directory not found: {wd}")
+    return wd, st.project_hash(wd)
+
+
+def _valid_id(value: Any, what: str) -> str:
+    text = str(value) if isinstance(value, str | int) else ""
+    if not text.strip() or len(text) > MAX_ID or any(ord(ch) < 32 for ch in text):
+        raise InvalidInput(f"invalid {what} id {value!r}: 1-{MAX_ID} printable characters")
+    return text
+
+
+def _trailers(step_id: str, turn_id: str, phase: str) -> dict[str, str]:
+    return {STEP_TRAILER: step_id, TURN_TRAILER: turn_id, PHASE_TRAILER: phase}
+
+
+def _unique(items) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+def _public(step: Step, *keys: str) -> dict[str, Any]:
+    data = step.to_dict()
+    return {k: data[k] for k in keys}
+
+
+def _touched(result: restore_mod.RestoreResult | None) -> tuple[list[str], list[str]]:
+    if result is None or result.outcome is None:
+        return [], []
+    out = result.outcome
+    return ([os.fsdecode(p) for p in (*out.written, *out.deleted)],
+            [os.fsdecode(d) for d in out.created_dirs])
+
+
+def _outcome(result: restore_mod.RestoreResult | None) -> dict[str, Any]:
+    """The restore part of a revert or redo result (Hermes-style keys)."""
+    if result is None or result.outcome is None:
+        return {"success": True, "restored_files": [], "deleted_files": [], "failed": [],
+                "pre_rollback": None}
+    out = result.outcome
+    data: dict[str, Any] = {
+        "success": result.success,
+        "restored_files": [os.fsdecode(p) for p in out.written],
+        "deleted_files": [os.fsdecode(p) for p in out.deleted],
+        "failed": [{"path": os.fsdecode(p), "error": e} for p, e in out.failed],
+        "pre_rollback": result.pre_rollback,
+    }
+    if not result.success:
+        data["error"] = (f"{len(out.failed) + len(out.not_attempted)} file(s) not restored; "
+                         "`rewind undo` puts back the state before")
+    return data

@@ -1,0 +1,362 @@
+"""`rewind config`, `rewind status`, `rewind prune`, `rewind clear`, `rewind clear-legacy`.
+
+Anything that deletes history asks first on a terminal, deletes only what it
+showed, and refuses (one line, exit 1) without a terminal unless given -f.
+Progress bars appear only when stderr is a terminal.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any, TypeVar
+
+import click
+
+from rewindfs import config
+from rewindfs.cli.app import App
+from rewindfs.errors import Refused
+from rewindfs.store.layout import Layout
+from rewindfs.store.maintenance import legacy, sizecap, sweep, wipe
+from rewindfs.store.maintenance.gc import GRACE_MINUTES
+from rewindfs.store.maintenance.progress import quiet
+from rewindfs.store.maintenance.status import StoreStatus, store_status
+from rewindfs.store.store import Store
+
+T = TypeVar("T")
+SHOW = 20  # projects or archives listed before "... and N more"
+
+
+# -- formatting -------------------------------------------------------------------------
+
+def human_bytes(n: int | float | None) -> str:
+    size = float(n or 0)
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024:
+            return f"{int(size)} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} TB"
+
+
+def human_span(seconds: float) -> str:
+    """3d, 5h, 12m, 40s."""
+    for size, unit in ((86400, "d"), (3600, "h"), (60, "m")):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit}"
+    return f"{int(seconds)}s"
+
+
+def human_age(epoch: float | None, now: float | None = None) -> str:
+    if not epoch:
+        return "-"
+    age = (time.time() if now is None else now) - epoch
+    return "now" if age < 1 else f"{human_span(age)} ago"
+
+
+def _table(header: Sequence[str], rows: list[Sequence[str]], right: set[int]) -> list[str]:
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    def line(row: Sequence[str]) -> str:
+        cells = [str(c).rjust(w) if i in right else str(c).ljust(w)
+                 for i, (c, w) in enumerate(zip(row, widths, strict=True))]
+        return "  " + "  ".join(cells).rstrip()
+    return [line(header), *(line(r) for r in rows)]
+
+
+def _bar(items: Sequence[T], label: str) -> Iterator[T]:
+    """A progress bar on stderr (only used when stderr is a terminal)."""
+    with click.progressbar(items, label=label, file=sys.stderr) as bar:
+        yield from bar
+
+
+def _on_terminal() -> bool:
+    return sys.stderr.isatty()
+
+
+def _confirm(question: str, what: str) -> None:
+    """Ask on a terminal; without one, refuse unless the caller had -f."""
+    if not sys.stdin.isatty():
+        raise Refused(f"{what}; rerun with -f to allow it (no terminal to ask)")
+    if not click.confirm(question, default=False):
+        raise Refused("cancelled; nothing changed")
+
+
+# -- config -----------------------------------------------------------------------------
+
+@click.command("config")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_obj
+def config_(app: App, as_json: bool) -> None:
+    """Show every setting, its effective value and where it came from."""
+    s = app.settings
+    values = dict(s.values)
+    values["mountpoint"] = str(s.mount_dir)  # the effective one, also when defaulted
+    if as_json:
+        click.echo(json.dumps({"home": str(s.home), "config_file": str(s.home / "config.yaml"),
+                               "settings": {k: {"value": _plain(values[k]), "source": s.sources[k]}
+                                            for k in config.KEYS}}, indent=2))
+        return
+    file = s.home / "config.yaml"
+    click.echo(f"config file: {file}{'' if file.exists() else ' (not found)'}")
+    click.echo("environment: REWIND_<KEY> (e.g. REWIND_MAX_SNAPSHOTS)")
+    rows = [(k, _show(values[k]), s.sources[k]) for k in config.KEYS]
+    for line in _table(("KEY", "VALUE", "SOURCE"), rows, set()):
+        click.echo(line)
+
+
+def _plain(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, tuple):
+        return ", ".join(value) if value else "[]"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+# -- status -----------------------------------------------------------------------------
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--limit", type=click.IntRange(min=0), default=50, show_default=True,
+              help="Projects listed (0 = all).")
+@click.pass_obj
+def status(app: App, as_json: bool, limit: int) -> None:
+    """Sizes of the checkpoint base, its projects and legacy archives, and the mount."""
+    s = app.settings
+    info = store_status(Layout(s.base), s.retention_days)
+    mount = _mount_state(s.mount_dir)
+    schedule = _auto_prune(s, info.last_prune)
+    if as_json:
+        click.echo(json.dumps({**info.to_dict(), "mount": mount, "auto_prune": schedule},
+                              indent=2))
+        return
+    for line in _status_lines(info, mount, schedule, limit):
+        click.echo(line)
+
+
+def _auto_prune(s: config.Settings, last: float | None) -> dict[str, Any]:
+    """When the agent API's automatic sweep runs next (a new store counts as swept)."""
+    if not s.auto_prune:
+        return {"enabled": False, "next": None}
+    due = (last or 0) + s.min_interval_hours * 3600
+    return {"enabled": True, "next": max(due, time.time()) if last else None}
+
+
+def _mount_state(path) -> dict[str, Any]:
+    from rewindfs.fs import lifecycle
+
+    state = lifecycle.mount_state(path)
+    return {"path": str(path), "state": state.value, "type": lifecycle.mounted_type(path)}
+
+
+def _status_lines(info: StoreStatus, mount: dict[str, Any], schedule: dict[str, Any],
+                  limit: int) -> list[str]:
+    lines = [
+        f"Checkpoint base: {info.base}",
+        f"Total size:      {human_bytes(info.total_size_bytes)}",
+        f"  store/         {human_bytes(info.store_size_bytes)}",
+        f"  legacy-*       {human_bytes(info.legacy_size_bytes)}",
+        f"Projects:        {info.project_count}",
+        f"Mount:           {mount['state']} ({mount['path']})",
+        f"Auto prune:      {_schedule_text(schedule)}",
+    ]
+    shown = info.projects if not limit else info.projects[:limit]
+    if shown:
+        rows = [(p.workdir or f"(no record: {p.hash})", str(p.checkpoints),
+                 human_age(p.last_touch),
+                 "?" if p.size_bytes is None else human_bytes(p.size_bytes), p.state)
+                for p in shown]
+        lines += ["", *_table(("WORKDIR", "CHECKPOINTS", "LAST TOUCH", "SIZE", "STATE"), rows,
+                              {1, 2, 3})]
+        if len(shown) < len(info.projects):
+            lines.append(f"  ... and {len(info.projects) - len(shown)} more (--limit 0)")
+        lines.append("  SIZE: bytes only that project holds (freed if it were removed)")
+    if info.legacy_archives:
+        lines += ["", f"Legacy archives ({len(info.legacy_archives)}):"]
+        lines += [f"  {a.name:<40}  {human_bytes(a.size_bytes):>10}"
+                  for a in info.legacy_archives]
+        lines.append("Clear with: rewind clear-legacy")
+    return lines
+
+
+def _schedule_text(schedule: dict[str, Any]) -> str:
+    if not schedule["enabled"]:
+        return "off (auto_prune: false)"
+    wait = (schedule["next"] or 0) - time.time()
+    return "due at the next agent checkpoint" if wait < 1 else f"next in {human_span(wait)}"
+
+
+# -- prune ------------------------------------------------------------------------------
+
+@click.command()
+@click.option("--retention-days", type=float,
+              help="Remove projects untouched for N days (default: config retention_days).")
+@click.option("--max-size-mb", type=int,
+              help="Drop oldest checkpoints until the store is under N MB "
+                   "(default: config max_total_size_mb; 0 = no cap).")
+@click.option("--keep-orphans", is_flag=True,
+              help="Keep projects whose directory was deleted.")
+@click.option("--grace-minutes", type=click.FloatRange(min=0), default=GRACE_MINUTES,
+              show_default=True,
+              help="gc keeps unreachable objects younger than this (0 reclaims everything now; "
+                   "unsafe while checkpoints are being taken).")
+@click.option("--dry-run", is_flag=True, help="Show what would go; change nothing.")
+@click.option("-f", "--force", is_flag=True, help="Do not ask before removing projects.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable report.")
+@click.pass_obj
+def prune(app: App, retention_days: float | None, max_size_mb: int | None, keep_orphans: bool,
+          grace_minutes: float, dry_run: bool, force: bool, as_json: bool) -> None:
+    """Remove orphan and stale projects and expired legacy archives, cap the size, gc."""
+    app.flags.update(retention_days=retention_days, max_total_size_mb=max_size_mb,
+                     delete_orphans=False if keep_orphans else None)
+    s = app.settings
+    layout = Layout(s.base)
+    policy = sweep.Policy(s.retention_days, s.delete_orphans, s.max_total_size_mb,
+                          grace_minutes)
+    todo = sweep.plan(layout, policy)
+    echo = (lambda *a, **k: None) if as_json else click.echo
+    echo(f"retention_days: {_show(policy.retention_days)}  delete_orphans: "
+         f"{_show(policy.delete_orphans)}  max_total_size_mb: {policy.max_total_size_mb}")
+    for line in _plan_lines(todo):
+        echo(line)
+    if dry_run:
+        preview = _cap_preview(layout, policy, todo)
+        if as_json:
+            click.echo(json.dumps(_plan_dict(todo, preview), indent=2))
+            return
+        if preview:
+            echo(preview)
+        echo("dry run: nothing changed")
+        return
+    if todo.projects and not force:
+        _confirm(f"remove these {len(todo.projects)} project(s) and their history?",
+                 f"prune would remove {len(todo.projects)} project(s)")
+    terminal = _on_terminal() and not as_json
+    report = sweep.run(layout, policy, todo, progress=_bar if terminal else quiet,
+                       show_git_progress=terminal)
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=2))
+    else:
+        for line in _report_lines(report):
+            click.echo(line)
+    if report.errors:
+        sys.exit(1)
+
+
+def _plan_lines(todo: sweep.Plan) -> list[str]:
+    lines = [f"scanned {todo.scanned} project(s)"]
+    if todo.projects:
+        lines.append(f"to remove ({len(todo.projects)}):")
+        for doomed in todo.projects[:SHOW]:
+            lines.append(f"  {doomed.reason.value:<7} {doomed.workdir}  "
+                         f"(last touch {human_age(doomed.last_touch)})")
+        if len(todo.projects) > SHOW:
+            lines.append(f"  ... and {len(todo.projects) - SHOW} more")
+    if todo.archives:
+        lines.append(f"expired legacy archives: {', '.join(a.name for a in todo.archives)}")
+    if todo.empty:
+        lines.append("no orphan or stale projects, no expired legacy archives")
+    return lines
+
+
+def _cap_preview(layout: Layout, policy: sweep.Policy, todo: sweep.Plan) -> str | None:
+    store = Store(layout)
+    if policy.max_total_size_mb <= 0 or not store.exists():
+        return None
+    cap_plan = sizecap.plan(layout, store.repo, policy.max_total_size_mb * sweep.MiB,
+                            exclude={d.h16 for d in todo.projects})
+    if not cap_plan.drops:
+        return (f"size cap {policy.max_total_size_mb} MB: the store is under it "
+                f"({human_bytes(cap_plan.live if cap_plan.live is not None else cap_plan.physical)}"
+                " in use)")
+    projects = len({d.h16 for d in cap_plan.drops})
+    return (f"size cap {policy.max_total_size_mb} MB: {human_bytes(cap_plan.live)} in use; "
+            f"would drop the {len(cap_plan.drops)} oldest checkpoint(s) of {projects} "
+            f"project(s), leaving about {human_bytes(cap_plan.expected_live)}")
+
+
+def _plan_dict(todo: sweep.Plan, preview: str | None) -> dict[str, Any]:
+    return {"scanned": todo.scanned,
+            "remove": [{"hash": d.h16, "workdir": d.workdir, "reason": d.reason.value,
+                        "last_touch": d.last_touch} for d in todo.projects],
+            "legacy_archives": [a.name for a in todo.archives], "size_cap": preview}
+
+
+def _report_lines(report: sweep.Report) -> list[str]:
+    lines = [
+        f"Scanned:              {report.scanned}",
+        f"Deleted orphan:       {report.deleted_orphan}",
+        f"Deleted stale:        {report.deleted_stale}",
+        f"Legacy archives:      {report.deleted_legacy} deleted",
+        f"Checkpoints dropped:  {report.dropped_checkpoints} (size cap)",
+    ]
+    if report.kept_busy:
+        lines.append(f"Kept (in use now):    {report.kept_busy}")
+    lines += [f"Errors:               {report.errors}",
+              f"Bytes reclaimed:      {human_bytes(report.bytes_freed)}"
+              + ("" if report.gc_ran else " (gc did not run)")]
+    return lines
+
+
+# -- clear ------------------------------------------------------------------------------
+
+@click.command()
+@click.option("-f", "--force", is_flag=True, help="Do not ask.")
+@click.pass_obj
+def clear(app: App, force: bool) -> None:
+    """Delete the whole checkpoint base: every project's history and the legacy archives."""
+    s = app.settings
+    layout = Layout(s.base)
+    if not layout.base.exists():
+        click.echo(f"nothing to clear: {layout.base} does not exist")
+        return
+    info = store_status(layout, s.retention_days, sizes=False)
+    click.echo(f"this deletes the whole checkpoint base {info.base}: "
+               f"{human_bytes(info.total_size_bytes)}, {info.project_count} project(s), "
+               f"{len(info.legacy_archives)} legacy archive(s)")
+    if not force:
+        _confirm("delete all checkpoint history?",
+                 f"clear would delete {info.project_count} project(s)' history")
+    _unmount_if_mounted(s.mount_dir)
+    freed = wipe.clear_base(layout)
+    click.echo(f"cleared {layout.base}; reclaimed {human_bytes(freed)}")
+
+
+def _unmount_if_mounted(path) -> None:
+    """A mount would keep serving deleted history (and the store's files open): detach it."""
+    from rewindfs.fs import lifecycle
+
+    state = lifecycle.mount_state(path)
+    kind = lifecycle.mounted_type(path) or ""
+    if state is lifecycle.MountState.STALE or (state is lifecycle.MountState.MOUNTED
+                                               and kind.startswith("fuse")):
+        lifecycle.unmount(path, lazy=True)
+        click.echo(f"unmounted {path}")
+
+
+@click.command("clear-legacy")
+@click.option("-f", "--force", is_flag=True, help="Do not ask.")
+@click.pass_obj
+def clear_legacy(app: App, force: bool) -> None:
+    """Delete the legacy-* archives of Hermes v1 checkpoint repositories."""
+    found = legacy.archives(Layout(app.settings.base))
+    if not found:
+        click.echo("no legacy archives to clear")
+        return
+    sizes = {a.name: a.size() for a in found}
+    click.echo(f"{len(found)} legacy archive(s), {human_bytes(sum(sizes.values()))}:")
+    for archive in found:
+        click.echo(f"  {archive.name:<40}  {human_bytes(sizes[archive.name]):>10}")
+    if not force:
+        _confirm("delete them?", f"clear-legacy would delete {len(found)} archive(s)")
+    freed = sum(legacy.delete(a) for a in found)
+    click.echo(f"deleted {len(found)} archive(s); reclaimed {human_bytes(freed)}")
+
+
+COMMANDS = [config_, status, prune, clear, clear_legacy]

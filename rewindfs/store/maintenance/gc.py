@@ -1,0 +1,120 @@
+"""Reclaiming space: pack what is reachable, delete what is not (git's repack and prune).
+
+libgit2 has no gc, so this runs the git command line (see gitcli). It never runs
+on the checkpoint path and takes no project lock; what keeps it safe next to
+checkpoints being written at the same moment:
+
+* A grace period. `repack -A --unpack-unreachable=<grace>` keeps unreachable
+  objects from recently written packs (as loose objects), and `prune
+  --expire=<grace>` deletes only unreachable loose objects older than that. A
+  checkpoint writes its blobs, trees and commit as fresh loose objects before its
+  ref moves, so none of them is old enough to go; libgit2 refreshes the mtime of
+  an existing object it would have written again, which covers reuse.
+* Reachability roots beyond refs. Each project's worktree admin dir has an index,
+  and git counts every worktree's index as reachable, so files a capture has
+  staged but not committed yet are safe even without the grace period. Hermes's
+  own indexes (`indexes/<h16>`) are not roots: its in-flight objects rely on the
+  grace period alone.
+* The prune boundary. `shallow` tells git where each history stops. As their
+  very last step, `repack -d` and `prune` rewrite it (dropping entries for
+  commits that are gone) under git's `shallow.lock`, and die rather than write
+  if the file changed since they read it or the lock is taken.
+  `prune.add_boundaries` takes that same lock file, so a boundary moved during a
+  gc is never lost; git dying at that point has already done its work, so it is
+  not an error here (the next gc tidies the entries). gc itself never holds the
+  store's `shallow` flock, nor any project lock.
+
+* Loose-object directories. `repack -d` and `prune` remove fan-out directories
+  (`objects/9d/`) they leave empty, while libgit2 writes a loose object by creating
+  that directory and then renaming its temporary file into it: a removal in
+  between fails the checkpoint. During a gc each fan-out directory holds a
+  placeholder file, which git leaves alone (it warns "bad sha1 file" and carries
+  on), so none is ever empty; the placeholders go when gc is done.
+
+The residual window is git's own: an unreachable object sitting in an old pack,
+reused by a checkpoint after repack has read that pack's mtime, can be dropped.
+
+Two gcs never run at once (a non-blocking flock); readers such as the mount keep
+their open packs (libgit2 finds the new pack on the next miss).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from rewindfs.errors import Busy
+from rewindfs.store.layout import Layout
+from rewindfs.store.locks import file_lock
+from rewindfs.store.maintenance import gitcli
+from rewindfs.store.maintenance.sizes import objects_bytes
+
+PLACEHOLDER = ".rewindfs-gc"  # not an object name: git walks past it (prune warns)
+GRACE_MINUTES = 15.0  # longer than any capture of a project within max_files takes
+# How git dies in its final `shallow` rewrite when a checkpoint moved a boundary meanwhile.
+SHALLOW_RACE = ("shallow file has changed since we read it", "shallow.lock': File exists")
+
+
+@dataclass
+class GcResult:
+    ran: bool
+    bytes_before: int = 0
+    bytes_after: int = 0
+    seconds: float = 0.0
+
+    @property
+    def reclaimed(self) -> int:
+        return max(0, self.bytes_before - self.bytes_after)
+
+
+def expiry(grace_minutes: float) -> str:
+    """git's approxidate for "older than the grace period"."""
+    seconds = int(grace_minutes * 60)
+    return f"{seconds}.seconds.ago" if seconds > 0 else "now"
+
+
+def gc(layout: Layout, grace_minutes: float = GRACE_MINUTES, *, show_progress: bool = False,
+       wait: bool = False) -> GcResult:
+    """Repack and prune the store. Raises Busy when another gc runs (unless `wait`)."""
+    if not (layout.store / "HEAD").exists():
+        return GcResult(ran=False)
+    start = time.monotonic()
+    before = objects_bytes(layout)
+    when = expiry(grace_minutes)
+    quiet = [] if show_progress else ["-q"]
+    try:
+        with file_lock(layout.lock_file("gc"), timeout=None if wait else 0.0):
+            with _fanout_pinned(layout):
+                # -n: no update-server-info (nobody fetches from the store over dumb http)
+                _run(layout, ["repack", "-A", "-d", "-l", "-n",
+                              f"--unpack-unreachable={when}", *quiet], show_progress)
+                # prune's output stays captured: it names every placeholder ("bad sha1 file")
+                _run(layout, ["prune", f"--expire={when}", "--no-progress"], False)
+    except Busy:
+        raise Busy("another gc of the checkpoint store is running") from None
+    return GcResult(True, before, objects_bytes(layout), time.monotonic() - start)
+
+
+@contextmanager
+def _fanout_pinned(layout: Layout) -> Iterator[None]:
+    """Keep every objects/xx/ directory non-empty (so git cannot remove it) for the block."""
+    objects = layout.store / "objects"
+    pins = [objects / f"{i:02x}" / PLACEHOLDER for i in range(256)]
+    try:
+        for pin in pins:
+            pin.parent.mkdir(exist_ok=True)
+            pin.touch()
+        yield
+    finally:
+        for pin in pins:
+            pin.unlink(missing_ok=True)
+
+
+def _run(layout: Layout, args: list[str], show_progress: bool) -> None:
+    try:
+        gitcli.run(layout, args, show_progress=show_progress)
+    except gitcli.GitFailed as exc:
+        if not any(sign in exc.stderr for sign in SHALLOW_RACE):
+            raise

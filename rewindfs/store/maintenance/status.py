@@ -1,0 +1,127 @@
+"""`rewind status`: what the checkpoint base holds, per project and in total.
+
+Hermes's `store_status` keys are kept (base, store_size_bytes, legacy_size_bytes,
+total_size_bytes, project_count, projects[hash, workdir, exists, created_at,
+last_touch, commits], legacy_archives) and extended (checkpoints, size_bytes,
+state, last_prune).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from rewindfs.errors import StoreError
+from rewindfs.store.layout import Layout
+from rewindfs.store.maintenance import legacy, marker
+from rewindfs.store.maintenance.inventory import History, histories
+from rewindfs.store.maintenance.ownership import exclusive_bytes
+from rewindfs.store.maintenance.sizes import tree_bytes
+from rewindfs.store.maintenance.verdict import State, classify
+from rewindfs.store.projects import ProjectRecord, list_records
+from rewindfs.store.store import Store
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ProjectStatus:
+    hash: str
+    workdir: str | None  # None: a ref without a record
+    checkpoints: int
+    created_at: float | None
+    last_touch: float | None
+    size_bytes: int | None  # bytes only this project holds (None: could not measure)
+    state: str
+    exists: bool  # the workdir is there now
+
+
+@dataclass
+class ArchiveStatus:
+    name: str
+    size_bytes: int
+    created: float
+
+
+@dataclass
+class StoreStatus:
+    base: str
+    store_size_bytes: int = 0
+    legacy_size_bytes: int = 0
+    total_size_bytes: int = 0
+    projects: list[ProjectStatus] = field(default_factory=list)
+    legacy_archives: list[ArchiveStatus] = field(default_factory=list)
+    last_prune: float | None = None
+
+    @property
+    def project_count(self) -> int:
+        return len(self.projects)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["project_count"] = self.project_count
+        for entry in data["projects"]:
+            entry["commits"] = entry["checkpoints"]  # Hermes's name
+        return data
+
+
+def store_status(layout: Layout, retention_days: float, *, sizes: bool = True,
+                 now: float | None = None) -> StoreStatus:
+    """The base's sizes, its projects (newest touch first) and legacy archives."""
+    now = time.time() if now is None else now
+    out = StoreStatus(str(layout.base), last_prune=marker.last_run(layout))
+    if not layout.base.exists():
+        return out
+    out.store_size_bytes = tree_bytes(layout.store)
+    out.legacy_archives = [ArchiveStatus(a.name, a.size(), a.created)
+                           for a in legacy.archives(layout)]
+    out.legacy_size_bytes = sum(a.size_bytes for a in out.legacy_archives)
+    out.total_size_bytes = out.store_size_bytes + out.legacy_size_bytes + _others(layout)
+    store = Store(layout)
+    if store.exists():
+        out.projects = _projects(layout, store, retention_days, sizes, now)
+    return out
+
+
+def _others(layout: Layout) -> int:
+    """Bytes under the base outside the store and the legacy archives (.last_prune, v1 repos)."""
+    total = 0
+    for child in layout.base.iterdir():
+        if child.name == "store" or child.name.startswith(legacy.PREFIX):
+            continue
+        total += tree_bytes(child) if child.is_dir() and not child.is_symlink() else \
+            child.lstat().st_size
+    return total
+
+
+def _projects(layout: Layout, store: Store, retention_days: float, sizes: bool,
+              now: float) -> list[ProjectStatus]:
+    repo = store.repo
+    records = {r.h16: r for r in list_records(layout)}
+    hists = histories(repo)
+    for h16 in records.keys() - hists.keys():
+        hists.update(histories(repo, [h16]))  # a record whose ref is gone: 0 checkpoints
+    owned = _sizes(layout, repo, hists) if sizes else {}
+    rows = [_row(h16, records.get(h16), hist.count, owned.get(h16), retention_days, now)
+            for h16, hist in hists.items()]
+    return sorted(rows, key=lambda p: (-(p.last_touch or 0), p.hash))
+
+
+def _sizes(layout: Layout, repo, hists: dict[str, History]) -> dict[str, int]:
+    """Per-project sizes; none when git cannot be run (status still shows the rest)."""
+    try:
+        return exclusive_bytes(layout, repo, hists)
+    except StoreError as exc:
+        log.warning("project sizes unavailable: %s", exc)
+        return {}
+
+
+def _row(h16: str, record: ProjectRecord | None, count: int, size: int | None,
+         retention_days: float, now: float) -> ProjectStatus:
+    if record is None:
+        return ProjectStatus(h16, None, count, None, None, size, State.MISSING.value, False)
+    return ProjectStatus(h16, str(record.workdir), count, record.created_at or None,
+                         record.last_touch or None, size,
+                         classify(record, retention_days, now).value, record.workdir.exists())
