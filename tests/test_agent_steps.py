@@ -246,3 +246,20 @@ def test_revert_past_gc_is_a_clear_error(home, project, store_git):
     assert out["success"] is False and "too old to revert" in out["error"]
     assert git_view(project) == before
     assert small.revert_to(str(project), "t4")["success"]  # recent steps still revert
+
+
+def test_cli_revert_and_redo(mgr, project, run_rewind):
+    """`rewind revert TURN` / `rewind redo` drive the same revert_to / unrevert."""
+    step(mgr, project, "s1", "t1", {"a.txt": "agent one\n"})
+    step(mgr, project, "s2", "t2", {"a.txt": "agent two\n", "new.txt": "created\n"})
+    proc = run_rewind("revert", "t2", "--json", cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["turns"] == ["t2"]
+    assert (project / "a.txt").read_text() == "agent one\n"
+    assert not (project / "new.txt").exists()
+    proc = run_rewind("redo", cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    assert (project / "a.txt").read_text() == "agent two\n"
+    assert (project / "new.txt").read_text() == "created\n"
+    proc = run_rewind("revert", "no-such-step", cwd=project)
+    assert proc.returncode == 1 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr

@@ -44,7 +44,7 @@ def main(ctx: click.Context, home: str | None) -> None:
 
 
 # Each module lists its click commands in COMMANDS.
-COMMAND_MODULES = ("checkpoints", "restore", "show", "mount", "maintenance")
+COMMAND_MODULES = ("checkpoints", "restore", "show", "mount", "maintenance", "steps")
 
 
 def _register() -> None:

@@ -1,0 +1,55 @@
+"""`rewind revert` and `rewind redo`: undo an agent's steps or turns, and take that back."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from rewindfs.cli.app import App
+from rewindfs.errors import RewindError
+
+dir_option = click.option("-C", "--dir", "directory", type=click.Path(),
+                          help="Project directory (default: the project around the cwd).")
+
+
+@click.command()
+@click.argument("step_or_turn")
+@dir_option
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_obj
+def revert(app: App, step_or_turn: str, directory: str | None, as_json: bool) -> None:
+    """Put back the files changed by STEP_OR_TURN and every later step (recorded with
+    begin_step/end_step); files those steps created are deleted, others untouched."""
+    _run(app.manager.revert_to(str(app.project_dir(directory)), step_or_turn), as_json,
+         "reverted")
+
+
+@click.command()
+@dir_option
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_obj
+def redo(app: App, directory: str | None, as_json: bool) -> None:
+    """Undo the last `rewind revert`: the files as they were just before it."""
+    _run(app.manager.unrevert(str(app.project_dir(directory))), as_json, "redid")
+
+
+def _run(result: dict, as_json: bool, verb: str) -> None:
+    if not result.get("success"):
+        raise RewindError(result.get("error") or f"could not {verb[:-2]}")
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+        return
+    turns = ", ".join(result.get("turns") or []) or "-"
+    click.echo(f"{verb} turn(s) {turns}")
+    for key, label in (("restored_files", "restored"), ("deleted_files", "deleted")):
+        if result.get(key):
+            click.echo(f"  {label}: {', '.join(result[key])}")
+    if result.get("pre_rollback"):
+        click.echo(f"  pre-rollback snapshot {result['pre_rollback'][:8]}: `rewind undo` "
+                   "puts everything back")
+    sys.stdout.flush()
+
+
+COMMANDS = [revert, redo]
