@@ -518,3 +518,19 @@ def test_max_files_counts_only_new_files_after_first(store, project):
     write(project, "README.md", "changed\n")
     third = take(store, project, "third", limits=Limits(max_files=50))
     assert third.taken
+
+
+def test_capture_reports_progress_while_staging(store, project):
+    """A first checkpoint of a big tree reports a running count (the CLI shows it on a
+    terminal); outside `reporting_progress` nothing is reported."""
+    from rewindfs.store.capture import PROGRESS_EVERY, reporting_progress
+
+    for i in range(2 * PROGRESS_EVERY + 10):
+        (project / f"f{i}.txt").write_text(f"{i}\n")
+    seen: list[int] = []
+    with reporting_progress(seen.append):
+        assert take(store, project, "big first").taken
+    assert seen[:2] == [PROGRESS_EVERY, 2 * PROGRESS_EVERY]
+    (project / "late.txt").write_text("x\n")
+    assert take(store, project, "outside the block").taken
+    assert len(seen) == 2

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import click
 
@@ -12,6 +15,7 @@ from rewindfs.agent.manager import checkpoint_dict
 from rewindfs.cli.app import App
 from rewindfs.errors import NotFound
 from rewindfs.fs.locate import mounted_checkpoints
+from rewindfs.store import capture
 
 PATCH_LINES = 80
 dir_option = click.option("-C", "--dir", "directory", type=click.Path(),
@@ -31,7 +35,8 @@ def checkpoint(app: App, directory: str | None, reason: str, label: str | None,
     workdir = app.project_dir(directory)
     if label:
         st.validate_label(label)
-    result = app.manager.take(str(workdir), reason)
+    with _progress_on_terminal():
+        result = app.manager.take(str(workdir), reason)
     if label and result.commit:
         st.set_label(app.store, result.project, label, result.commit)
     if as_json:
@@ -85,6 +90,25 @@ def list_(app: App, directory: str | None, all_projects: bool, as_json: bool) ->
         click.echo("no projects have checkpoints yet")
     for workdir, cps in report:
         click.echo(format_list(str(workdir), cps))
+
+
+@contextmanager
+def _progress_on_terminal() -> Iterator[None]:
+    """A running count of files captured, on a terminal only (scripts stay quiet)."""
+    if not sys.stderr.isatty():
+        yield
+        return
+    shown = False
+
+    def report(count: int) -> None:
+        nonlocal shown
+        shown = True
+        click.echo(f"\r  capturing: {count} files", nl=False, err=True)
+
+    with capture.reporting_progress(report):
+        yield
+    if shown:
+        click.echo("", err=True)
 
 
 def format_list(workdir: str, cps: list[dict]) -> str:

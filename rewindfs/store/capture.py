@@ -16,6 +16,9 @@ from __future__ import annotations
 import os
 import stat
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 import pygit2
@@ -25,6 +28,23 @@ from pygit2.utils import StrArray
 
 from rewindfs.errors import Refused, StoreError
 from rewindfs.store.store import Project
+
+# Long captures (a first checkpoint of a big tree) report progress here; the CLI sets it
+# on a terminal. A context variable, so concurrent captures in other threads stay quiet.
+_progress: ContextVar[Callable[[int], None] | None] = ContextVar("capture_progress",
+                                                                 default=None)
+PROGRESS_EVERY = 500  # files staged between two reports
+
+
+@contextmanager
+def reporting_progress(report: Callable[[int], None]) -> Iterator[None]:
+    """Within the block, captures call `report(files_staged_so_far)` now and then."""
+    token = _progress.set(report)
+    try:
+        yield
+    finally:
+        _progress.reset(token)
+
 
 ATTEMPTS = 5  # a file vanishing or changing mid-walk makes add_all fail; retry without it
 # libgit2's GIT_INDEX_ADD_DISABLE_PATHSPEC_MATCH: paths are literal (no globbing), and
@@ -72,6 +92,8 @@ class _Walk:
         self.nested: list[bytes] = []
         self.replaced_by_dir: list[bytes] = []  # tracked files that are directories now
         self.dirty = False  # whether the index changed (else it is not rewritten)
+        self.staged = 0
+        self.report = _progress.get()
         self.error: BaseException | None = None
 
     def tracked(self, rel: bytes) -> bool:
@@ -111,6 +133,9 @@ class _Walk:
         elif not stat.S_ISLNK(st.st_mode):
             return 1  # sockets, fifos, devices: not content
         self.dirty = True
+        self.staged += 1
+        if self.report is not None and self.staged % PROGRESS_EVERY == 0:
+            self.report(self.staged)
         if not self.tracked(rel):
             self.count += 1
             if self.count > self.limits.max_files:
