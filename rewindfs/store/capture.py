@@ -27,6 +27,7 @@ from pygit2.ffi import C, ffi
 from pygit2.utils import StrArray
 
 from rewindfs.errors import Refused, StoreError
+from rewindfs.store.locks import remove_stale_lock
 from rewindfs.store.store import Project
 
 # Long captures (a first checkpoint of a big tree) report progress here; the CLI sets it
@@ -218,7 +219,8 @@ def capture(project: Project, limits: Limits, paths: list[bytes] | None = None) 
     (nothing is written then).
     """
     index = project.repo.index
-    _clear_stale_lock(project)
+    # We hold the project lock, so an index.lock now is a killed process's.
+    remove_stale_lock(project.store.layout.worktree_admin(project.h16) / "index.lock", 0.0)
     index.read(False)
     files, dirs = _split_paths(project, paths)
     unstable: set[bytes] = set()
@@ -373,11 +375,3 @@ def _drop_now_ignored(walk: _Walk) -> None:
     gone = [entry.path for entry in walk.index if walk.ignored(os.fsencode(entry.path))]
     for path in gone:
         C.git_index_remove(walk.index._index, os.fsencode(path), 0)
-
-
-def _clear_stale_lock(project: Project) -> None:
-    """index.lock left by a killed process: we hold the project lock, so nobody else owns it."""
-    try:
-        (project.store.layout.worktree_admin(project.h16) / "index.lock").unlink()
-    except FileNotFoundError:
-        pass

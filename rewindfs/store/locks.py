@@ -18,6 +18,21 @@ from pathlib import Path
 from rewindfs.errors import Busy
 
 
+def remove_stale_lock(path: Path, max_age: float) -> bool:
+    """Delete a git-style lock file older than `max_age` seconds (left by a killed process).
+
+    Callers pass 0 when they hold the flock that every legitimate writer of that lock
+    file also holds, so whatever is there is a dead writer's.
+    """
+    try:
+        if max_age <= 0 or time.time() - path.stat().st_mtime > max_age:
+            path.unlink()
+            return True
+    except FileNotFoundError:
+        pass
+    return False
+
+
 @contextmanager
 def file_lock(path: Path, *, shared: bool = False, timeout: float | None = None) -> Iterator[None]:
     """Hold an flock on `path` (created if missing) for the duration of the block.

@@ -22,7 +22,7 @@ import pygit2
 
 from rewindfs.store.labels import labels_by_commit
 from rewindfs.store.layout import Layout
-from rewindfs.store.locks import file_lock
+from rewindfs.store.locks import file_lock, remove_stale_lock
 
 _cache: dict[str, tuple[tuple[int, int], frozenset[str]]] = {}
 STALE_GIT_LOCK = 2.0  # seconds; git holds shallow.lock for milliseconds
@@ -98,7 +98,7 @@ class _GitLockfile:
                 return self
             except FileExistsError:
                 if time.monotonic() >= deadline:
-                    _remove_if_older(self.lock, STALE_GIT_LOCK)
+                    remove_stale_lock(self.lock, STALE_GIT_LOCK)
                     deadline = time.monotonic() + STALE_GIT_LOCK
                 time.sleep(0.002)
 
@@ -118,14 +118,6 @@ class _GitLockfile:
         if self.fd >= 0:  # not committed: give the lock back
             os.close(self.fd)
             self.lock.unlink(missing_ok=True)
-
-
-def _remove_if_older(path: Path, seconds: float) -> None:
-    try:
-        if time.time() - path.stat().st_mtime > seconds:
-            path.unlink()
-    except FileNotFoundError:
-        pass
 
 
 def enforce_max_snapshots(repo: pygit2.Repository, layout: Layout, h16: str, keep: int) -> int:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,7 +25,7 @@ from pygit2.ffi import C, ffi
 from rewindfs.errors import NotFound, Refused, StoreError
 from rewindfs.store import ignore, readfilter
 from rewindfs.store.layout import Layout, normalize_workdir, project_hash
-from rewindfs.store.locks import file_lock
+from rewindfs.store.locks import file_lock, remove_stale_lock
 from rewindfs.store.maintenance import firstuse
 
 # Settings that make stored bytes equal the files' bytes and keep a user's global
@@ -104,7 +103,7 @@ class Store:
                 # A HEAD.lock without HEAD is an init that died half way.
                 head_age = STALE_LOCK_SECONDS if self.exists() else 0.0
                 remove_stale_lock(path / "HEAD.lock", head_age)
-                remove_stale_lock(path / "config.lock")
+                remove_stale_lock(path / "config.lock", STALE_LOCK_SECONDS)
                 created = not self.exists()
                 if created:
                     pygit2.init_repository(str(path), bare=True)
@@ -168,17 +167,6 @@ def guard_workdir(workdir: str | os.PathLike[str]) -> Path:
     if wd == Path("/") or wd == home or wd in home.parents:
         raise Refused(f"refusing to checkpoint {wd}: directory too broad")
     return wd
-
-
-def remove_stale_lock(path: Path, max_age: float = STALE_LOCK_SECONDS) -> bool:
-    """Delete a git lock file older than `max_age` seconds (left by a killed process)."""
-    try:
-        if time.time() - path.stat().st_mtime > max_age:
-            path.unlink()
-            return True
-    except FileNotFoundError:
-        pass
-    return False
 
 
 def _open(path: Path) -> pygit2.Repository:
