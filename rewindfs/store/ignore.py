@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rewindfs.store.locks import write_atomic
+
 # Hermes Agent v2's defaults (pattern for pattern, so both tools agree on what a
 # checkpoint holds), grouped as Hermes documents them.
 DEFAULT_EXCLUDES: tuple[str, ...] = (
@@ -83,7 +85,5 @@ def write_if_changed(path: Path, text: str) -> bool:
             return False
     except OSError:
         pass
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8", errors="surrogateescape")
-    tmp.replace(path)
+    write_atomic(path, text, errors="surrogateescape")
     return True

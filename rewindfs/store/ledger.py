@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from rewindfs.store.layout import Layout
-from rewindfs.store.locks import file_lock
+from rewindfs.store.locks import file_lock, write_atomic
 from rewindfs.store.trees import file_oid
 
 MAX_LINES = 20_000  # compacted beyond this; only the newest entry per path matters
@@ -67,6 +67,4 @@ def _compact(path: Path) -> None:
             newest[json.loads(line)["path"]] = line
         except (ValueError, KeyError, TypeError):
             continue
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text("".join(v + "\n" for v in newest.values()), encoding="utf-8")
-    tmp.replace(path)
+    write_atomic(path, "".join(v + "\n" for v in newest.values()))

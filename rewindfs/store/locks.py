@@ -1,4 +1,4 @@
-"""Locks that die with their process.
+"""Locks that die with their process, and writes that other processes never see half done.
 
 `flock` locks belong to an open file description, so they are released by the
 kernel when the holder exits or crashes: a lock file left on disk is harmless
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -58,3 +59,18 @@ def file_lock(path: Path, *, shared: bool = False, timeout: float | None = None)
         yield
     finally:
         os.close(fd)
+
+
+def write_atomic(path: Path, text: str, *, errors: str = "strict") -> None:
+    """Replace `path` with `text` (UTF-8) so readers see the old or the new file, never half.
+
+    The temporary name is unique per process and thread, so concurrent writers of the
+    same file never write into each other's temporary file.
+    """
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8", errors=errors)
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

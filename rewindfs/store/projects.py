@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from rewindfs.store.layout import Layout
+from rewindfs.store.locks import write_atomic
 
 
 @dataclass
@@ -66,9 +67,7 @@ def touch(layout: Layout, h16: str, workdir: Path) -> None:
         pass
     path = layout.project_record(h16)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data), encoding="utf-8")
-    tmp.replace(path)
+    write_atomic(path, json.dumps(data))
 
 
 def list_records(layout: Layout) -> list[ProjectRecord]:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from rewindfs.store.layout import Layout
-from rewindfs.store.locks import file_lock
+from rewindfs.store.locks import file_lock, write_atomic
 
 MAX_BYTES = 8 * 1024 * 1024  # beyond this the oldest half of the events is dropped
 
@@ -51,10 +51,7 @@ class StepLog:
     def _compact(self) -> None:
         events = _read(self.path)
         keep = events[len(events) // 2:]
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        tmp.write_text("".join(json.dumps(e, sort_keys=True) + "\n"
-                               for e in keep), encoding="utf-8")
-        tmp.replace(self.path)
+        write_atomic(self.path, "".join(json.dumps(e, sort_keys=True) + "\n" for e in keep))
         self._events = keep
 
 

@@ -7,10 +7,10 @@ marker in the future (a clock that jumped back) counts as due.
 from __future__ import annotations
 
 import math
-import os
 import time
 
 from rewindfs.store.layout import Layout
+from rewindfs.store.locks import write_atomic
 
 
 def last_run(layout: Layout) -> float | None:
@@ -24,10 +24,7 @@ def last_run(layout: Layout) -> float | None:
 
 def mark(layout: Layout, when: float | None = None) -> None:
     """Record a sweep at `when` (atomically: a reader never sees a half-written marker)."""
-    marker = layout.prune_marker
-    tmp = marker.with_name(f"{marker.name}.{os.getpid()}.tmp")
-    tmp.write_text(str(time.time() if when is None else when), encoding="utf-8")
-    tmp.replace(marker)
+    write_atomic(layout.prune_marker, str(time.time() if when is None else when))
 
 
 def due(layout: Layout, min_interval_hours: float, now: float | None = None) -> bool:
