@@ -200,3 +200,19 @@ def test_working_dir_outside_home_without_markers(mgr, fake_home, tmp_path):
     elsewhere = tmp_path / "scratch" / "a" / "b"
     elsewhere.mkdir(parents=True)
     assert mgr.get_working_dir_for_path(str(elsewhere / "f.txt")) == str(elsewhere)
+
+
+def test_diff_honours_extra_excludes(home, project):
+    """diff captures the working tree with the same excludes as checkpoints: a file only
+    `extra_excludes` leaves out is no difference, and the next checkpoint still leaves it out."""
+    mgr = CheckpointManager(enabled=True, base=home / "checkpoints", extra_excludes=("*.tmp",))
+    (project / "scratch.tmp").write_text("scratch\n")
+    assert mgr.ensure_checkpoint(str(project), "first")
+    result = mgr.diff(str(project), "1")
+    assert result["success"], result
+    assert result["files"] == [] and result["diff"] == ""
+    (project / "README.md").write_text("changed\n")
+    mgr.new_turn()
+    assert mgr.ensure_checkpoint(str(project), "second")
+    assert mgr.diff(str(project), "1")["files"] == []
+    assert mgr.diff(str(project), "2")["files"] == ["README.md"]

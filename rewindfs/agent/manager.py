@@ -159,7 +159,8 @@ class CheckpointManager:
             if repo is None:
                 return {"success": False, "error": "No checkpoints exist for this directory"}
             target = st.resolve(repo, h16, commit_hash)
-            now = st.working_tree_tree(self.store, working_dir, self.limits)
+            now = st.working_tree_tree(self.store, working_dir, self.limits,
+                                       self.extra_excludes)
             result = st.diff_between(repo, target.tree_id, now)
         except RewindError as exc:
             return {"success": False, "error": str(exc)}

@@ -151,7 +151,8 @@ def diff(app: App, old: str, new: str | None, directory: str | None, mode: str |
     repo, h16 = app.store.repo, st.project_hash(workdir)
     base = st.resolve(repo, h16, old)
     if new is None:
-        target_tree = st.working_tree_tree(app.store, workdir, app.manager.limits)
+        target_tree = st.working_tree_tree(app.store, workdir, app.manager.limits,
+                                           app.manager.extra_excludes)
     else:
         target_tree = st.resolve(repo, h16, new).tree_id
     result = st.diff_between(repo, base.tree_id, target_tree)

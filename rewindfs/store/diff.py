@@ -30,10 +30,15 @@ def between(repo: pygit2.Repository, old_tree: str, new_tree: str) -> DiffResult
     return _render(diff)
 
 
-def working_tree_tree(store: Store, workdir, limits: Limits = DEFAULT_LIMITS) -> str:
-    """Capture the working tree as it is now (no checkpoint is recorded) and return its tree id."""
+def working_tree_tree(store: Store, workdir, limits: Limits = DEFAULT_LIMITS,
+                      extra_excludes: tuple[str, ...] = ()) -> str:
+    """Capture the working tree as it is now (no checkpoint is recorded) and return its tree id.
+
+    `extra_excludes` must be the ones checkpoints use: the exclude file is shared with
+    them, and files only they exclude would otherwise show up as differences.
+    """
     with locked(store, workdir) as project:
-        return capture_locked(project, limits)
+        return capture_locked(project, limits, extra_excludes)
 
 
 def capture_locked(project: Project, limits: Limits = DEFAULT_LIMITS,
