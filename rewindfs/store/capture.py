@@ -166,12 +166,12 @@ class _Walk:
             rel = blocking
         self.dirty = True
         full = self.root + b"/" + rel
-        if os.path.isdir(full) and not os.path.islink(full):
+        if _is_real_dir(full):
             # A directory where a file was tracked (directories with content go to add_all).
             if self.tracked(rel):
                 check_error(C.git_index_remove(self.index._index, rel, 0))
             return
-        if not os.path.lexists(self.root + b"/" + rel):
+        if not os.path.lexists(full):
             if self.tracked(rel):
                 check_error(C.git_index_remove(self.index._index, rel, 0))
             else:
@@ -264,7 +264,8 @@ def capture(project: Project, limits: Limits, paths: list[bytes] | None = None) 
         if walk.tracked(rel):
             C.git_index_remove(index._index, rel, 0)
             walk.dirty = True
-    if _ignore_rules_changed(project, walk.saw_gitignore):
+    stamp = _IgnoreStamp(project)
+    if walk.saw_gitignore or stamp.changed:
         _drop_now_ignored(walk)
         walk.dirty = True
     try:
@@ -274,6 +275,7 @@ def capture(project: Project, limits: Limits, paths: list[bytes] | None = None) 
     except (OSError, pygit2.GitError) as exc:
         index.read(True)
         raise StoreError(f"could not write to the checkpoint store: {exc}") from exc
+    stamp.save()  # only now: the drop it stands for is in the index on disk
     decode = os.fsdecode
     return Capture(
         tree_id=tree_id,
@@ -302,11 +304,17 @@ def _blocking_parent(root: bytes, rel: bytes) -> bytes | None:
         try:
             if not stat.S_ISDIR(os.lstat(root + b"/" + ancestor).st_mode):
                 return ancestor
-        except FileNotFoundError:
-            return None
         except OSError:
-            return None
+            return None  # missing: nothing below it exists either
     return None
+
+
+def _is_real_dir(path: bytes) -> bool:
+    """A directory itself, not a symlink to one."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _split_paths(project: Project, paths: list[bytes] | None) -> tuple[list[bytes], list[bytes]]:
@@ -315,15 +323,13 @@ def _split_paths(project: Project, paths: list[bytes] | None) -> tuple[list[byte
     files, dirs = [], []
     root = os.fsencode(str(project.workdir))
     for rel in paths or []:
-        full = root + b"/" + rel
-        real_dir = os.path.isdir(full) and not os.path.islink(full)
-        (dirs if real_dir and _blocking_parent(root, rel) is None else files).append(rel)
+        real_dir = _is_real_dir(root + b"/" + rel) and _blocking_parent(root, rel) is None
+        (dirs if real_dir else files).append(rel)
     return files, dirs
 
 
 _TRANSIENT = ("not found", "no such file", "changed before", "failed to read", "error reading",
-              "could not read",
-              "read error", "short read")
+              "could not read", "read error", "short read")
 
 
 def _looks_transient(exc: BaseException) -> bool:
@@ -346,29 +352,37 @@ def _recently_written(walk: _Walk, window: float = 2.0) -> set[bytes]:
     return recent
 
 
-def _ignore_rules_changed(project: Project, saw_gitignore: bool) -> bool:
-    """Whether exclude files or a .gitignore changed since the last capture.
+class _IgnoreStamp:
+    """Whether exclude files changed since the last capture (their mtime and size).
 
-    The index keeps every file it once captured, so when the rules change, files
-    they now ignore (a freshly excluded .env, say) must be dropped explicitly.
+    The index keeps every file it once captured, so when the rules change, files they
+    now ignore (a freshly excluded .env, say) must be dropped explicitly. A changed
+    .gitignore is seen by the walk itself (`saw_gitignore`).
     """
-    admin = project.store.layout.worktree_admin(project.h16)
-    stamp_file = admin / "ignore-stamp"
-    parts = []
-    for path in (admin / "exclude", project.store.layout.store / "info" / "exclude"):
+
+    def __init__(self, project: Project):
+        admin = project.store.layout.worktree_admin(project.h16)
+        self.file = admin / "ignore-stamp"
+        parts = []
+        for path in (admin / "exclude", project.store.layout.store / "info" / "exclude"):
+            try:
+                st = os.stat(path)
+                parts.append(f"{st.st_mtime_ns}:{st.st_size}")
+            except OSError:
+                parts.append("-")
+        self.current = " ".join(parts)
         try:
-            st = os.stat(path)
-            parts.append(f"{st.st_mtime_ns}:{st.st_size}")
+            self.saved = self.file.read_text()
         except OSError:
-            parts.append("-")
-    stamp = " ".join(parts)
-    try:
-        old = stamp_file.read_text()
-    except OSError:
-        old = ""
-    if old != stamp:
-        stamp_file.write_text(stamp)
-    return saw_gitignore or (old != stamp and old != "")
+            self.saved = ""
+
+    @property
+    def changed(self) -> bool:
+        return self.saved != "" and self.saved != self.current  # a first capture has no past
+
+    def save(self) -> None:
+        if self.saved != self.current:
+            self.file.write_text(self.current)
 
 
 def _drop_now_ignored(walk: _Walk) -> None:
