@@ -111,23 +111,8 @@ def checkpoints(repo: pygit2.Repository, h16: str) -> list[Checkpoint]:
     pinned = [repo.get(oid) for oid in labels if oid not in in_chain]
     pinned = sorted((c for c in pinned if c is not None), key=lambda c: -c.commit_time)
     stop = boundaries(repo)
-    result = []
-    for number, commit in enumerate([*chain, *pinned], start=1):
-        reason, trailers = parse_message(commit.message)
-        result.append(
-            Checkpoint(
-                number=number,
-                id=str(commit.id),
-                time=commit.author.time,
-                offset=commit.author.offset,
-                reason=reason,
-                trailers=trailers,
-                tree_id=str(commit.tree_id),
-                parent_id=_parent(commit, stop),
-                labels=sorted(labels.get(str(commit.id), [])),
-            )
-        )
-    return result
+    return [_checkpoint(commit, number, stop, labels.get(str(commit.id), []))
+            for number, commit in enumerate([*chain, *pinned], start=1)]
 
 
 def load(repo: pygit2.Repository, commit_id: str) -> Checkpoint:
@@ -140,16 +125,19 @@ def load(repo: pygit2.Repository, commit_id: str) -> Checkpoint:
         commit = repo[commit_id].peel(pygit2.Commit)
     except (KeyError, ValueError, pygit2.GitError) as exc:
         raise NotFound(f"checkpoint {commit_id[:8]} is no longer in the store") from exc
+    return _checkpoint(commit, 0, frozenset(), [])
+
+
+def _checkpoint(commit: pygit2.Commit, number: int, stop: frozenset[str],
+                labels: list[str]) -> Checkpoint:
+    """A commit as a checkpoint; a commit in `stop` (a prune boundary) has no parent."""
     reason, trailers = parse_message(commit.message)
-    return Checkpoint(0, str(commit.id), commit.author.time, commit.author.offset, reason,
-                      trailers, str(commit.tree_id),
-                      str(commit.parent_ids[0]) if commit.parent_ids else None)
-
-
-def _parent(commit: pygit2.Commit, stop: frozenset[str]) -> str | None:
-    if not commit.parent_ids or str(commit.id) in stop:
-        return None
-    return str(commit.parent_ids[0])
+    parent = None
+    if commit.parent_ids and str(commit.id) not in stop:
+        parent = str(commit.parent_ids[0])
+    return Checkpoint(number=number, id=str(commit.id), time=commit.author.time,
+                      offset=commit.author.offset, reason=reason, trailers=trailers,
+                      tree_id=str(commit.tree_id), parent_id=parent, labels=sorted(labels))
 
 
 def stats(repo: pygit2.Repository, checkpoint: Checkpoint) -> Stats:
