@@ -130,15 +130,14 @@ class Store:
         wd = normalize_workdir(workdir)
         h16 = project_hash(wd)
         with self._guard:
-            cached = self._projects.get(h16)
             admin = self.layout.worktree_admin(h16)
-            if cached is not None:
-                if (admin / "HEAD").exists():
-                    return cached
+            exists = (admin / "HEAD").exists()
+            if h16 in self._projects:
+                if exists:
+                    return self._projects[h16]
                 # Removed under us (retention, `rewind clear`): start the project afresh.
                 del self._projects[h16]
                 self._ensured = False
-            exists = (admin / "HEAD").exists()
             if not exists and not create:
                 raise NotFound(f"no checkpoints for {wd}")
             if not self._ensured:
