@@ -8,8 +8,7 @@ from pathlib import Path
 
 from rewindfs import config
 from rewindfs.agent.manager import CheckpointManager
-from rewindfs.agent.workdir import project_root
-from rewindfs.store import Store, normalize_workdir, projects
+from rewindfs.store import Store, normalize_workdir
 
 
 class App:
@@ -42,7 +41,4 @@ class App:
         """An explicit directory as given; otherwise the project around the current directory."""
         if given:
             return normalize_workdir(given)
-        registered = set()
-        if self.store.exists():
-            registered = {r.workdir for r in projects.list_records(self.store.layout)}
-        return project_root(os.getcwd(), registered)
+        return Path(self.manager.get_working_dir_for_path(os.getcwd()))
