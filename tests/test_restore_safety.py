@@ -310,3 +310,17 @@ def test_corrupt_store_refused_clearly(name, mgr, project, run_rewind, store_dir
     out = manager(store_dir.parent.parent).restore(str(project), first)
     assert out["success"] is False and out["error"]
     assert picture(project) == before
+
+
+def test_symlinked_dir_named_restore_through_the_api(mgr, project, outside, files_of):
+    """The API restores a named directory that became a symlink without a dry run first:
+    the scoped pre-rollback capture must drop what it had tracked below the link."""
+    cp = checkpoint(mgr, project, "src is a directory")
+    shutil.rmtree(project / "src")
+    (project / "src").symlink_to(outside)
+    outside_before = picture(outside)
+    out = mgr.restore(str(project), cp, "src")
+    assert out["success"], out
+    assert picture(outside) == outside_before
+    assert not os.path.islink(project / "src")
+    assert git_view(project) == files_of(cp)

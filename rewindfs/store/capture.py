@@ -177,6 +177,8 @@ class _Walk:
             else:
                 check_error(C.git_index_remove_directory(self.index._index, rel, 0))
             return
+        # A file or link where a directory was tracked: what was below it is gone.
+        check_error(C.git_index_remove_directory(self.index._index, rel, 0))
         if self.ignored(rel) or self.admit(rel) != 0:
             return
         err = C.git_index_add_bypath(self.index._index, rel)
