@@ -91,7 +91,11 @@ def restore(store: st.Store, workdir, reference: str | st.Checkpoint,
 
 def dry_run(store: st.Store, workdir, reference: str, options: Options | None = None
             ) -> RestoreResult:
-    """The plan a restore would carry out; nothing in the project changes."""
+    """The plan a restore would carry out; nothing in the project changes.
+
+    The working tree is captured exactly as `restore` captures it (only the named
+    paths, when there are some), so the plan is the one the restore will make.
+    """
     opts = options or Options()
     wd = _existing_workdir(workdir)
     repo, h16 = _history(store, wd)
@@ -99,7 +103,7 @@ def dry_run(store: st.Store, workdir, reference: str, options: Options | None = 
     scope = _scope_of(opts, wd)
     safe = _safe(store, h16, target, opts, scope)
     with locked(store, wd) as project:
-        current = capture_locked(project, opts.limits, opts.extra_excludes)
+        current = capture_locked(project, opts.limits, opts.extra_excludes, scope)
     plan = _plan(store, h16, wd, current, target, scope, safe, opts.delete_missing)
     return RestoreResult(wd, target, plan, safe=safe)
 

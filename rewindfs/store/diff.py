@@ -42,9 +42,11 @@ def working_tree_tree(store: Store, workdir, limits: Limits = DEFAULT_LIMITS,
 
 
 def capture_locked(project: Project, limits: Limits = DEFAULT_LIMITS,
-                   extra_excludes: tuple[str, ...] = ()) -> str:
+                   extra_excludes: tuple[str, ...] = (), paths: list[bytes] | None = None
+                   ) -> str:
+    """The working tree's tree id (with `paths`, only those captured afresh; see capture)."""
     project.store.refresh_excludes(project, extra_excludes)
-    return str(capture(project, limits).tree_id)
+    return str(capture(project, limits, paths).tree_id)
 
 
 def _render(diff: pygit2.Diff) -> DiffResult:
