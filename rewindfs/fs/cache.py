@@ -33,13 +33,20 @@ class LruCache(Generic[K, V]):
     def __len__(self) -> int:
         return len(self._items)
 
-    def get_or_load(self, key: K, load: Callable[[K], V]) -> V:
-        """The cached value, or load(key) (outside the lock, so loads run in parallel)."""
+    def get(self, key: K) -> V | None:
+        """The cached value (now the most recently used), or None."""
         with self._lock:
             hit = self._items.get(key)
-            if hit is not None:
-                self._items.move_to_end(key)
-                return hit[0]
+            if hit is None:
+                return None
+            self._items.move_to_end(key)
+            return hit[0]
+
+    def get_or_load(self, key: K, load: Callable[[K], V]) -> V:
+        """The cached value, or load(key) (outside the lock, so loads run in parallel)."""
+        hit = self.get(key)
+        if hit is not None:
+            return hit
         value = load(key)
         self.put(key, value)
         return value

@@ -1,10 +1,13 @@
 """The pyfuse3 adapter: translates kernel requests into calls on the model, and nothing more.
 
 Rules it keeps:
-* Work that may touch the store (reading blobs and trees, re-reading the
-  checkpoint lists) runs in a worker thread, so one big blob never stalls the
-  other requests; answers already in memory, and small blobs (cheaper to read
-  than a thread hop), are given on the trio thread.
+* Work that may touch the store (reading big blobs and trees, re-reading the
+  checkpoint lists) runs in a worker thread, so other requests are served
+  between its libgit2 calls; answers already in memory, small blobs and link
+  targets (cheaper to read than a thread hop) are given on the trio thread.
+  pygit2 keeps the GIL during one object read, so reading the biggest blob a
+  checkpoint may hold (10 MiB by default) still delays other requests by that
+  read (~75 ms here).
 * Each request costs a kernel round trip (tens of microseconds in pyfuse3), so
   none is asked for needlessly: `flush` is left unimplemented (the kernel then
   stops sending it), open files keep their page cache, and a small file's bytes
@@ -25,12 +28,15 @@ import os
 import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TypeVar
 
 import pyfuse3
 import trio
 
 from rewindfs.errors import NotFound
+from rewindfs.fs.cache import LruCache
+from rewindfs.fs.context import LISTING_CACHE_ENTRIES
 from rewindfs.fs.model import Model
 from rewindfs.fs.node import Attributes, Directory, File, Node, Symlink
 from rewindfs.fs.table import InodeTable
@@ -53,10 +59,14 @@ class _OpenFile:
     loading: trio.Lock = field(default_factory=trio.Lock)
 
 
+# One directory entry ready for readdirplus: name, node, the kernel's attributes.
+Listing = list[tuple[bytes, Node, pyfuse3.EntryAttributes]]
+
+
 @dataclass
 class _OpenDir:
     node: Directory
-    listing: list[tuple[bytes, Node, Attributes]]
+    listing: Listing
 
 
 class RewindOperations(pyfuse3.Operations):
@@ -70,6 +80,10 @@ class RewindOperations(pyfuse3.Operations):
         self._dirs: dict[int, _OpenDir] = {}
         self._next_handle = 1
         self._pushed: set[int] = set()
+        # Listings of directories inside checkpoints never change: prepared once, they
+        # make a warm opendir a dictionary lookup (bounded by entries, like the model's).
+        self._listings: LruCache[int, Listing] = LruCache(LISTING_CACHE_ENTRIES,
+                                                          lambda listing: max(1, len(listing)))
 
     # -- helpers -------------------------------------------------------------------
 
@@ -162,7 +176,10 @@ class RewindOperations(pyfuse3.Operations):
         node = self._node(inode)
         if not isinstance(node, Symlink):
             raise pyfuse3.FUSEError(errno.EINVAL)
-        return await self._call(node.target)
+        # Targets are in memory or tiny blobs: cheaper to read than a thread hop, and
+        # every path walked through `1` or `latest` asks for one (the kernel does not
+        # cache symlink targets unless the filesystem asks, which pyfuse3 cannot).
+        return await self._call(node.target, offload=False)
 
     # -- directories -------------------------------------------------------------------
 
@@ -171,12 +188,20 @@ class RewindOperations(pyfuse3.Operations):
         if not isinstance(node, Directory):
             raise pyfuse3.FUSEError(errno.ENOTDIR)
 
-        def snapshot() -> list[tuple[bytes, Node, Attributes]]:
-            return [(name, child, child.attributes()) for name, child in node.entries()]
+        timeout = self._entry_timeout(node)
+
+        def snapshot(_: object = None) -> Listing:
+            return [(name, child, self._entry(child, child.attributes(), timeout))
+                    for name, child in node.entries()]
 
         # A snapshot per open: entries added or removed later never shift offsets.
-        listing = await self._call(snapshot, offload=not (node.stable_entries
-                                                           and node.entries_ready()))
+        # Inside a checkpoint nothing changes, so that snapshot is made once.
+        keep = node.stable_entries and node.immutable
+        listing = self._listings.get(inode) if keep else None
+        if listing is None:
+            load = partial(self._listings.get_or_load, inode, snapshot) if keep else snapshot
+            listing = await self._call(load, offload=not (node.stable_entries
+                                                          and node.entries_ready()))
         handle = self._handle()
         self._dirs[handle] = _OpenDir(node, listing)
         return handle
@@ -185,11 +210,10 @@ class RewindOperations(pyfuse3.Operations):
         opened = self._dirs.get(fh)
         if opened is None:
             raise pyfuse3.FUSEError(errno.EBADF)
-        timeout = self._entry_timeout(opened.node)
-        for index in range(start_id, len(opened.listing)):
-            name, child, attrs = opened.listing[index]
-            if not pyfuse3.readdir_reply(token, name, self._entry(child, attrs, timeout),
-                                         index + 1):
+        listing = opened.listing
+        for index in range(start_id, len(listing)):
+            name, child, entry = listing[index]
+            if not pyfuse3.readdir_reply(token, name, entry, index + 1):
                 return
             self.table.remember(child)
 
