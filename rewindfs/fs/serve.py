@@ -32,14 +32,17 @@ def mount_options(allow_other: bool) -> set[str]:
 
 
 def serve(model: Model, mountpoint: Path, *, allow_other: bool = False,
-          on_ready: Callable[[], None] | None = None) -> None:
+          on_ready: Callable[[], None] | None = None,
+          operations: RewindOperations | None = None) -> None:
     """Mount `model` at `mountpoint` and serve it; returns once unmounted.
 
     Serves from `/`: the process then keeps no directory busy, and fusermount3 does
-    not take `fsname` for a path relative to where it was started.
+    not take `fsname` for a path relative to where it was started. `operations`
+    replaces the adapter (scripts/bench_mount_requests counts its requests).
     """
     os.chdir("/")
-    pyfuse3.init(RewindOperations(model), str(mountpoint), mount_options(allow_other))
+    pyfuse3.init(operations or RewindOperations(model), str(mountpoint),
+                 mount_options(allow_other))
     try:
         trio.run(_run, on_ready)
     finally:
