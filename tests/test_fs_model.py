@@ -312,3 +312,50 @@ def test_reads_survive_gc_and_repack(store, project, model, store_git, clock):
             if isinstance(node, File):
                 assert old.data() == node.data(), path
     assert model.resolve("proj/latest/new2.txt").data() == b"2\n" * 1000
+
+
+# -- big blobs through git cat-file ----------------------------------------------------------
+
+
+def big_blob_project(store, project) -> bytes:
+    content = os.urandom(64 * 1024) * 8  # 512 KiB: read through git cat-file
+    (project / "big.bin").write_bytes(content)
+    take(store, project, "big")
+    return content
+
+
+def test_big_blobs_are_read_by_git_in_its_own_process(store, project, model):
+    content = big_blob_project(store, project)
+    assert model.resolve("proj/1/big.bin").data() == content
+    pipe = model.context.browser._pipe
+    assert pipe._proc is not None and pipe._proc.poll() is None, "no git cat-file was used"
+    model.close()
+    assert pipe._proc is None
+
+
+def test_a_dead_git_reader_is_replaced(store, project, layout):
+    content = big_blob_project(store, project)
+    browser = Model(layout).context.browser
+    tip = pygit2.Repository(str(layout.store)).revparse_single(
+        "refs/hermes/" + project_hash(project))
+    oid = str(tip.peel(pygit2.Tree)["big.bin"].id)
+    assert browser.blob(oid, len(content)) == content
+    browser._pipe._proc.kill()
+    browser._pipe._proc.wait()
+    assert browser.blob(oid, len(content)) == content
+    with pytest.raises(NotFound):
+        browser.blob("0" * 40, len(content))
+    assert browser.blob(oid, len(content)) == content  # still in step after a miss
+    browser.close()
+
+
+def test_big_blobs_survive_gc_and_a_new_pack(store, project, layout, store_git):
+    content = big_blob_project(store, project)
+    uncached = Model(layout, blob_cache_bytes=1024)  # every read goes to the store
+    assert uncached.resolve("proj/1/big.bin").data() == content
+    reader = uncached.context.browser._pipe._proc
+    store_git("gc", "--prune=now", "--quiet")  # the loose object is now in a pack
+    store_git("repack", "-a", "-d", "-f", "--quiet")  # and that pack replaced by another
+    assert uncached.resolve("proj/1/big.bin").data() == content
+    assert uncached.context.browser._pipe._proc is reader, "the same git found it again"
+    uncached.close()

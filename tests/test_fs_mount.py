@@ -309,6 +309,7 @@ def test_reads_stay_correct_while_pruning_and_gc_run(store, project, mount, stor
     try:
         for round_ in range(6):
             (project / f"round{round_}.txt").write_bytes(os.urandom(50_000))
+            (project / f"big{round_}.bin").write_bytes(os.urandom(300_000))  # via git cat-file
             with writing:
                 commit = take(store, project, f"round {round_}").commit
                 enforce_max_snapshots(store.repo, store.layout, project_hash(project), 2)

@@ -38,8 +38,8 @@ class Context:
         self.file_mtime_ns = int(self.browser.created_time() * 1e9)
         self.started_ns = time.time_ns()
 
-    def blob(self, oid: str) -> bytes:
-        return self.blobs.get_or_load(oid, self.browser.blob)
+    def blob(self, oid: str, size: int = 0) -> bytes:
+        return self.blobs.get_or_load(oid, lambda key: self.browser.blob(key, size))
 
     def tree(self, tree_id: str) -> list[TreeEntry]:
         return self.listings.get_or_load(tree_id, self.browser.tree)

@@ -22,4 +22,4 @@ class BlobFile(File):
 
     def data(self) -> bytes:
         """The whole content (cached unless it is too big to keep)."""
-        return self.context.blob(self.oid)
+        return self.context.blob(self.oid, self.size)

@@ -18,7 +18,7 @@ class StoredSymlink(Symlink):
         return self._attrs(LINK_MODE, self.size, self.context.file_mtime_ns)
 
     def target(self) -> bytes:
-        return self.context.blob(self.oid)
+        return self.context.blob(self.oid, self.size)
 
 
 class PointerLink(Symlink):

@@ -33,6 +33,10 @@ class Model:
                                clock=clock)
         self.root = RootDir(self.context)
 
+    def close(self) -> None:
+        """Let go of what reading the store holds open (a git process for big blobs)."""
+        self.context.browser.close()
+
     def resolve(self, path: str | bytes) -> Node:
         """The node at `path` (relative to the mount). Links the mount made (`latest`,
         numbers) are followed where a directory is needed (as with a trailing `/`);

@@ -3,11 +3,10 @@
 Rules it keeps:
 * Work that may touch the store (reading big blobs and trees, re-reading the
   checkpoint lists) runs in a worker thread, so other requests are served
-  between its libgit2 calls; answers already in memory, small blobs and link
-  targets (cheaper to read than a thread hop) are given on the trio thread.
-  pygit2 keeps the GIL during one object read, so reading the biggest blob a
-  checkpoint may hold (10 MiB by default) still delays other requests by that
-  read (~75 ms here).
+  between its libgit2 calls, and while git reads a big blob for it (pygit2
+  would hold the GIL for a whole object read; see store.catfile); answers
+  already in memory, small blobs and link targets (cheaper to read than a
+  thread hop) are given on the trio thread.
 * Each request costs a kernel round trip (tens of microseconds in pyfuse3), so
   none is asked for needlessly: `flush` is left unimplemented (the kernel then
   stops sending it), open files keep their page cache, and a small file's bytes

@@ -47,6 +47,7 @@ def serve(model: Model, mountpoint: Path, *, allow_other: bool = False,
         trio.run(_run, on_ready)
     finally:
         pyfuse3.close(unmount=True)
+        model.close()
 
 
 async def _run(on_ready: Callable[[], None] | None) -> None:

@@ -29,10 +29,12 @@ from pygit2.enums import FileMode, RepositoryOpenFlag
 
 from rewindfs.errors import NotFound, StoreError
 from rewindfs.store import history, notes, projects
+from rewindfs.store.catfile import BlobPipe
 from rewindfs.store.history import Checkpoint
 from rewindfs.store.layout import REFS_PREFIX, Layout
 
 T = TypeVar("T")
+PIPE_SIZE = 256 * 1024  # holding the GIL for a read of this size costs ~2 ms
 _MISSING = (KeyError, pygit2.GitError, ValueError)
 
 
@@ -68,6 +70,7 @@ class StoreBrowser:
 
     def __init__(self, layout: Layout):
         self.layout = layout
+        self._pipe = BlobPipe(layout)
         self._local = threading.local()
         self._generation = 0
         self._packs_seen: float | None = None
@@ -82,6 +85,12 @@ class StoreBrowser:
         """Make every thread open a fresh handle on its next read."""
         with self._guard:
             self._generation += 1
+        self._pipe.close()
+
+    def close(self) -> None:
+        """Let go of the git process big blobs are read through (pygit2 handles go
+        with their threads)."""
+        self._pipe.close()
 
     def notice_repack(self) -> None:
         """Reopen when the pack directory changed since last asked (cheap: one stat)."""
@@ -181,12 +190,20 @@ class StoreBrowser:
 
         return self._read(f"directory {tree_id[:8]}", read)
 
-    def blob(self, oid: str) -> bytes:
-        """A blob's whole content (libgit2 has no partial read).
+    def blob(self, oid: str, size: int = 0) -> bytes:
+        """A blob's whole content (libgit2 has no partial read); `size` as listed.
 
         Read straight from the object database: looking the object up first would
-        inflate it twice.
+        inflate it twice. A blob of PIPE_SIZE or more is read by git in its own
+        process (see store.catfile), so this thread does not hold the GIL meanwhile.
         """
+        if size >= PIPE_SIZE:
+            try:
+                return self._pipe.read(oid)
+            except KeyError:
+                self._pipe.close()  # a repack may have moved it: a fresh git looks again
+            except (OSError, StoreError):
+                pass  # no usable git: libgit2 reads it
         return self._read(f"file {oid[:8]}", lambda repo: repo.odb.read(oid)[1])
 
     def created_time(self) -> float:
