@@ -8,7 +8,9 @@ the store, and it serves requests from several threads at once. So this module:
 * retries a read once on a fresh handle when an object or pack went missing
   (a repack moved it), and only then reports it gone;
 * drops every handle when the pack directory changes, so packs deleted by gc are
-  not held open (and their disk space kept) for the life of the mount.
+  not held open (and their disk space kept) for the life of the mount;
+* has git read big blobs in its own process (store.catfile), because pygit2
+  holds the GIL for the whole of one object read.
 
 Everything here returns plain Python values (hex ids, bytes, ints) so callers
 never see pygit2.
@@ -82,7 +84,8 @@ class StoreBrowser:
         return (self.layout.store / "HEAD").exists()
 
     def reopen(self) -> None:
-        """Make every thread open a fresh handle on its next read."""
+        """Make every thread open a fresh handle on its next read (and the big-blob
+        reader a fresh git process), so deleted packs are not held open."""
         with self._guard:
             self._generation += 1
         self._pipe.close()
@@ -201,7 +204,7 @@ class StoreBrowser:
             try:
                 return self._pipe.read(oid)
             except KeyError:
-                self._pipe.close()  # a repack may have moved it: a fresh git looks again
+                self._pipe.close()  # a repack may have moved it: libgit2 looks again below
             except (OSError, StoreError):
                 pass  # no usable git: libgit2 reads it
         return self._read(f"file {oid[:8]}", lambda repo: repo.odb.read(oid)[1])
