@@ -6,16 +6,19 @@ Everything works on real git stores in tmp dirs; nothing here mocks git.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 REWIND = shutil.which("rewind", path=os.path.dirname(sys.executable))
+DAY = 86400
 
 # git run against the store must not see the user's or the system's config.
 GIT_ISOLATION = {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1",
@@ -27,6 +30,16 @@ def isolated_git_env(**extra: str) -> dict[str, str]:
     env.update(GIT_ISOLATION)
     env.update(extra)
     return env
+
+
+def age(layout, workdir: Path, days: float) -> None:
+    """Pretend the project was last touched `days` ago (as Hermes would have written it)."""
+    from rewindfs.store import project_hash
+
+    path = layout.project_record(project_hash(workdir))
+    data = json.loads(path.read_text())
+    data["last_touch"] = time.time() - days * DAY
+    path.write_text(json.dumps(data))
 
 
 @pytest.fixture

@@ -14,12 +14,10 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import REWIND
+from conftest import REWIND, age
 
 from rewindfs.store import Layout, Store, project_hash, set_label, take
 from rewindfs.store.maintenance import legacy
-
-DAY = 86400
 
 
 @pytest.fixture
@@ -34,13 +32,6 @@ def checkpoint(store: Store, workdir: Path, count: int = 1) -> list[str]:
         (workdir / "f.txt").write_text(f"{workdir.name} {i} {time.time()}\n")
         made.append(take(store, workdir, f"step {i}").commit)
     return made
-
-
-def age(layout: Layout, workdir: Path, days: float) -> None:
-    path = layout.project_record(project_hash(workdir))
-    data = json.loads(path.read_text())
-    data["last_touch"] = time.time() - days * DAY
-    path.write_text(json.dumps(data))
 
 
 def exists(layout: Layout, workdir: Path) -> bool:

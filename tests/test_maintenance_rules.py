@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from conftest import isolated_git_env
+from conftest import DAY, age, isolated_git_env
 
 from rewindfs.agent.manager import CheckpointManager
 from rewindfs.store import Layout, Store, checkpoints, project_hash, set_label, take
@@ -23,7 +23,6 @@ from rewindfs.store.maintenance.inventory import histories
 from rewindfs.store.maintenance.verdict import State, classify
 from rewindfs.store.projects import read_record
 
-DAY = 86400
 KB = 1024
 
 
@@ -42,14 +41,6 @@ def fill(store: Store, workdir: Path, count: int, *, size: int = 30 * KB,
         (workdir / "note.txt").write_text(f"step {i}\n")
         made.append(take(store, workdir, f"{workdir.name} {i}", keep=keep).commit)
     return made
-
-
-def age(layout: Layout, workdir: Path, days: float) -> None:
-    """Pretend the project was last touched `days` ago (as Hermes would have written it)."""
-    path = layout.project_record(project_hash(workdir))
-    data = json.loads(path.read_text())
-    data["last_touch"] = time.time() - days * DAY
-    path.write_text(json.dumps(data))
 
 
 def chain_ids(store: Store, workdir: Path) -> list[str]:
