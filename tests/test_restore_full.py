@@ -22,6 +22,8 @@ from test_restore_helpers import (
     write,
 )
 
+from rewindfs import restore as rs
+
 CAP_MB = "0.01"  # 10,485 bytes: huge.bin is over it
 IGNORED_TOP = {b"node_modules", b"output", b".env", b"huge.bin"}
 
@@ -125,17 +127,27 @@ def test_full_restore_api(scenario, project, mgr, files_of):
         assert not [p for p in out[key] if is_ignored(os.fsencode(p))]
 
 
-def test_file_grown_over_cap_is_left_alone(mgr, project, files_of):
+def test_file_grown_over_cap_is_reverted_and_undoable(mgr, project, files_of, store_dir):
+    """The checkpoint holds the small version, so the restore puts it back; the bloated
+    one is over the cap, yet the pre-rollback snapshot holds it and undo returns it."""
     write(project, {"data.csv": "a,b\n1,2\n"})
     cp = checkpoint(mgr, project, "small data")
-    big = b"x,y\n" * 5_000  # now over the cap: not captured, so not ours to replace
+    big = b"x,y\n" * 5_000  # over the cap now
     (project / "data.csv").write_bytes(big)
     (project / "README.md").write_text("changed\n")
     out = mgr.restore(str(project), cp)
     assert out["success"], out
-    assert (project / "data.csv").read_bytes() == big
-    assert out["untouched"] == ["data.csv"]
+    assert (project / "data.csv").read_text() == "a,b\n1,2\n"
+    assert "data.csv" in out["restored_files"] and out["untouched"] == []
     assert (project / "README.md").read_bytes() == files_of(cp)[b"README.md"][1]
+    assert files_of(out["pre_rollback"])[b"data.csv"][1] == big
+    back = rs.undo(mgr.store, project, rs.Options(limits=mgr.limits))
+    assert back.success
+    assert (project / "data.csv").read_bytes() == big
+    # and checkpoints keep to the cap again
+    (project / "README.md").write_text("changed again\n")
+    later = mgr.take(str(project), "after")
+    assert later.taken and b"data.csv" not in files_of(later.commit)
 
 
 def test_dir_holding_only_ignored_files_where_a_file_belongs(mgr, project):

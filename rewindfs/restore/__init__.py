@@ -5,7 +5,9 @@ restored tree:
 1. a pre-rollback snapshot of the working tree as it is (or, when nothing changed,
    the newest checkpoint serves as that record). A restore of named paths captures
    just those paths afresh (the rest as the last capture saw it): everything the
-   restore can change is saved, without re-reading the whole project;
+   restore can change is saved, without re-reading the whole project. A file over
+   the size cap that the target holds (it grew since) is reverted like any other, so
+   the snapshot holds it whatever its size;
 2. a plan from that captured tree to the target checkpoint (safe mode keeps
    files a person edited since the agent wrote them);
 3. the plan applied with per-file atomic writes, never outside the project;
@@ -16,7 +18,7 @@ If step 3 fails midway, the pre-rollback snapshot still holds everything.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rewindfs import store as st
@@ -26,8 +28,7 @@ from rewindfs.restore.apply import Outcome, apply
 from rewindfs.restore.paths import project_relative
 from rewindfs.restore.plan import CREATE, Action, Plan, build
 from rewindfs.store import ledger, trees
-from rewindfs.store.capture import DEFAULT_LIMITS, Limits
-from rewindfs.store.diff import capture_locked
+from rewindfs.store.capture import DEFAULT_LIMITS, Limits, capture
 from rewindfs.store.snapshot import locked, take_locked
 
 
@@ -39,6 +40,7 @@ class RestoreResult:
     pre_rollback: str | None = None
     outcome: Outcome | None = None  # None for a dry run
     safe: bool = False
+    kept_oversize: list[bytes] = field(default_factory=list)  # over the cap, not in target
 
     @property
     def success(self) -> bool:
@@ -72,21 +74,24 @@ def restore(store: st.Store, workdir, reference: str | st.Checkpoint,
     scope = _scope if _scope is not None else _scope_of(opts, wd)
     safe = _safe(store, h16, target, opts, scope)
     with locked(store, wd) as project:
+        seen = _capture_current(project, target, scope, opts)
+        # Commits the index just captured (no path is captured afresh).
         pre = take_locked(
             project, f"pre-rollback snapshot (restoring to {target.short})",
             limits=opts.limits, extra_excludes=opts.extra_excludes,
-            trailers={"Rewind-Restore-Target": target.id}, paths=scope,
+            trailers={"Rewind-Restore-Target": target.id}, paths=[],
         )
         plan = _plan(store, h16, wd, pre.tree, target, scope, safe, opts.delete_missing)
         _check_confirmed(plan, opts.confirmed_deletes)
         outcome = apply(plan, os.fsencode(str(wd)), lambda oid: trees.blob_bytes(repo, oid),
                         _removable_dirs)
+        _recap(project, seen, opts)
         touched = [os.fsdecode(p) for p in (*outcome.written, *outcome.deleted)]
         if pre.commit is not None:
             journal.append(_journal_path(store, h16), journal.Entry(
                 target.id, pre.commit, touched, kind=_kind,
                 created_dirs=[os.fsdecode(d) for d in outcome.created_dirs]))
-    return RestoreResult(wd, target, plan, pre.commit, outcome, safe)
+    return RestoreResult(wd, target, plan, pre.commit, outcome, safe, seen.kept_oversize)
 
 
 def dry_run(store: st.Store, workdir, reference: str, options: Options | None = None
@@ -103,9 +108,10 @@ def dry_run(store: st.Store, workdir, reference: str, options: Options | None = 
     scope = _scope_of(opts, wd)
     safe = _safe(store, h16, target, opts, scope)
     with locked(store, wd) as project:
-        current = capture_locked(project, opts.limits, opts.extra_excludes, scope)
-    plan = _plan(store, h16, wd, current, target, scope, safe, opts.delete_missing)
-    return RestoreResult(wd, target, plan, safe=safe)
+        seen = _capture_current(project, target, scope, opts)
+        _recap(project, seen, opts)
+    plan = _plan(store, h16, wd, seen.tree, target, scope, safe, opts.delete_missing)
+    return RestoreResult(wd, target, plan, safe=safe, kept_oversize=seen.kept_oversize)
 
 
 def undo(store: st.Store, workdir, options: Options | None = None) -> RestoreResult:
@@ -146,6 +152,40 @@ def export(store: st.Store, workdir, reference: str, dest, paths: list[str] | No
 
 
 # -- helpers ------------------------------------------------------------------------
+
+
+@dataclass
+class _Current:
+    tree: str  # the working tree as the restore starts from it
+    grown: list[bytes]  # over the size cap, held by the target: captured regardless
+    kept_oversize: list[bytes]  # over the size cap, not in the target: left as they are
+
+
+def _capture_current(project: st.Project, target: st.Checkpoint, scope: list[bytes] | None,
+                     opts: Options) -> _Current:
+    """Capture what the restore starts from into the project's index.
+
+    A file the size cap leaves out is not the restore's to touch, unless the
+    target holds it (it was small then): that one is reverted, so it is captured
+    too, without the cap, and the pre-rollback snapshot can give it back.
+    """
+    project.store.refresh_excludes(project, opts.extra_excludes)
+    first = capture(project, opts.limits, scope)
+    repo = project.repo
+    oversize = [os.fsencode(p) for p in first.oversize]
+    grown = [p for p in oversize if trees.lookup(repo, target.tree_id, p) is not None]
+    tree = str(first.tree_id)
+    if grown:
+        uncapped = Limits(max_file_size=0, max_files=opts.limits.max_files)
+        tree = str(capture(project, uncapped, grown).tree_id)
+    return _Current(tree, grown, [p for p in oversize if p not in grown])
+
+
+def _recap(project: st.Project, seen: _Current, opts: Options) -> None:
+    """Capture the grown files again under the cap, so that the next checkpoint holds a
+    file the restore left over the cap (or a dry run looked at) no more than before."""
+    if seen.grown:
+        capture(project, opts.limits, seen.grown)
 
 
 def _existing_workdir(workdir) -> Path:

@@ -57,7 +57,9 @@ def build(
 
     `changes` go from the current tree (old) to the target (new). With
     `agent_writes` (safe mode), a path is reverted only when its current content
-    is still what the agent last wrote (None: the agent deleted it).
+    is still what the agent last wrote (None: the agent deleted it), or when a file
+    the agent wrote is gone: its last known content was the agent's, and bringing it
+    back overwrites nothing.
     """
     plan = Plan()
     for change in sorted(changes, key=lambda c: c.path):
@@ -68,7 +70,7 @@ def build(
                 plan.kept_not_agent.append(change.path)
                 continue
             current = change.old.oid if change.old else None
-            if agent_writes[change.path] != current:
+            if current is not None and agent_writes[change.path] != current:
                 plan.kept_user_edits.append(change.path)
                 continue
         action = _action(change, workdir, plan)

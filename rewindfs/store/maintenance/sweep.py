@@ -36,6 +36,10 @@ class Policy:
     delete_orphans: bool = True
     max_total_size_mb: int = 500
     grace_minutes: float = GRACE_MINUTES
+    # Orphans that may go, e.g. those a confirmation prompt showed (Hermes's
+    # orphan_allowlist: project hashes, and pre-v2 shadow repositories by path as str);
+    # an orphan not in it is kept (it may still go as stale). None: every orphan may go.
+    orphan_allowlist: frozenset[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -92,7 +96,8 @@ def plan(layout: Layout, policy: Policy, now: float | None = None) -> Plan:
 
 
 def _verdict(record: ProjectRecord, policy: Policy, now: float) -> State | None:
-    if policy.delete_orphans and workdir_deleted(record):
+    allowed = policy.orphan_allowlist is None or record.h16 in policy.orphan_allowlist
+    if policy.delete_orphans and allowed and workdir_deleted(record):
         return State.ORPHAN
     if is_stale(record, policy.retention_days, now):
         return State.STALE
