@@ -28,7 +28,10 @@ def test_sweep_removes_only_allowlisted_orphans(home, tmp_path):
         assert take(store, wd, "first").taken
     shutil.rmtree(shown)
     shutil.rmtree(later)
-    policy = sweep.Policy(retention_days=0, orphan_allowlist=frozenset({project_hash(shown)}))
+    # purge_deleted: an explicit prune (the caller showed a confirmation) does not wait
+    # for the quarantine of deleted projects to end (store.maintenance.quarantine)
+    policy = sweep.Policy(retention_days=0, orphan_allowlist=frozenset({project_hash(shown)}),
+                          purge_deleted=True)
     todo = sweep.plan(layout, policy)
     assert [d.h16 for d in todo.projects] == [project_hash(shown)]
     report = sweep.run(layout, policy, todo)

@@ -123,6 +123,8 @@ def test_status_without_a_store(run_rewind, home):
 
 def test_status_lists_projects_states_and_sizes(run_rewind, store, layout, tmp_path):
     live, stale, orphan = tmp_path / "live", tmp_path / "stale", tmp_path / "dir" / "orphan"
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "dir" / "other.txt").write_text("the parent holds more than the project\n")
     checkpoint(store, live, 3)
     checkpoint(store, stale, 1)
     checkpoint(store, orphan, 2)
@@ -132,11 +134,14 @@ def test_status_lists_projects_states_and_sizes(run_rewind, store, layout, tmp_p
     age(layout, stale, 30)
     shutil.rmtree(orphan)
     proc = run_rewind("status", check=True)
-    rows = {line.split()[0]: line.split() for line in proc.stdout.splitlines()
-            if line.startswith("  /")}
+    rows: dict[str, list[str]] = {}
+    for line in proc.stdout.splitlines():  # the table's rows (the first mention of each)
+        if line.startswith("  /"):
+            rows.setdefault(line.split()[0], line.split())
     assert rows[str(live)][1] == "5" and rows[str(live)][-1] == "live"
     assert rows[str(stale)][1:3] == ["1", "30d"] and rows[str(stale)][-1] == "stale"
-    assert rows[str(orphan)][-1] == "orphan"
+    assert rows[str(orphan)][-4:-2] == ["deleted", "since"]
+    assert f"{orphan}  deleted since " in proc.stdout and "rewind adopt" in proc.stdout
     assert "Mount:           not mounted" in proc.stdout
     data = json.loads(run_rewind("status", "--json", check=True).stdout)
     by_dir = {p["workdir"]: p for p in data["projects"]}
@@ -144,7 +149,10 @@ def test_status_lists_projects_states_and_sizes(run_rewind, store, layout, tmp_p
     assert by_dir[str(live)]["commits"] == by_dir[str(live)]["checkpoints"] == 5
     assert by_dir[str(orphan)]["exists"] is False
     assert data["total_size_bytes"] >= data["store_size_bytes"] > 50_000
-    assert {"base", "legacy_size_bytes", "legacy_archives", "last_prune"} <= set(data)
+    assert {"base", "legacy_size_bytes", "legacy_archives", "last_prune", "pre_v2_projects",
+            "reclaimable_bytes"} <= set(data)
+    assert by_dir[str(orphan)]["state"] == "deleted"
+    assert by_dir[str(orphan)]["quarantine_until"] - by_dir[str(orphan)]["deleted_at"] == 7 * 86400
 
 
 # -- prune ---------------------------------------------------------------------------------
@@ -162,9 +170,10 @@ def test_prune_force_reports_counts(run_rewind, store, layout, tmp_path):
     old, gone, keep = tmp_path / "old", tmp_path / "d" / "gone", tmp_path / "keep"
     for wd in (old, gone, keep):
         checkpoint(store, wd, 2)
+    (gone.parent / "sibling").mkdir()
     age(layout, old, 30)
     shutil.rmtree(gone)
-    proc = run_rewind("prune", "-f", "--grace-minutes", "0", check=True)
+    proc = run_rewind("prune", "-f", check=True)
     assert "Scanned:              3" in proc.stdout
     assert "Deleted orphan:       1" in proc.stdout
     assert "Deleted stale:        1" in proc.stdout
@@ -289,6 +298,7 @@ def test_clear_legacy(run_rewind, store, layout, tmp_path):
     v1 = layout.base / "0123456789abcdef"
     v1.mkdir()
     (v1 / "HEAD").write_text("ref: refs/heads/master\n")
+    (v1 / "objects").mkdir()
     (v1 / "HERMES_WORKDIR").write_text(str(tmp_path / "p"))
     legacy.migrate(layout)
     assert len(legacy.archives(layout)) == 1

@@ -238,55 +238,194 @@ def test_only_planned_projects_are_removed(store, layout, tmp_path):
     assert read_record(layout, project_hash(later)) is not None
 
 
-# -- orphans -------------------------------------------------------------------------------
+# -- orphans: evidence, then quarantine ----------------------------------------------------
 
 def orphan_setup(store: Store, tmp_path: Path) -> Path:
     wd = tmp_path / "parent" / "proj"
     fill(store, wd, 2)
+    (wd.parent / "sibling.txt").write_text("the parent holds more than the project\n")
     return wd
 
 
-def test_orphan_with_evidence_is_removed(store, layout, tmp_path):
+def quarantine_over(layout: Layout, wd: Path, days: float = 8) -> None:
+    """Pretend the deletion was first seen `days` ago."""
+    path = layout.project_record(project_hash(wd))
+    data = json.loads(path.read_text())
+    data["deleted_at"] = time.time() - days * DAY
+    data["last_touch"] = min(data["last_touch"], data["deleted_at"])
+    path.write_text(json.dumps(data))
+
+
+def test_deleted_project_is_quarantined_then_removed(store, layout, tmp_path):
     wd = orphan_setup(store, tmp_path)
     shutil.rmtree(wd)
-    record = read_record(layout, project_hash(wd))
-    assert classify(record, 7) is State.ORPHAN
+    assert classify(read_record(layout, project_hash(wd)), 7) is State.DELETED
     report = sweep.run(layout, sweep.Policy(grace_minutes=0))
+    assert (report.deleted_orphan, report.quarantined, report.newly_quarantined) == (0, 1, 1)
+    seen = read_record(layout, project_hash(wd)).deleted_at
+    assert seen is not None and time.time() - seen < 60
+    assert len(chain_ids(store, wd)) == 2
+    # a later sweep keeps it too, and does not restart the quarantine
+    report = sweep.run(layout, sweep.Policy(grace_minutes=0))
+    assert (report.deleted_orphan, report.newly_quarantined) == (0, 0)
+    assert read_record(layout, project_hash(wd)).deleted_at == seen
+    quarantine_over(layout, wd)
+    assert classify(read_record(layout, project_hash(wd)), 7) is State.ORPHAN
+    assert sweep.run(layout, sweep.Policy(grace_minutes=0)).deleted_orphan == 1
+    assert read_record(layout, project_hash(wd)) is None
+
+
+def test_quarantine_outlives_staleness(store, layout, tmp_path):
+    wd = orphan_setup(store, tmp_path)
+    age(layout, wd, 30)  # untouched for a month, then deleted: the history is wanted now
+    shutil.rmtree(wd)
+    report = sweep.run(layout, sweep.Policy(retention_days=7))
+    assert (report.deleted_stale, report.deleted_orphan, report.quarantined) == (0, 0, 1)
+    assert len(chain_ids(store, wd)) == 2
+
+
+def test_quarantine_without_retention_lasts_until_an_explicit_prune(store, layout, tmp_path):
+    wd = orphan_setup(store, tmp_path)
+    shutil.rmtree(wd)
+    sweep.run(layout, sweep.Policy(retention_days=0))
+    quarantine_over(layout, wd, days=400)
+    assert sweep.run(layout, sweep.Policy(retention_days=0)).deleted_orphan == 0
+    report = sweep.run(layout, sweep.Policy(retention_days=0, purge_deleted=True))
+    assert report.deleted_orphan == 1
+
+
+def test_explicit_prune_may_remove_quarantined_projects(store, layout, tmp_path):
+    wd = orphan_setup(store, tmp_path)
+    shutil.rmtree(wd)
+    todo = sweep.plan(layout, sweep.Policy(purge_deleted=True))
+    assert [(d.h16, d.reason) for d in todo.projects] == [(project_hash(wd), State.DELETED)]
+    assert sweep.plan(layout, sweep.Policy()).projects == []
+    report = sweep.run(layout, sweep.Policy(purge_deleted=True), todo)
     assert report.deleted_orphan == 1
     assert read_record(layout, project_hash(wd)) is None
 
 
-def test_orphan_kept_when_parent_is_missing(store, layout, tmp_path):
+def test_allowlist_binds_the_explicit_prune_to_what_was_shown(store, layout, tmp_path):
+    shown, other = orphan_setup(store, tmp_path), tmp_path / "parent" / "other"
+    fill(store, other, 1)
+    shutil.rmtree(shown)
+    shutil.rmtree(other)
+    policy = sweep.Policy(purge_deleted=True,
+                          orphan_allowlist=frozenset({project_hash(shown)}))
+    report = sweep.run(layout, policy)
+    assert report.deleted_orphan == 1
+    assert read_record(layout, project_hash(shown)) is None
+    assert read_record(layout, project_hash(other)) is not None
+
+
+def test_quarantine_ends_when_the_directory_is_back(store, layout, tmp_path):
     wd = orphan_setup(store, tmp_path)
-    shutil.rmtree(wd.parent)  # like an unmounted drive: nothing proves the project was deleted
+    saved = tmp_path / "saved"
+    wd.rename(saved)
+    sweep.run(layout, sweep.Policy())
+    assert read_record(layout, project_hash(wd)).deleted_at is not None
+    saved.rename(wd)
+    assert classify(read_record(layout, project_hash(wd)), 7) is State.LIVE
+    sweep.run(layout, sweep.Policy())
+    assert "deleted_at" not in read_record(layout, project_hash(wd)).extra
+    # deleted again later: a new quarantine, not the old one
+    shutil.rmtree(wd)
+    assert sweep.run(layout, sweep.Policy()).newly_quarantined == 1
+
+
+def test_a_checkpoint_ends_the_quarantine(store, layout, tmp_path):
+    wd = orphan_setup(store, tmp_path)
+    shutil.rmtree(wd)
+    sweep.run(layout, sweep.Policy())
+    fill(store, wd, 1)  # the project is back at its path, and checkpointed
+    record = read_record(layout, project_hash(wd))
+    assert record.deleted_at is None and "deleted_at" not in record.extra
+    assert classify(record, 7) is State.LIVE
+
+
+def test_hermes_touch_ends_the_quarantine(store, layout, tmp_path):
+    """Hermes rewrites the record keeping our keys but moving last_touch past deleted_at."""
+    wd = orphan_setup(store, tmp_path)
+    shutil.rmtree(wd)
+    sweep.run(layout, sweep.Policy())
+    path = layout.project_record(project_hash(wd))
+    data = json.loads(path.read_text())
+    data["last_touch"] = time.time() + 1
+    path.write_text(json.dumps(data))
+    assert read_record(layout, project_hash(wd)).deleted_at is None
+    assert sweep.run(layout, sweep.Policy()).newly_quarantined == 1
+
+
+def test_empty_parent_is_no_evidence(store, layout, tmp_path):
+    """An unmounted drive can leave its mount point behind as an empty directory: the same
+    directory, by device and inode, as before, and nothing proves the project was deleted."""
+    wd = tmp_path / "parent" / "proj"
+    fill(store, wd, 2)
+    shutil.rmtree(wd)
+    assert not any(wd.parent.iterdir())
     assert classify(read_record(layout, project_hash(wd)), 7) is State.MISSING
-    assert sweep.run(layout, sweep.Policy()).deleted_orphan == 0
+    report = sweep.run(layout, sweep.Policy())
+    assert (report.deleted_orphan, report.quarantined) == (0, 0)
+    assert "deleted_at" not in read_record(layout, project_hash(wd)).extra
     assert len(chain_ids(store, wd)) == 2
 
 
-def test_orphan_kept_when_parent_is_another_directory(store, layout, tmp_path):
+def test_kept_when_parent_is_missing(store, layout, tmp_path):
+    wd = orphan_setup(store, tmp_path)
+    shutil.rmtree(wd.parent)  # like an unmounted drive: nothing proves the project was deleted
+    assert classify(read_record(layout, project_hash(wd)), 7) is State.MISSING
+    assert sweep.run(layout, sweep.Policy(purge_deleted=True)).deleted_orphan == 0
+    assert len(chain_ids(store, wd)) == 2
+
+
+def test_kept_when_parent_is_another_directory(store, layout, tmp_path):
     wd = orphan_setup(store, tmp_path)
     wd.parent.rename(tmp_path / "elsewhere")
     wd.parent.mkdir()  # same path, another directory (like a mountpoint with nothing mounted)
+    (wd.parent / "underlay.txt").write_text("x\n")
     assert classify(read_record(layout, project_hash(wd)), 7) is State.MISSING
-    assert sweep.run(layout, sweep.Policy()).deleted_orphan == 0
+    assert sweep.run(layout, sweep.Policy(purge_deleted=True)).deleted_orphan == 0
 
 
-def test_orphan_kept_without_recorded_parent(store, layout, tmp_path):
+def test_kept_without_recorded_parent(store, layout, tmp_path):
     wd = orphan_setup(store, tmp_path)
     path = layout.project_record(project_hash(wd))
     data = json.loads(path.read_text())
-    del data["parent_dev"], data["parent_ino"]  # as Hermes writes records
+    for key in ("parent_dev", "parent_ino", "workdir_parent_dev", "workdir_parent_ino"):
+        del data[key]  # as Hermes 0.19 writes records
     path.write_text(json.dumps(data))
     shutil.rmtree(wd)
-    assert sweep.run(layout, sweep.Policy()).deleted_orphan == 0
+    assert sweep.run(layout, sweep.Policy(purge_deleted=True)).deleted_orphan == 0
 
 
-def test_orphan_kept_with_unreadable_record(store, layout, tmp_path):
+@pytest.mark.parametrize("spelling", ["hermes", "rewindfs"])
+def test_either_tools_parent_identity_is_evidence(store, layout, tmp_path, spelling):
+    wd = orphan_setup(store, tmp_path)
+    path = layout.project_record(project_hash(wd))
+    data = json.loads(path.read_text())
+    drop = ("parent_dev", "parent_ino") if spelling == "hermes" else \
+        ("workdir_parent_dev", "workdir_parent_ino")
+    for key in drop:
+        del data[key]
+    path.write_text(json.dumps(data))
+    shutil.rmtree(wd)
+    assert classify(read_record(layout, project_hash(wd)), 7) is State.DELETED
+
+
+def test_both_spellings_of_the_parent_identity_are_written(store, layout, tmp_path):
+    wd = tmp_path / "parent" / "proj"
+    fill(store, wd, 1)
+    data = json.loads(layout.project_record(project_hash(wd)).read_text())
+    st = os.stat(wd.parent)
+    assert (data["workdir_parent_dev"], data["workdir_parent_ino"]) == (st.st_dev, st.st_ino)
+    assert (data["parent_dev"], data["parent_ino"]) == (st.st_dev, st.st_ino)
+
+
+def test_kept_with_unreadable_record(store, layout, tmp_path):
     wd = orphan_setup(store, tmp_path)
     layout.project_record(project_hash(wd)).write_text("{not json")
     shutil.rmtree(wd)
-    report = sweep.run(layout, sweep.Policy())
+    report = sweep.run(layout, sweep.Policy(purge_deleted=True))
     assert report.deleted_orphan == 0
     assert Store(layout).repo.references.get(Layout.project_ref(project_hash(wd))) is not None
 
@@ -294,9 +433,10 @@ def test_orphan_kept_with_unreadable_record(store, layout, tmp_path):
 def test_keep_orphans(store, layout, tmp_path):
     wd = orphan_setup(store, tmp_path)
     shutil.rmtree(wd)
-    assert sweep.run(layout, sweep.Policy(delete_orphans=False)).deleted_orphan == 0
-    age(layout, wd, 30)  # ... but retention still applies
-    assert sweep.run(layout, sweep.Policy(delete_orphans=False)).deleted_stale == 1
+    policy = sweep.Policy(delete_orphans=False, purge_deleted=True)
+    assert sweep.run(layout, policy).deleted_orphan == 0
+    quarantine_over(layout, wd)  # ... but once the quarantine is over, it is long untouched
+    assert sweep.run(layout, policy).deleted_stale == 1
 
 
 # -- legacy v1 repositories ----------------------------------------------------------------

@@ -41,9 +41,12 @@ def checkpoint(app: App, directory: str | None, reason: str, label: str | None,
         st.set_label(app.store, result.project, label, result.commit)
     if as_json:
         click.echo(json.dumps({"taken": result.taken, "hash": result.commit, "label": label,
-                               "directory": result.workdir, "skipped_files": result.skipped_files}))
+                               "directory": result.workdir, "skipped_files": result.skipped_files,
+                               "adopted_from": result.adopted_from}))
         return
     short = (result.commit or "")[:8]
+    if result.adopted_from:
+        click.echo(f"{result.adopted_from} was moved here: its history continues")
     if result.taken:
         click.echo(f"checkpoint {short} taken for {result.workdir}: {reason}")
     elif result.commit:

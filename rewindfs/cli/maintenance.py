@@ -1,4 +1,4 @@
-"""`rewind config`, `rewind status`, `rewind prune`, `rewind clear`, `rewind clear-legacy`.
+"""`rewind config`, `status`, `prune`, `clear`, `clear-legacy`, `adopt`.
 
 Anything that deletes history asks first on a terminal, deletes only what it
 showed, and refuses (one line, exit 1) without a terminal unless given -f.
@@ -11,6 +11,7 @@ import json
 import sys
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import asdict
 from typing import Any, TypeVar
 
 import click
@@ -20,9 +21,9 @@ from rewindfs.cli.app import App
 from rewindfs.errors import Refused
 from rewindfs.store.layout import Layout
 from rewindfs.store.maintenance import legacy, sizecap, sweep, wipe
-from rewindfs.store.maintenance.gc import GRACE_MINUTES
 from rewindfs.store.maintenance.progress import quiet
 from rewindfs.store.maintenance.status import StoreStatus, store_status
+from rewindfs.store.maintenance.verdict import State
 from rewindfs.store.store import Store
 
 T = TypeVar("T")
@@ -157,12 +158,16 @@ def _mount_state(path) -> dict[str, Any]:
 
 def _status_lines(info: StoreStatus, mount: dict[str, Any], schedule: dict[str, Any],
                   limit: int) -> list[str]:
+    reclaim = "?" if info.reclaimable_bytes is None else human_bytes(info.reclaimable_bytes)
+    deleted = [p for p in info.projects if p.state in ("deleted", "orphan")]
     lines = [
         f"Checkpoint base: {info.base}",
         f"Total size:      {human_bytes(info.total_size_bytes)}",
         f"  store/         {human_bytes(info.store_size_bytes)}",
         f"  legacy-*       {human_bytes(info.legacy_size_bytes)}",
-        f"Projects:        {info.project_count}",
+        f"Reclaimable:     {reclaim} (freed now by rewind prune)",
+        f"Projects:        {info.project_count}"
+        + (f" ({len(deleted)} deleted)" if deleted else ""),
         f"Mount:           {mount['state']} ({mount['path']})",
         f"Auto prune:      {_schedule_text(schedule)}",
     ]
@@ -170,19 +175,42 @@ def _status_lines(info: StoreStatus, mount: dict[str, Any], schedule: dict[str, 
     if shown:
         rows = [(p.workdir or f"(no record: {p.hash})", str(p.checkpoints),
                  human_age(p.last_touch),
-                 "?" if p.size_bytes is None else human_bytes(p.size_bytes), p.state)
+                 "?" if p.size_bytes is None else human_bytes(p.size_bytes), _state_text(p))
                 for p in shown]
         lines += ["", *_table(("WORKDIR", "CHECKPOINTS", "LAST TOUCH", "SIZE", "STATE"), rows,
                               {1, 2, 3})]
         if len(shown) < len(info.projects):
             lines.append(f"  ... and {len(info.projects) - len(shown)} more (--limit 0)")
         lines.append("  SIZE: bytes only that project holds (freed if it were removed)")
+    if deleted:
+        lines += ["", "Deleted projects keep their history until their quarantine ends:"]
+        for p in deleted[:SHOW]:
+            until = "the next sweep" if p.state == "orphan" else \
+                _date(p.quarantine_until) if p.quarantine_until else "rewind prune removes it"
+            lines.append(f"  {p.workdir}  deleted since {_date(p.deleted_at)}, kept until {until}")
+        lines += ["  Restore one elsewhere: rewind restore latest --to DIR -C OLD_PATH",
+                  "  Moved it?             rewind adopt OLD_PATH NEW_PATH"]
+    if info.pre_v2_projects:
+        lines += ["", f"Pre-v2 Hermes repositories ({len(info.pre_v2_projects)}), "
+                      "pruned in place:"]
+        lines += [f"  {r.path}  ({r.workdir or 'no HERMES_WORKDIR'}"
+                  f"{'' if r.exists else ', missing'})" for r in info.pre_v2_projects[:SHOW]]
     if info.legacy_archives:
         lines += ["", f"Legacy archives ({len(info.legacy_archives)}):"]
         lines += [f"  {a.name:<40}  {human_bytes(a.size_bytes):>10}"
                   for a in info.legacy_archives]
         lines.append("Clear with: rewind clear-legacy")
     return lines
+
+
+def _state_text(p) -> str:
+    if p.state == "deleted" and p.deleted_at:
+        return f"deleted since {_date(p.deleted_at)}"
+    return p.state
+
+
+def _date(epoch: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(epoch)) if epoch else "-"
 
 
 def _schedule_text(schedule: dict[str, Any]) -> str:
@@ -201,24 +229,25 @@ def _schedule_text(schedule: dict[str, Any]) -> str:
               help="Drop oldest checkpoints until the store is under N MB "
                    "(default: config max_total_size_mb; 0 = no cap).")
 @click.option("--keep-orphans", is_flag=True,
-              help="Keep projects whose directory was deleted.")
-@click.option("--grace-minutes", type=click.FloatRange(min=0), default=GRACE_MINUTES,
-              show_default=True,
-              help="gc keeps unreachable objects younger than this (0 reclaims everything now; "
-                   "unsafe while checkpoints are being taken).")
+              help="Keep projects whose directory was deleted (until their quarantine ends).")
 @click.option("--dry-run", is_flag=True, help="Show what would go; change nothing.")
 @click.option("-f", "--force", is_flag=True, help="Do not ask before removing projects.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable report.")
 @click.pass_obj
 def prune(app: App, retention_days: float | None, max_size_mb: int | None, keep_orphans: bool,
-          grace_minutes: float, dry_run: bool, force: bool, as_json: bool) -> None:
-    """Remove orphan and stale projects and expired legacy archives, cap the size, gc."""
+          dry_run: bool, force: bool, as_json: bool) -> None:
+    """Remove stale and deleted projects, pre-v2 repositories and expired legacy archives,
+    cap the size, and free the space now.
+
+    A project whose directory was deleted is removed here (after confirmation) even
+    while its quarantine lasts; the automatic sweep waits for the quarantine to end.
+    """
     app.flags.update(retention_days=retention_days, max_total_size_mb=max_size_mb,
                      delete_orphans=False if keep_orphans else None)
     s = app.settings
     layout = Layout(s.base)
     policy = sweep.Policy(s.retention_days, s.delete_orphans, s.max_total_size_mb,
-                          grace_minutes)
+                          purge_deleted=True, reclaim_now=True)
     todo = sweep.plan(layout, policy)
     echo = (lambda *a, **k: None) if as_json else click.echo
     echo(f"retention_days: {_show(policy.retention_days)}  delete_orphans: "
@@ -234,9 +263,10 @@ def prune(app: App, retention_days: float | None, max_size_mb: int | None, keep_
             echo(preview)
         echo("dry run: nothing changed")
         return
-    if todo.projects and not force:
-        _confirm(f"remove these {len(todo.projects)} project(s) and their history?",
-                 f"prune would remove {len(todo.projects)} project(s)")
+    doomed = len(todo.projects) + len(todo.repos)
+    if doomed and not force:
+        _confirm(f"remove these {doomed} project(s) and their history?",
+                 f"prune would remove {doomed} project(s)")
     terminal = _on_terminal() and not as_json
     report = sweep.run(layout, policy, todo, progress=_bar if terminal else quiet,
                        show_git_progress=terminal)
@@ -251,13 +281,19 @@ def prune(app: App, retention_days: float | None, max_size_mb: int | None, keep_
 
 def _plan_lines(todo: sweep.Plan) -> list[str]:
     lines = [f"scanned {todo.scanned} project(s)"]
-    if todo.projects:
-        lines.append(f"to remove ({len(todo.projects)}):")
+    if todo.projects or todo.repos:
+        lines.append(f"to remove ({len(todo.projects) + len(todo.repos)}):")
         for doomed in todo.projects[:SHOW]:
-            lines.append(f"  {doomed.reason.value:<7} {doomed.workdir}  "
-                         f"(last touch {human_age(doomed.last_touch)})")
+            why = f"deleted since {_date(doomed.deleted_at)}" \
+                if doomed.reason is State.DELETED else f"last touch {human_age(doomed.last_touch)}"
+            lines.append(f"  {doomed.reason.value:<7} {doomed.workdir}  ({why})")
         if len(todo.projects) > SHOW:
             lines.append(f"  ... and {len(todo.projects) - SHOW} more")
+        for repo in todo.repos[:SHOW]:
+            lines.append(f"  {repo.reason.value:<7} {repo.repo.path}  (pre-v2 repository of "
+                         f"{repo.repo.workdir or 'an unknown directory'})")
+    for kept in todo.quarantined[:SHOW]:
+        lines.append(f"  kept    {kept.workdir}  (deleted since {_date(kept.deleted_at)})")
     if todo.archives:
         lines.append(f"expired legacy archives: {', '.join(a.name for a in todo.archives)}")
     if todo.empty:
@@ -284,7 +320,10 @@ def _cap_preview(layout: Layout, policy: sweep.Policy, todo: sweep.Plan) -> str 
 def _plan_dict(todo: sweep.Plan, preview: str | None) -> dict[str, Any]:
     return {"scanned": todo.scanned,
             "remove": [{"hash": d.h16, "workdir": d.workdir, "reason": d.reason.value,
-                        "last_touch": d.last_touch} for d in todo.projects],
+                        "last_touch": d.last_touch, "deleted_at": d.deleted_at}
+                       for d in todo.projects],
+            "remove_pre_v2": [{"path": str(r.repo.path), "workdir": r.repo.workdir,
+                               "reason": r.reason.value} for r in todo.repos],
             "legacy_archives": [a.name for a in todo.archives], "size_cap": preview}
 
 
@@ -296,12 +335,22 @@ def _report_lines(report: sweep.Report) -> list[str]:
         f"Legacy archives:      {report.deleted_legacy} deleted",
         f"Checkpoints dropped:  {report.dropped_checkpoints} (size cap)",
     ]
+    if report.deleted_pre_v2:
+        lines.append(f"Pre-v2 repositories:  {report.deleted_pre_v2} deleted")
+    if report.quarantined:
+        lines.append(f"Kept (quarantine):    {report.quarantined}")
     if report.kept_busy:
         lines.append(f"Kept (in use now):    {report.kept_busy}")
-    lines += [f"Errors:               {report.errors}",
-              f"Bytes reclaimed:      {human_bytes(report.bytes_freed)}"
-              + ("" if report.gc_ran else " (gc did not run)")]
-    return lines
+    freed = f"Bytes reclaimed:      {human_bytes(report.bytes_freed)}"
+    if not report.gc_ran:
+        freed += " (gc did not run)"
+    elif report.hermes_active:
+        freed += (f" (objects younger than {report.kept_younger_than_minutes:.0f} min kept: "
+                  "Hermes checkpointed recently)")
+    elif report.kept_younger_than_minutes:
+        freed += (f" (objects younger than {report.kept_younger_than_minutes:.0f} min kept: "
+                  "checkpoints never paused)")
+    return [*lines, f"Errors:               {report.errors}", freed]
 
 
 # -- clear ------------------------------------------------------------------------------
@@ -359,4 +408,34 @@ def clear_legacy(app: App, force: bool) -> None:
     click.echo(f"deleted {len(found)} archive(s); reclaimed {human_bytes(freed)}")
 
 
-COMMANDS = [config_, status, prune, clear, clear_legacy]
+# -- adopt ------------------------------------------------------------------------------
+
+@click.command()
+@click.argument("old_path", type=click.Path())
+@click.argument("new_path", type=click.Path())
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_obj
+def adopt(app: App, old_path: str, new_path: str, as_json: bool) -> None:
+    """Continue the history of a moved project at its new path.
+
+    OLD_PATH is where the project was (it must be gone), NEW_PATH where it is now
+    (before its first checkpoint there). Checkpoints, labels, notes, step log and
+    pending actions move with it. A moved project whose first checkpoint at the new
+    path is identical to its last one is adopted automatically.
+
+    \b
+    Example:
+      mv ~/src/app ~/work/app
+      rewind adopt ~/src/app ~/work/app
+    """
+    from rewindfs.store.maintenance.adopt import adopt as adopt_project
+
+    done = adopt_project(app.store, old_path, new_path)
+    if as_json:
+        click.echo(json.dumps(asdict(done), indent=2))
+        return
+    click.echo(f"adopted {done.checkpoints} checkpoint(s) of {done.old_workdir}: their history "
+               f"continues at {done.new_workdir}")
+
+
+COMMANDS = [config_, status, prune, clear, clear_legacy, adopt]

@@ -20,11 +20,13 @@ from rewindfs.errors import StoreError
 from rewindfs.store import projects
 from rewindfs.store.capture import DEFAULT_LIMITS, Capture, Limits, capture
 from rewindfs.store.history import STATS_TRAILER, TIME_TRAILER, tree_stats
+from rewindfs.store.maintenance import adopt, writers
 from rewindfs.store.prune import enforce_max_snapshots
 from rewindfs.store.store import Project, Store, guard_workdir
 from rewindfs.store.trailers import compose_message
 
 CAS_ATTEMPTS = 20
+MOVED_TRAILER = "Rewind-Moved-From"
 
 
 @dataclass
@@ -38,6 +40,7 @@ class SnapshotResult:
     reason: str
     tree: str | None = None  # the captured tree (what the working tree holds now)
     skipped_files: dict[str, list[str]] = field(default_factory=dict)
+    adopted_from: str | None = None  # the moved project's old path, whose history continues
 
     @property
     def skipped(self) -> bool:
@@ -68,10 +71,17 @@ def take(
 
 @contextmanager
 def locked(store: Store, workdir) -> Iterator[Project]:
-    """The project at `workdir`, held exclusively (threads and processes) for the block."""
-    project = store.project(guard_workdir(workdir))
-    with project.mutex, project.lock():
-        yield project
+    """The project at `workdir`, held exclusively (threads and processes) for the block.
+
+    The store's writers lock is held (shared) too: an explicit gc waits for the
+    block to end before it prunes (see store.maintenance.writers).
+    """
+    wd = guard_workdir(workdir)
+    store.project(wd)  # a missing store is created (with its modes) before any lock file
+    with writers.writing(store.layout):
+        project = store.project(wd)  # again: `rewind clear` may have run while we waited
+        with project.mutex, project.lock():
+            yield project
 
 
 def take_locked(
@@ -93,6 +103,9 @@ def take_locked(
     store = project.store
     store.refresh_excludes(project, extra_excludes)
     cap = capture(project, limits, paths)
+    moved = adopt.continue_moved(project, cap.tree_id) if paths is None else None
+    if moved is not None:  # a first checkpoint continuing a moved project's history
+        trailers, allow_empty = {**(trailers or {}), MOVED_TRAILER: moved.old_workdir}, True
     commit = _commit(project, cap, reason, trailers or {}, allow_empty)
     if commit is not None and keep:
         enforce_max_snapshots(project.repo, store.layout, project.h16, keep)
@@ -109,6 +122,7 @@ def take_locked(
             for k, v in (("oversize", cap.oversize), ("unreadable", cap.unreadable))
             if v
         },
+        adopted_from=moved.old_workdir if moved is not None else None,
     )
 
 

@@ -5,10 +5,12 @@ Hermes's format, so the two tools share one schedule. The agent API calls `start
 after a checkpoint: it costs the caller one thread start; the thread reads the
 marker and, when a sweep is due, runs it in a detached child process (its own
 session, so it finishes even if the agent exits, and its CPU and git children
-never compete for the agent's GIL). The child takes a non-blocking lock and reads
-the marker again, so agents starting at the same moment run one sweep between
-them; it writes the marker before sweeping, so a sweep that keeps failing is
-still tried only once per interval.
+never compete for the agent's GIL). The child takes a non-blocking lock (an flock
+on the base directory) and reads the marker again, so agents starting at the
+same moment run one sweep between them; it writes the marker before sweeping,
+so a sweep that keeps failing is still tried only once per interval. A base
+without a v2 store is swept too, as Hermes does (pre-v2 repositories, legacy
+archives).
 
     python -m rewindfs.store.maintenance.auto --base DIR [--retention-days N] ...
 """
@@ -16,15 +18,18 @@ still tried only once per interval.
 from __future__ import annotations
 
 import argparse
+import fcntl
 import logging
+import os
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from rewindfs.errors import Busy
 from rewindfs.store.layout import Layout
-from rewindfs.store.locks import file_lock
 from rewindfs.store.maintenance.marker import due, last_run, mark
 from rewindfs.store.maintenance.sweep import Policy, Report, run
 
@@ -34,11 +39,15 @@ LOG_LIMIT = 1024 * 1024
 
 
 def run_if_due(layout: Layout, policy: Policy, min_interval_hours: float) -> Report | None:
-    """Sweep now if due and no other sweep is running; None when nothing ran."""
-    if not layout.store.exists():
+    """Sweep now if due and no other sweep is running; None when nothing ran.
+
+    A base without a v2 store is swept too (its pre-v2 repositories and archives),
+    as Hermes does.
+    """
+    if not layout.base.is_dir():
         return None
     try:
-        with file_lock(layout.lock_file("auto-prune"), timeout=0.0):
+        with _base_locked(layout):
             if not due(layout, min_interval_hours):
                 return None
             previous = last_run(layout)
@@ -46,6 +55,21 @@ def run_if_due(layout: Layout, policy: Policy, min_interval_hours: float) -> Rep
             return run(layout, policy, always_gc=False, last_sweep=previous)
     except Busy:
         return None
+
+
+@contextmanager
+def _base_locked(layout: Layout) -> Iterator[None]:
+    """An flock on the base directory itself (Busy if taken): a lock file in store/locks
+    would create the store directory, which tells Hermes a v2 store exists already."""
+    fd = os.open(layout.base, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise Busy("an automatic prune is running") from None
+        yield
+    finally:
+        os.close(fd)
 
 
 def start(layout: Layout, policy: Policy, min_interval_hours: float) -> threading.Thread:
@@ -58,7 +82,7 @@ def start(layout: Layout, policy: Policy, min_interval_hours: float) -> threadin
 
 def _check_and_spawn(layout: Layout, policy: Policy, min_interval_hours: float) -> None:
     try:
-        if not layout.store.exists() or not due(layout, min_interval_hours):
+        if not layout.base.is_dir() or not due(layout, min_interval_hours):
             return
         child = subprocess.Popen(
             [sys.executable, "-m", __name__, *argv_for(layout, policy, min_interval_hours)],

@@ -36,23 +36,42 @@ reused by a checkpoint after repack has read that pack's mtime, can be dropped.
 
 Two gcs never run at once (a non-blocking flock); readers such as the mount keep
 their open packs (libgit2 finds the new pack on the next miss).
+
+An explicit gc (`immediate`: `rewind prune`, the API's explicit prune) frees the
+space now instead of after the grace period. Its repack is the same; then it
+excludes rewindfs writers (see writers) and prunes every unreachable loose
+object, whatever its age: no rewindfs writer is between writing objects and
+moving its ref at that moment, and what the repack loosened is loose by then.
+Hermes takes no lock rewindfs could wait on (0.19) or holds its own for a whole
+checkpoint (current), so while Hermes has checkpointed recently (anything in
+`indexes/`, which only Hermes writes, changed within HERMES_WINDOW_MINUTES, the
+longest a Hermes checkpoint can take by its git timeouts) objects younger than
+that window are kept, and the result says so. If writers never pause long
+enough (writers.GIVE_UP), the prune falls back to the grace period.
+
+A gc killed half way leaves its placeholders behind; `clear_placeholders`
+removes them (every sweep calls it), since git fsck reports each as a bad object.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 from rewindfs.errors import Busy
 from rewindfs.store.layout import Layout
 from rewindfs.store.locks import file_lock
-from rewindfs.store.maintenance import gitcli
+from rewindfs.store.maintenance import gitcli, writers
 from rewindfs.store.maintenance.sizes import objects_bytes
 
 PLACEHOLDER = ".rewindfs-gc"  # not an object name: git walks past it (prune warns)
 GRACE_MINUTES = 15.0  # longer than any capture of a project within max_files takes
+# Hermes 0.19's longest checkpoint by its git timeouts (60 s each, `add` 120 s): ~9 min.
+HERMES_WINDOW_MINUTES = 10.0
 # How git dies in its final `shallow` rewrite when a checkpoint moved a boundary meanwhile.
 SHALLOW_RACE = ("shallow file has changed since we read it", "shallow.lock': File exists")
 
@@ -63,6 +82,11 @@ class GcResult:
     bytes_before: int = 0
     bytes_after: int = 0
     seconds: float = 0.0
+    # Unreachable objects younger than this many minutes were kept: the grace
+    # period, the Hermes window of an explicit gc, or 0 (everything freed now).
+    kept_younger_than: float = 0.0
+    hermes_active: bool = False  # explicit gc: Hermes checkpointed within its window
+    writers_held: float = 0.0  # explicit gc: seconds new checkpoints waited for the prune
 
     @property
     def reclaimed(self) -> int:
@@ -75,33 +99,112 @@ def expiry(grace_minutes: float) -> str:
     return f"{seconds}.seconds.ago" if seconds > 0 else "now"
 
 
-def gc(layout: Layout, grace_minutes: float = GRACE_MINUTES, *, show_progress: bool = False,
-       wait: bool = False) -> GcResult:
-    """Repack and prune the store. Raises Busy when another gc runs (unless `wait`)."""
+def gc(layout: Layout, grace_minutes: float = GRACE_MINUTES, *, immediate: bool = False,
+       show_progress: bool = False, wait: bool = False) -> GcResult:
+    """Repack and prune the store. Raises Busy when another gc runs (unless `wait`).
+
+    `immediate`: prune what is unreachable now, coordinated with writers (see the
+    module doc); `grace_minutes` then only bounds what the repack may drop unseen.
+    """
     if not (layout.store / "HEAD").exists():
         return GcResult(ran=False)
     start = time.monotonic()
     before = objects_bytes(layout)
     when = expiry(grace_minutes)
     quiet = [] if show_progress else ["-q"]
+    result = GcResult(True, before, kept_younger_than=grace_minutes)
     try:
         with file_lock(layout.lock_file("gc"), timeout=None if wait else 0.0):
+            _remove_placeholders(layout)
             with _fanout_pinned(layout):
                 # -n: no update-server-info (nobody fetches from the store over dumb http)
                 _run(layout, ["repack", "-A", "-d", "-l", "-n",
                               f"--unpack-unreachable={when}", *quiet], show_progress)
-                # prune's output stays captured: it names every placeholder ("bad sha1 file")
-                _run(layout, ["prune", f"--expire={when}", "--no-progress"], False)
+                if immediate:
+                    _prune_now(layout, result)
+                else:
+                    _prune(layout, grace_minutes)
     except Busy:
         raise Busy("another gc of the checkpoint store is running") from None
-    return GcResult(True, before, objects_bytes(layout), time.monotonic() - start)
+    result.bytes_after = objects_bytes(layout)
+    result.seconds = time.monotonic() - start
+    return result
+
+
+def _prune(layout: Layout, keep_minutes: float) -> None:
+    # prune's output stays captured: it names every placeholder ("bad sha1 file")
+    _run(layout, ["prune", f"--expire={expiry(keep_minutes)}", "--no-progress"], False)
+
+
+def _prune_now(layout: Layout, result: GcResult) -> None:
+    """Prune with rewindfs writers held off; keep only what Hermes may have in flight."""
+    try:
+        with writers.excluded(layout):
+            held = time.monotonic()
+            result.hermes_active = hermes_active(layout)
+            keep = HERMES_WINDOW_MINUTES if result.hermes_active else 0.0
+            _prune(layout, keep)
+            result.kept_younger_than = keep
+            result.writers_held = time.monotonic() - held
+    except Busy:
+        _prune(layout, result.kept_younger_than)  # writers never paused: the grace it is
+
+
+def hermes_active(layout: Layout, window_minutes: float = HERMES_WINDOW_MINUTES,
+                  now: float | None = None) -> bool:
+    """Whether Hermes may have a checkpoint in flight: it touched `indexes/` within the window.
+
+    A Hermes checkpoint writes its project's index (or git's index.lock) before it
+    writes any object, and rewindfs never writes there.
+    """
+    cutoff = (time.time() if now is None else now) - window_minutes * 60
+    try:
+        with os.scandir(layout.store / "indexes") as entries:
+            for entry in entries:
+                try:
+                    if entry.stat(follow_symlinks=False).st_mtime >= cutoff:
+                        return True
+                except OSError:
+                    continue
+    except OSError:
+        pass
+    return False
+
+
+def clear_placeholders(layout: Layout) -> int:
+    """Remove the placeholders a killed gc left behind; returns how many there were.
+
+    Taken under the gc lock, so a running gc's own placeholders are left to it.
+    """
+    if not (layout.store / "objects").is_dir():
+        return 0
+    try:
+        with file_lock(layout.lock_file("gc"), timeout=0.0):
+            return _remove_placeholders(layout)
+    except Busy:
+        return 0
+
+
+def _remove_placeholders(layout: Layout) -> int:
+    removed = 0
+    for pin in _pins(layout):
+        try:
+            pin.unlink()
+            removed += 1
+        except FileNotFoundError:
+            pass
+    return removed
+
+
+def _pins(layout: Layout) -> list[Path]:
+    objects = layout.store / "objects"
+    return [objects / f"{i:02x}" / PLACEHOLDER for i in range(256)]
 
 
 @contextmanager
 def _fanout_pinned(layout: Layout) -> Iterator[None]:
     """Keep every objects/xx/ directory non-empty (so git cannot remove it) for the block."""
-    objects = layout.store / "objects"
-    pins = [objects / f"{i:02x}" / PLACEHOLDER for i in range(256)]
+    pins = _pins(layout)
     try:
         for pin in pins:
             pin.parent.mkdir(exist_ok=True)

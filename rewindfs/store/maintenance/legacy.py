@@ -1,12 +1,24 @@
-"""Hermes v1 per-directory shadow repositories, and the archives they are moved into.
+"""Hermes's pre-v2 per-directory shadow repositories, and the legacy archives they go into.
 
 Before the shared store, Hermes kept one git directory per working directory
-directly under `checkpoints/` (a `HEAD` and a `HERMES_WORKDIR` file naming the
-workdir). On first use they are moved, untouched, into
-`checkpoints/legacy-<YYYYmmdd-HHMMSS>/` (Hermes's own name for such archives),
-where they can still be read with git; archives older than retention_days are
-deleted by prune, or all at once by `rewind clear-legacy`. Only directories that
-really are v1 repositories move: anything else under `checkpoints/` is left alone.
+directly under `checkpoints/` (a `HEAD`, and a `HERMES_WORKDIR` file naming the
+workdir). As Hermes does, they are moved, untouched, into
+`checkpoints/legacy-<YYYYmmdd-HHMMSS>/` when the store is created (`migrate`);
+any that appear later (an old Hermes still writing that layout) stay where they
+are and prune judges them where they are (`shadow_repos`, `judge_shadow`):
+
+* an orphan when its `HERMES_WORKDIR` names a directory that was provably
+  deleted (the structural evidence of verdict.deleted_path: these repositories
+  record no parent identity). Hermes also deletes one that has no
+  `HERMES_WORKDIR` at all; rewindfs keeps it (no evidence), stale rules aside;
+* stale when nothing in it changed for retention_days.
+
+Archives expire retention_days after they were made (the stamp in their name,
+else their mtime) and are deleted by prune, or all at once by `rewind
+clear-legacy`. Sweeps count both as Hermes does (archives and stale
+repositories as deleted_stale). Only git directories (a `HEAD` file and an
+`objects` directory) are repositories: anything else under `checkpoints/` is
+left alone.
 """
 
 from __future__ import annotations
@@ -20,6 +32,7 @@ from pathlib import Path
 
 from rewindfs.store.layout import Layout
 from rewindfs.store.maintenance.sizes import tree_bytes
+from rewindfs.store.maintenance.verdict import State, deleted_path
 
 log = logging.getLogger(__name__)
 
@@ -39,27 +52,98 @@ class Archive:
 
 
 def v1_repos(layout: Layout) -> list[Path]:
-    """v1 shadow repositories directly under the base, by name."""
+    """v1 shadow repositories directly under the base (with their HERMES_WORKDIR), by name."""
+    return [r.path for r in shadow_repos(layout) if (r.path / "HERMES_WORKDIR").is_file()]
+
+
+@dataclass
+class ShadowRepo:
+    """A pre-v2 repository directly under the base."""
+
+    path: Path
+    workdir: str | None  # from HERMES_WORKDIR; None: no marker, or unreadable
+    marker_unreadable: bool = False
+
+    @property
+    def exists(self) -> bool:
+        return bool(self.workdir) and Path(self.workdir).exists()
+
+
+def shadow_repos(layout: Layout) -> list[ShadowRepo]:
+    """Every git directory directly under the base, by name.
+
+    Hermes takes any directory with a HEAD file for one; rewindfs also wants the
+    `objects` directory, so a stray directory is never deleted as a repository.
+    """
     try:
         children = sorted(layout.base.iterdir())
     except OSError:
         return []
-    return [c for c in children
-            if c.name not in RESERVED and not c.name.startswith(PREFIX) and _is_v1(c)]
+    found = []
+    for child in children:
+        if child.name in RESERVED or child.name.startswith(PREFIX) or child.is_symlink() \
+                or not child.is_dir() or not (child / "HEAD").is_file() \
+                or not (child / "objects").is_dir():
+            continue
+        workdir, unreadable = None, False
+        marker = child / "HERMES_WORKDIR"
+        if marker.exists():
+            try:
+                workdir = marker.read_text(encoding="utf-8-sig").strip() or None
+            except (OSError, UnicodeDecodeError):
+                unreadable = True
+        found.append(ShadowRepo(child, workdir, unreadable))
+    return found
 
 
-def _is_v1(path: Path) -> bool:
-    return (path.is_dir() and not path.is_symlink() and (path / "HEAD").is_file()
-            and (path / "HERMES_WORKDIR").is_file())
+def judge_shadow(repo: ShadowRepo, retention_days: float, delete_orphans: bool,
+                 allowlist: frozenset[str] | None = None, now: float | None = None
+                 ) -> State | None:
+    """ORPHAN, STALE, or None (kept) for a pre-v2 repository."""
+    allowed = allowlist is None or str(repo.path) in allowlist
+    if delete_orphans and allowed and repo.workdir and deleted_path(repo.workdir, None):
+        return State.ORPHAN
+    if retention_days > 0:
+        newest = _newest_mtime(repo.path)
+        cutoff = (time.time() if now is None else now) - retention_days * 86400
+        if 0 < newest < cutoff:
+            return State.STALE
+    return None
+
+
+def _newest_mtime(path: Path) -> float:
+    newest = 0.0
+    stack = [str(path)]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as entries:
+                for entry in entries:
+                    try:
+                        st = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    newest = max(newest, st.st_mtime)
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(entry.path)
+        except OSError:
+            continue
+    return newest
+
+
+def delete_repo(repo: ShadowRepo) -> int:
+    """Delete one pre-v2 repository; returns the bytes it held."""
+    size = tree_bytes(repo.path)
+    shutil.rmtree(repo.path)
+    return size
 
 
 def migrate(layout: Layout, now: float | None = None) -> Path | None:
-    """Move v1 repositories into a new legacy archive; returns it, or None if there were none.
+    """Move pre-v2 repositories into a new legacy archive; returns it, or None if there were none.
 
-    The caller serialises migrations (Store.ensure holds the store lock); a
-    repository that cannot be moved stays where it is and is tried again next time.
+    Called when the store is created (Store.ensure holds the store lock meanwhile);
+    a repository that cannot be moved stays where it is, for prune to judge.
     """
-    repos = v1_repos(layout)
+    repos = [r.path for r in shadow_repos(layout)]
     if not repos:
         return None
     archive = layout.base / (PREFIX + time.strftime(STAMP, time.localtime(now)))
@@ -118,3 +202,16 @@ def delete(archive: Archive) -> int:
     size = archive.size()
     shutil.rmtree(archive.path)
     return size
+
+
+def clear(layout: Layout) -> tuple[int, int]:
+    """Delete every legacy archive: (how many, bytes they held). One that cannot be
+    deleted stays and is not counted (Hermes's clear_legacy)."""
+    count = freed = 0
+    for archive in archives(layout):
+        try:
+            freed += delete(archive)
+            count += 1
+        except OSError as exc:
+            log.warning("could not delete legacy archive %s: %s", archive.path, exc)
+    return count, freed

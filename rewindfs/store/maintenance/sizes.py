@@ -17,6 +17,7 @@ from pathlib import Path
 from rewindfs.store.layout import Layout
 from rewindfs.store.maintenance import gitcli
 
+PACK_FRAME = 12 + 20  # a pack's header and trailing checksum: no object's bytes
 _HEX2 = frozenset(f"{i:02x}" for i in range(256))
 
 
@@ -91,3 +92,39 @@ def disk_sizes(layout: Layout, oids: Iterable[str]) -> dict[str, int]:
         if size.isdigit():
             sizes[oid] = int(size)
     return sizes
+
+
+def reclaimable_bytes(layout: Layout) -> int:
+    """Bytes of objects that nothing reaches: what an explicit gc frees now.
+
+    Reachable is what gc keeps: every ref and every index of the store (the
+    per-project stat caches), history stopping at the prune boundary. Pack files
+    count by their content (indexes aside), so a freshly packed store has ~0.
+    """
+    objects = layout.store / "objects"
+    stored = 0
+    for pack in _scandir(objects / "pack"):
+        if pack.name.endswith(".pack"):
+            stored += max(0, _size(pack) - PACK_FRAME)
+    for directory in _scandir(objects):
+        if directory.name in _HEX2:
+            stored += sum(_size(e) for e in _scandir(Path(directory.path))
+                          if len(e.name) == 38)
+    out = gitcli.run(layout, ["rev-list", "--objects", "--disk-usage", "--all",
+                              "--indexed-objects"])
+    return max(0, stored - int(out.strip() or 0))
+
+
+def _scandir(path: Path) -> list[os.DirEntry]:
+    try:
+        with os.scandir(path) as entries:
+            return list(entries)
+    except OSError:
+        return []
+
+
+def _size(entry: os.DirEntry) -> int:
+    try:
+        return entry.stat(follow_symlinks=False).st_size
+    except OSError:
+        return 0

@@ -2,8 +2,12 @@
 
 Hermes's `store_status` keys are kept (base, store_size_bytes, legacy_size_bytes,
 total_size_bytes, project_count, projects[hash, workdir, exists, created_at,
-last_touch, commits], legacy_archives) and extended (checkpoints, size_bytes,
-state, last_prune).
+last_touch, commits], pre_v2_projects[path, workdir, exists], legacy_archives[name,
+size_bytes, mtime]) and extended (checkpoints, size_bytes, state, deleted_at,
+quarantine_until per project; reclaimable_bytes, last_prune).
+
+Looking is also when a deletion is first seen: status notes it in the project's
+record, which starts its quarantine (see quarantine), as a sweep would.
 """
 
 from __future__ import annotations
@@ -15,11 +19,11 @@ from typing import Any
 
 from rewindfs.errors import StoreError
 from rewindfs.store.layout import Layout
-from rewindfs.store.maintenance import legacy, marker
+from rewindfs.store.maintenance import legacy, marker, quarantine
 from rewindfs.store.maintenance.inventory import History, histories
 from rewindfs.store.maintenance.ownership import exclusive_bytes
-from rewindfs.store.maintenance.sizes import tree_bytes
-from rewindfs.store.maintenance.verdict import State, classify
+from rewindfs.store.maintenance.sizes import reclaimable_bytes, tree_bytes
+from rewindfs.store.maintenance.verdict import State, judge
 from rewindfs.store.projects import ProjectRecord, list_records
 from rewindfs.store.store import Store
 
@@ -34,8 +38,10 @@ class ProjectStatus:
     created_at: float | None
     last_touch: float | None
     size_bytes: int | None  # bytes only this project holds (None: could not measure)
-    state: str
+    state: str  # verdict.State: live, stale, missing, deleted (in quarantine), orphan
     exists: bool  # the workdir is there now
+    deleted_at: float | None = None  # deleted/orphan: when the deletion was first seen
+    quarantine_until: float | None = None  # deleted: when a sweep may remove it
 
 
 @dataclass
@@ -43,6 +49,16 @@ class ArchiveStatus:
     name: str
     size_bytes: int
     created: float
+    mtime: float  # Hermes's key
+
+
+@dataclass
+class ShadowStatus:
+    """A pre-v2 repository still directly under the base (Hermes's pre_v2_projects)."""
+
+    path: str
+    workdir: str | None
+    exists: bool
 
 
 @dataclass
@@ -52,7 +68,10 @@ class StoreStatus:
     legacy_size_bytes: int = 0
     total_size_bytes: int = 0
     projects: list[ProjectStatus] = field(default_factory=list)
+    pre_v2_projects: list[ShadowStatus] = field(default_factory=list)
     legacy_archives: list[ArchiveStatus] = field(default_factory=list)
+    # Bytes of objects nothing reaches: what `rewind prune` frees now (None: not measured).
+    reclaimable_bytes: int | None = None
     last_prune: float | None = None
 
     @property
@@ -69,20 +88,32 @@ class StoreStatus:
 
 def store_status(layout: Layout, retention_days: float, *, sizes: bool = True,
                  now: float | None = None) -> StoreStatus:
-    """The base's sizes, its projects (newest touch first) and legacy archives."""
+    """The base's sizes, its projects (newest touch first), pre-v2 repositories and
+    legacy archives. Without `sizes`, per-project and reclaimable sizes (which need
+    git) are left out."""
     now = time.time() if now is None else now
-    out = StoreStatus(str(layout.base), last_prune=marker.last_run(layout))
+    out = StoreStatus(str(layout.base), last_prune=marker.last_run(layout), reclaimable_bytes=0)
     if not layout.base.exists():
         return out
     out.store_size_bytes = tree_bytes(layout.store)
-    out.legacy_archives = [ArchiveStatus(a.name, a.size(), a.created)
+    out.legacy_archives = [ArchiveStatus(a.name, a.size(), a.created, _mtime(a.path))
                            for a in legacy.archives(layout)]
     out.legacy_size_bytes = sum(a.size_bytes for a in out.legacy_archives)
+    out.pre_v2_projects = [ShadowStatus(str(r.path), r.workdir, r.exists)
+                           for r in legacy.shadow_repos(layout)]
     out.total_size_bytes = out.store_size_bytes + out.legacy_size_bytes + _others(layout)
     store = Store(layout)
     if store.exists():
         out.projects = _projects(layout, store, retention_days, sizes, now)
+        out.reclaimable_bytes = _reclaimable(layout) if sizes else None
     return out
+
+
+def _mtime(path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
 
 
 def _others(layout: Layout) -> int:
@@ -99,6 +130,7 @@ def _others(layout: Layout) -> int:
 def _projects(layout: Layout, store: Store, retention_days: float, sizes: bool,
               now: float) -> list[ProjectStatus]:
     repo = store.repo
+    quarantine.observe(layout, list_records(layout), retention_days, now)
     records = {r.h16: r for r in list_records(layout)}
     hists = histories(repo)
     for h16 in records.keys() - hists.keys():
@@ -118,10 +150,19 @@ def _sizes(layout: Layout, repo, hists: dict[str, History]) -> dict[str, int]:
         return {}
 
 
+def _reclaimable(layout: Layout) -> int | None:
+    try:
+        return reclaimable_bytes(layout)
+    except StoreError as exc:
+        log.warning("reclaimable size unavailable: %s", exc)
+        return None
+
+
 def _row(h16: str, record: ProjectRecord | None, count: int, size: int | None,
          retention_days: float, now: float) -> ProjectStatus:
     if record is None:
         return ProjectStatus(h16, None, count, None, None, size, State.MISSING.value, False)
+    verdict = judge(record, retention_days, now)
     return ProjectStatus(h16, str(record.workdir), count, record.created_at or None,
-                         record.last_touch or None, size,
-                         classify(record, retention_days, now).value, record.workdir.exists())
+                         record.last_touch or None, size, verdict.state.value,
+                         record.workdir.exists(), verdict.deleted_at, verdict.quarantine_until)

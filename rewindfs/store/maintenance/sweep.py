@@ -1,10 +1,22 @@
 """A maintenance sweep (`rewind prune`, and the automatic one): plan, then apply.
 
-Planning only reads: which projects are orphans or stale, which legacy archives
-have expired. Applying deletes exactly the planned projects, each judged again
-under its lock (so a project touched since the plan was shown is kept), then
-enforces the size cap and runs gc. Counts use Hermes's names (scanned,
-deleted_orphan, deleted_stale, errors, bytes_freed) plus rewindfs's own.
+Planning only reads: which projects are stale or orphans (quarantine over),
+which are deleted and still in quarantine, which of Hermes's pre-v2 shadow
+repositories directly under the base are orphans or stale, which legacy
+archives have expired. Applying first notes deletions seen for the first time
+(the quarantine starts then, see quarantine), then deletes exactly the planned
+projects, each judged again under its lock (so a project touched since the plan
+was shown is kept), then the planned repositories and archives, then enforces
+the size cap and runs gc.
+
+An automatic sweep keeps deleted projects until their quarantine is over and
+lets gc keep young unreachable objects (the grace period). An explicit one
+(`purge_deleted`, `reclaim_now`: a person asked, after confirmation) may remove
+quarantined projects now and frees unreachable objects now (gc's immediate mode).
+
+Counts use Hermes's names and meanings (scanned, deleted_orphan, deleted_stale,
+errors, bytes_freed: pre-v2 repositories and legacy archives included, as
+Hermes counts them), plus rewindfs's own breakdown.
 """
 
 from __future__ import annotations
@@ -16,12 +28,13 @@ from typing import Any
 
 from rewindfs.errors import Busy, RewindError
 from rewindfs.store.layout import Layout
-from rewindfs.store.maintenance import legacy, sizecap
-from rewindfs.store.maintenance.gc import GRACE_MINUTES, GcResult, gc
+from rewindfs.store.maintenance import gc as gc_mod
+from rewindfs.store.maintenance import legacy, quarantine, sizecap
+from rewindfs.store.maintenance.gc import GRACE_MINUTES, GcResult
 from rewindfs.store.maintenance.progress import Progress, quiet
 from rewindfs.store.maintenance.removal import remove_project
 from rewindfs.store.maintenance.sizes import tree_bytes
-from rewindfs.store.maintenance.verdict import State, is_stale, workdir_deleted
+from rewindfs.store.maintenance.verdict import State, judge
 from rewindfs.store.projects import ProjectRecord, list_records
 from rewindfs.store.store import Store
 
@@ -40,6 +53,14 @@ class Policy:
     # orphan_allowlist: project hashes, and pre-v2 shadow repositories by path as str);
     # an orphan not in it is kept (it may still go as stale). None: every orphan may go.
     orphan_allowlist: frozenset[str] | None = None
+    # A person asked (and confirmed): deleted projects in quarantine may go now ...
+    purge_deleted: bool = False
+    # ... and unreachable objects are freed now, coordinated with writers (gc, immediate).
+    reclaim_now: bool = False
+
+    def orphan_allowed(self, key: str) -> bool:
+        return self.delete_orphans and (self.orphan_allowlist is None
+                                        or key in self.orphan_allowlist)
 
 
 @dataclass(frozen=True)
@@ -48,32 +69,62 @@ class Doomed:
 
     h16: str
     workdir: str
-    reason: State  # ORPHAN or STALE
+    reason: State  # ORPHAN or STALE; DELETED: still in quarantine, removed on request
     last_touch: float
+    deleted_at: float | None = None
+
+
+@dataclass(frozen=True)
+class Quarantined:
+    """A deleted project the sweep keeps: its quarantine is not over."""
+
+    h16: str
+    workdir: str
+    deleted_at: float  # when first seen deleted (now, if this plan is the first to see it)
+    until: float | None  # when an automatic sweep may remove it (None: never by itself)
+
+
+@dataclass(frozen=True)
+class DoomedRepo:
+    """A pre-v2 shadow repository the sweep will delete, and why."""
+
+    repo: legacy.ShadowRepo
+    reason: State  # ORPHAN or STALE
 
 
 @dataclass
 class Plan:
     scanned: int = 0
     projects: list[Doomed] = field(default_factory=list)
+    quarantined: list[Quarantined] = field(default_factory=list)
+    repos: list[DoomedRepo] = field(default_factory=list)
     archives: list[legacy.Archive] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
-        return not self.projects and not self.archives
+        return not self.projects and not self.repos and not self.archives
 
 
 @dataclass
 class Report:
+    # Hermes's keys and meanings
     scanned: int = 0
     deleted_orphan: int = 0
     deleted_stale: int = 0
-    deleted_legacy: int = 0
-    dropped_checkpoints: int = 0
-    kept_busy: int = 0  # planned, but in use or touched since: kept
     errors: int = 0
     bytes_freed: int = 0
+    # rewindfs's breakdown
+    deleted_projects: int = 0  # of the deleted_* counts: projects of the store
+    deleted_pre_v2: int = 0  # ... Hermes's pre-v2 shadow repositories
+    deleted_legacy: int = 0  # ... legacy archives (counted as stale, as Hermes does)
+    quarantined: int = 0  # deleted projects kept (quarantine not over)
+    newly_quarantined: int = 0  # ... of which seen deleted for the first time now
+    dropped_checkpoints: int = 0
+    kept_busy: int = 0  # planned, but in use or touched since: kept
+    placeholders_removed: int = 0  # left by a killed gc
     gc_ran: bool = False
+    kept_younger_than_minutes: float = 0.0  # unreachable objects this young were kept
+    hermes_active: bool = False  # why they were, for an explicit sweep
     seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
@@ -81,27 +132,40 @@ class Report:
 
 
 def plan(layout: Layout, policy: Policy, now: float | None = None) -> Plan:
-    """What a sweep with `policy` would remove (reads only)."""
+    """What a sweep with `policy` would remove, and which deleted projects it keeps (reads only)."""
     now = time.time() if now is None else now
     result = Plan(archives=legacy.expired(layout, policy.retention_days, now))
+    for repo in legacy.shadow_repos(layout):
+        result.scanned += 1
+        reason = legacy.judge_shadow(repo, policy.retention_days, policy.delete_orphans,
+                                     policy.orphan_allowlist, now)
+        if reason is not None:
+            result.repos.append(DoomedRepo(repo, reason))
     if not Store(layout).exists():
         return result
     for record in list_records(layout):
         result.scanned += 1
-        reason = _verdict(record, policy, now)
+        verdict = judge(record, policy.retention_days, now)
+        reason = _reason(record, policy, now)
         if reason is not None:
             result.projects.append(Doomed(record.h16, str(record.workdir), reason,
-                                          record.last_touch))
+                                          record.last_touch, verdict.deleted_at))
+        elif verdict.state is State.DELETED and verdict.deleted_at is not None:
+            result.quarantined.append(Quarantined(record.h16, str(record.workdir),
+                                                  verdict.deleted_at, verdict.quarantine_until))
     return result
 
 
-def _verdict(record: ProjectRecord, policy: Policy, now: float) -> State | None:
-    allowed = policy.orphan_allowlist is None or record.h16 in policy.orphan_allowlist
-    if policy.delete_orphans and allowed and workdir_deleted(record):
-        return State.ORPHAN
-    if is_stale(record, policy.retention_days, now):
-        return State.STALE
-    return None
+def _reason(record: ProjectRecord, policy: Policy, now: float) -> State | None:
+    """Why the project goes under `policy`, or None when it stays."""
+    state = judge(record, policy.retention_days, now).state
+    if state is State.ORPHAN:
+        # Quarantine over: it also went untouched for retention_days, so it is stale anyway.
+        return State.ORPHAN if policy.orphan_allowed(record.h16) else State.STALE
+    if state is State.DELETED:
+        return State.DELETED if policy.purge_deleted and policy.orphan_allowed(record.h16) \
+            else None
+    return State.STALE if state is State.STALE else None
 
 
 def run(layout: Layout, policy: Policy, todo: Plan | None = None, *, always_gc: bool = True,
@@ -114,17 +178,21 @@ def run(layout: Layout, policy: Policy, todo: Plan | None = None, *, always_gc: 
     """
     start = time.monotonic()
     todo = plan(layout, policy) if todo is None else todo
-    report = Report(scanned=todo.scanned)
+    report = Report(scanned=todo.scanned, quarantined=len(todo.quarantined))
     before = tree_bytes(layout.base)
     store = Store(layout)
     if store.exists():
+        report.placeholders_removed = gc_mod.clear_placeholders(layout)
+        records = list_records(layout)
+        report.newly_quarantined = quarantine.observe(layout, records, policy.retention_days)
         _remove_projects(layout, store, policy, todo, report, progress)
+    _remove_repos(layout, policy, todo, report)
     _remove_archives(layout, policy, todo, report)
     if store.exists():
         _enforce_cap(layout, store, policy, report, progress)
-        if always_gc or report.deleted_orphan or report.deleted_stale or \
-                report.dropped_checkpoints or _garbage_likely(layout, last_sweep):
-            report.gc_ran = _gc(layout, policy, report, show_git_progress).ran
+        if always_gc or report.deleted_projects or report.dropped_checkpoints \
+                or _garbage_likely(layout, last_sweep):
+            _gc(layout, policy, report, show_git_progress)
     report.bytes_freed = max(0, before - tree_bytes(layout.base))
     report.seconds = time.monotonic() - start
     return report
@@ -134,7 +202,7 @@ def _remove_projects(layout: Layout, store: Store, policy: Policy, todo: Plan, r
                      progress: Progress) -> None:
     for doomed in progress(todo.projects, "removing projects"):
         def still(record: ProjectRecord, doomed: Doomed = doomed) -> bool:
-            return _verdict(record, policy, time.time()) is doomed.reason
+            return _reason(record, policy, time.time()) is doomed.reason
         try:
             removed = remove_project(layout, store.repo, doomed.h16, still)
         except (RewindError, OSError) as exc:
@@ -143,10 +211,33 @@ def _remove_projects(layout: Layout, store: Store, policy: Policy, todo: Plan, r
             continue
         if not removed:
             report.kept_busy += 1
-        elif doomed.reason is State.ORPHAN:
-            report.deleted_orphan += 1
-        else:
+            continue
+        report.deleted_projects += 1
+        if doomed.reason is State.STALE:
             report.deleted_stale += 1
+        else:
+            report.deleted_orphan += 1
+
+
+def _remove_repos(layout: Layout, policy: Policy, todo: Plan, report: Report) -> None:
+    """Delete the planned pre-v2 repositories that still qualify, for the same reason."""
+    now = {r.path: r for r in legacy.shadow_repos(layout)}
+    for doomed in todo.repos:
+        repo = now.get(doomed.repo.path)
+        if repo is None or legacy.judge_shadow(repo, policy.retention_days, policy.delete_orphans,
+                                               policy.orphan_allowlist) is not doomed.reason:
+            continue
+        try:
+            legacy.delete_repo(repo)
+        except OSError as exc:
+            log.warning("could not delete pre-v2 checkpoint repository %s: %s", repo.path, exc)
+            report.errors += 1
+            continue
+        report.deleted_pre_v2 += 1
+        if doomed.reason is State.STALE:
+            report.deleted_stale += 1
+        else:
+            report.deleted_orphan += 1
 
 
 def _remove_archives(layout: Layout, policy: Policy, todo: Plan, report: Report) -> None:
@@ -156,10 +247,12 @@ def _remove_archives(layout: Layout, policy: Policy, todo: Plan, report: Report)
             continue
         try:
             legacy.delete(archive)
-            report.deleted_legacy += 1
         except OSError as exc:
             log.warning("could not delete legacy archive %s: %s", archive.path, exc)
             report.errors += 1
+            continue
+        report.deleted_legacy += 1
+        report.deleted_stale += 1
 
 
 def _enforce_cap(layout: Layout, store: Store, policy: Policy, report: Report,
@@ -175,15 +268,25 @@ def _enforce_cap(layout: Layout, store: Store, policy: Policy, report: Report,
         report.errors += 1
 
 
-def _gc(layout: Layout, policy: Policy, report: Report, show_progress: bool) -> GcResult:
+def _gc(layout: Layout, policy: Policy, report: Report, show_progress: bool) -> None:
     try:
-        return gc(layout, policy.grace_minutes, show_progress=show_progress)
+        # An explicit sweep waits for a running gc (the person asked for the space);
+        # the automatic one leaves the job to it.
+        result = gc_mod.gc(layout, policy.grace_minutes, immediate=policy.reclaim_now,
+                           show_progress=show_progress, wait=policy.reclaim_now)
     except Busy:
-        return GcResult(ran=False)  # another gc is doing the job right now
+        return
     except RewindError as exc:
         log.warning("gc failed: %s", exc)
         report.errors += 1
-        return GcResult(ran=False)
+        return
+    _note_gc(report, result)
+
+
+def _note_gc(report: Report, result: GcResult) -> None:
+    report.gc_ran = result.ran
+    report.kept_younger_than_minutes = result.kept_younger_than
+    report.hermes_active = result.hermes_active
 
 
 def _garbage_likely(layout: Layout, last_sweep: float | None) -> bool:

@@ -1,12 +1,25 @@
-"""Whether a project's history is still wanted: live, stale, orphan, or missing.
+"""Whether a project's history is still wanted: live, stale, missing, deleted, or orphan.
 
 Deleting history is the one thing maintenance cannot undo, so a workdir that is
-merely not there is not enough: a project is an orphan only with positive
-evidence that its directory was deleted, namely that its parent directory is
-still there and is the very directory recorded at the last checkpoint (same
-device and inode). An unmounted drive, a missing parent, a record written by
-Hermes (which keeps no parent identity) or an unreadable record keeps the
-history; such a project is reported as missing.
+merely not there is not enough. A workdir counts as deleted only with positive
+evidence that the directory itself was deleted (`deleted_path`):
+
+1. its parent directory is there (a missing parent is a missing volume);
+2. the parent is the very directory recorded while the project was there (same
+   device and inode; either tool's record of it): an unmounted drive shows a
+   different directory at the same path;
+3. the parent holds something else, or is itself a live mount point: an
+   unmounted drive can also leave an empty directory behind, which is as much
+   the signature of a detached volume as of an emptied one.
+
+A record without a parent identity (written by Hermes 0.19), an unreadable
+record, or any probe that fails keeps the history; such a project is *missing*.
+
+A deleted project is not removed at once: it is quarantined for retention_days
+from when maintenance first saw it deleted (`deleted_at` in its record; see
+quarantine), and only then is it an *orphan* that the automatic sweep removes.
+Staleness (untouched for retention_days) applies to every other project,
+present or missing, as in Hermes.
 """
 
 from __future__ import annotations
@@ -14,7 +27,9 @@ from __future__ import annotations
 import errno
 import os
 import time
+from dataclasses import dataclass
 from enum import Enum
+from pathlib import Path
 
 from rewindfs.store.projects import ProjectRecord
 
@@ -24,26 +39,51 @@ DAY = 86400.0
 class State(Enum):
     LIVE = "live"
     STALE = "stale"  # untouched for retention_days: removed by prune
-    ORPHAN = "orphan"  # workdir deleted (with evidence): removed by prune unless kept
     MISSING = "missing"  # workdir not found, no evidence it was deleted: kept
+    DELETED = "deleted"  # workdir deleted (with evidence), in quarantine: kept
+    ORPHAN = "orphan"  # deleted, quarantine over: removed by prune unless orphans are kept
 
 
-def workdir_deleted(record: ProjectRecord) -> bool | None:
-    """True: deleted (with evidence). False: present. None: absent but no proof it was deleted."""
+@dataclass(frozen=True)
+class Verdict:
+    state: State
+    deleted_at: float | None = None  # deleted or orphan: when first seen (now if not yet)
+    quarantine_until: float | None = None  # deleted: when it may go (None: only explicitly)
+    first_seen: bool = False  # deleted, and no earlier sweep or status has seen it
+
+
+def deleted_path(workdir: str | Path, identities: set[tuple[int, int]] | None) -> bool | None:
+    """True: deleted (with evidence). False: there. None: absent, but no proof it was deleted.
+
+    `identities` are the recorded (dev, ino) of the parent; None means the caller
+    has no way to record one (Hermes v1 repositories), so step 2 is skipped, while
+    an empty set (nothing recorded) is no evidence.
+    """
+    path = Path(workdir)
     try:
-        os.lstat(record.workdir)
+        os.lstat(path)
         return False
     except OSError as exc:
         if exc.errno != errno.ENOENT:
             return None  # unreadable, not a directory on the way, I/O error: no evidence
-    dev, ino = record.extra.get("parent_dev"), record.extra.get("parent_ino")
-    if not isinstance(dev, int) or not isinstance(ino, int):
+    parent = path.parent
+    if parent == path or identities is not None and not identities:
         return None
     try:
-        parent = os.stat(record.workdir.parent)
+        st = os.stat(parent)
+        if identities is not None and (st.st_dev, st.st_ino) not in identities:
+            return None  # another directory at that path: a detached volume, not a deletion
+        with os.scandir(parent) as entries:
+            if next(entries, None) is not None:
+                return True
+        return True if os.path.ismount(parent) else None
     except OSError:
         return None
-    return True if (parent.st_dev, parent.st_ino) == (dev, ino) else None
+
+
+def workdir_deleted(record: ProjectRecord) -> bool | None:
+    """`deleted_path` for a project, with the parent identities its record holds."""
+    return deleted_path(record.workdir, record.parent_identities())
 
 
 def is_stale(record: ProjectRecord, retention_days: float, now: float | None = None) -> bool:
@@ -53,11 +93,21 @@ def is_stale(record: ProjectRecord, retention_days: float, now: float | None = N
     return record.last_touch < (time.time() if now is None else now) - retention_days * DAY
 
 
-def classify(record: ProjectRecord, retention_days: float, now: float | None = None) -> State:
-    """The project's state; an orphan that is also stale counts as an orphan (as in Hermes)."""
+def judge(record: ProjectRecord, retention_days: float, now: float | None = None) -> Verdict:
+    """The project's state. A deleted project's quarantine lasts retention_days from when
+    it was first seen deleted (0: until removed explicitly), however old the project is."""
+    now = time.time() if now is None else now
     deleted = workdir_deleted(record)
     if deleted:
-        return State.ORPHAN
+        seen = record.deleted_at
+        since = seen if seen is not None else now
+        until = since + retention_days * DAY if retention_days > 0 else None
+        state = State.ORPHAN if until is not None and until < now else State.DELETED
+        return Verdict(state, since, until, seen is None)
     if is_stale(record, retention_days, now):
-        return State.STALE
-    return State.MISSING if deleted is None else State.LIVE
+        return Verdict(State.STALE)
+    return Verdict(State.MISSING if deleted is None else State.LIVE)
+
+
+def classify(record: ProjectRecord, retention_days: float, now: float | None = None) -> State:
+    return judge(record, retention_days, now).state
