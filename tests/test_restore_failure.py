@@ -113,7 +113,7 @@ def test_disk_full_api_reports_every_file_not_restored(mgr, small_fs):
     out = mgr.restore(str(project), cp)
     assert out["success"] is False
     assert [f["path"] for f in out["failed"]] == ["big.bin"]
-    assert out["restored_files"] == ["a.txt"]
+    assert out["restored_files"] == ["a.txt", "new.txt"]  # written or removed
     assert out["deleted_files"] == ["new.txt"]
     assert "not restored" in out["error"] and out["pre_rollback"][:8] in out["error"]
     # restoring the pre-rollback id brings back the exact state before the restore
@@ -140,7 +140,7 @@ def test_immutable_directory_midway(mgr, project, immutable, run_rewind):
     data = json.loads(proc.stdout)
     assert data["success"] is False
     assert sorted(f["path"] for f in data["failed"]) == ["locked/f.txt", "locked/new.txt"]
-    assert sorted(data["restored_files"]) == ["a.txt", "z.txt"]
+    assert data["restored_files"] == ["a.txt", "made_later.txt", "z.txt"]
     assert data["deleted_files"] == ["made_later.txt"]
     assert (project / "a.txt").read_text() == "a v1\n"
     assert (project / "locked/f.txt").read_text() == "f v2\n"

@@ -119,8 +119,9 @@ def test_full_restore_api(scenario, project, mgr, files_of):
     assert out["safe"] is False  # no agent-write ledger: plain full restore
     assert sorted(out["deleted_files"]) == [
         "README.md/note.txt", "newdir/deep/deeper/x.txt", "src/pkg/extra.py"]
-    assert sorted(out["restored_files"]) == [
-        "README.md", "docs/guide.txt", "link_to_readme", "run.sh", "src/pkg/core.py"]
+    assert out["restored_files"] == sorted([  # everything written or removed
+        "README.md", "docs/guide.txt", "link_to_readme", "run.sh", "src/pkg/core.py",
+        "README.md/note.txt", "newdir/deep/deeper/x.txt", "src/pkg/extra.py"])
     assert out["failed"] == []
     # ignored and oversize paths are not even mentioned as touched
     for key in ("restored_files", "deleted_files"):
@@ -440,15 +441,15 @@ def test_api_dict_keys_and_turn_id(mgr, project):
     out = mgr.restore(str(project), cp)
     assert out["success"] is True
     for key in ("success", "restored_to", "reason", "directory", "restored_files",
-                "deleted_files", "skipped_user_edits", "pre_rollback"):
+                "deleted_files", "pre_rollback"):
         assert key in out, key
-    assert "file" not in out
+    for key in ("file", "skipped_user_edits", "skipped_oversize", "failed_deletes"):
+        assert key not in out, key  # no path given; a full restore has no safe-mode keys
     assert out["restored_to"] == cp[:8]
     assert out["reason"] == "turn seven"
     assert out["directory"] == str(project.resolve())
-    assert out["restored_files"] == ["README.md"]
+    assert out["restored_files"] == ["README.md", "brand_new.txt"]
     assert out["deleted_files"] == ["brand_new.txt"]
-    assert out["skipped_user_edits"] == []
     assert len(out["pre_rollback"]) == 40
     assert out["turn_id"] == "t7"
     json.dumps(out)  # a harness may log or send it as is

@@ -173,8 +173,8 @@ def test_record_agent_write_on_a_hermes_project(hermes_factory, home, project, f
     (project / "README.md").write_text("by the agent\n")
     assert mgr.record_agent_write(str(project), "README.md")
     (project / "docs/guide.txt").write_text("by a person\n")
-    out = mgr.restore(str(project), cp)
+    out = mgr.restore(str(project), cp, safe=True)
     assert out["success"], out
     assert (project / "README.md").read_bytes() == files_of(cp)[b"README.md"][1]
     assert (project / "docs/guide.txt").read_text() == "by a person\n"
-    assert out["kept_not_agent"] == ["docs/guide.txt"]
+    assert out["skipped_user_edits"] == out["kept_not_agent"] == ["docs/guide.txt"]

@@ -38,17 +38,17 @@ def session(mgr, project):
 
 
 def test_safe_restore_keeps_the_persons_edits(session, project, mgr):
-    out = mgr.restore(str(project), session)
+    out = mgr.restore(str(project), session, safe=True)
     assert out["success"], out
     assert out["safe"] is True
-    assert out["skipped_user_edits"] == ["b.txt"]
+    assert out["skipped_user_edits"] == ["b.txt", "mine.txt"]  # a person changed them
     assert out["kept_not_agent"] == ["mine.txt"]
     assert (project / "a.txt").read_text() == "a original\n"
     assert (project / "b.txt").read_text() == "b fixed by the person\n"
     assert (project / "c.txt").read_text() == "c original\n"  # the agent deleted it
     assert not (project / "src/gen").exists()  # the agent created it
     assert (project / "mine.txt").read_text() == "mine edited by the person\n"
-    assert sorted(out["restored_files"]) == ["a.txt", "c.txt"]
+    assert out["restored_files"] == ["a.txt", "c.txt", "src/gen/agent_new.py"]
     assert out["deleted_files"] == ["src/gen/agent_new.py"]
     assert out["turn_id"] == "t1"
 
@@ -58,6 +58,9 @@ def test_cli_safe_by_default_with_ledger_reports_kept_edits(session, project, ru
     assert proc.returncode == 0, proc.stderr
     assert "kept your edits: b.txt" in proc.stdout
     assert "mine.txt" in proc.stdout and "--all" in proc.stdout
+    # the CLI chose safe mode by itself, and says so in one line
+    assert proc.stderr.splitlines() == [proc.stderr.strip()]
+    assert proc.stderr.startswith("rewind: note: safe restore") and "--all" in proc.stderr
     assert (project / "b.txt").read_text() == "b fixed by the person\n"
     assert (project / "a.txt").read_text() == "a original\n"
 
@@ -66,7 +69,7 @@ def test_cli_dry_run_shows_kept_edits(session, project, run_rewind):
     proc = run_rewind("restore", session[:8], "--dry-run", "--json", cwd=project)
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
-    assert data["skipped_user_edits"] == ["b.txt"]
+    assert data["skipped_user_edits"] == ["b.txt", "mine.txt"]
     assert data["plan"]["kept_user_edits"] == 1 and data["plan"]["kept_not_agent"] == 1
     assert (project / "a.txt").read_text() == "a by agent\n"
 
@@ -75,7 +78,8 @@ def test_all_restores_everything(session, project, run_rewind, files_of):
     proc = run_rewind("restore", session[:8], "--all", "--yes", "--json", cwd=project)
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
-    assert data["safe"] is False and data["skipped_user_edits"] == []
+    assert data["safe"] is False and "skipped_user_edits" not in data
+    assert "note" not in proc.stderr
     assert git_view(project) == files_of(session)
     # and the person's edit is still one undo away
     proc = run_rewind("undo", cwd=project)
@@ -85,7 +89,7 @@ def test_all_restores_everything(session, project, run_rewind, files_of):
 
 
 def test_path_restores_are_not_safe_mode(session, project, mgr):
-    out = mgr.restore(str(project), session, file_path="b.txt")
+    out = mgr.restore(str(project), session, file_path="b.txt", safe=True)
     assert out["success"], out
     assert out["safe"] is False
     assert (project / "b.txt").read_text() == "b original\n"

@@ -58,7 +58,7 @@ def test_api_rejects_traversal(path, mgr, project, outside):
     before, outside_before = picture(project), picture(outside)
     out = mgr.restore(str(project), cp, file_path=path)
     assert out["success"] is False
-    assert "escapes the project" in out["error"] and "\n" not in out["error"]
+    assert "escapes the working directory" in out["error"] and "\n" not in out["error"]
     assert picture(project) == before
     assert picture(outside) == outside_before
 
@@ -215,7 +215,8 @@ def test_checkpoint_of_another_project(mgr, project, tmp_path, run_rewind, store
         assert proc.returncode == 1
         assert "not a checkpoint of this project" in one_line_error(proc)
         out = mgr.restore(str(project), ref)
-        assert out["success"] is False and "not a checkpoint of this project" in out["error"]
+        assert out["success"] is False and out["error"] == f"Checkpoint '{ref}' not found"
+        assert "not a checkpoint of this project" in out["detail"]
     assert picture(project) == before
     assert ref_tip(store_dir, project) == tip
 

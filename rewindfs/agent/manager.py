@@ -1,8 +1,9 @@
 """Hermes-compatible CheckpointManager backed by the rewindfs store.
 
-Method names, arguments and result dictionaries follow Hermes Agent's
-`tools.checkpoint_manager.CheckpointManager`, so a harness can swap it in.
-Extra keys are added, never removed or renamed.
+Method names, arguments, defaults, result dictionaries and error messages follow
+upstream Hermes Agent's `tools.checkpoint_manager.CheckpointManager`, so a harness
+can swap it in (rewindfs.hermes is the module to import in its place). Extra keys
+are added, never removed or renamed.
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ from typing import Any
 
 from rewindfs import restore as restore_mod
 from rewindfs import store as st
+from rewindfs.agent import checks
 from rewindfs.agent import state as agent_state
 from rewindfs.agent.steps import StepRecorder
 from rewindfs.agent.workdir import project_root
-from rewindfs.errors import RewindError
+from rewindfs.errors import NotFound, RewindError
 from rewindfs.store import meta, projects
 from rewindfs.store.maintenance import auto
 from rewindfs.store.maintenance.sweep import Policy
@@ -47,8 +49,8 @@ class CheckpointManager:
         self.max_snapshots = max(1, int(max_snapshots))
         self.max_total_size_mb = max(0, int(max_total_size_mb))
         self.max_file_size_mb = max(0.0, float(max_file_size_mb))
-        self.layout = st.Layout(Path(base).expanduser()) if base else st.Layout.for_home()
-        self.store = st.Store(self.layout)
+        self._base = Path(base).expanduser() if base else None
+        self._store: st.Store | None = None
         self.limits = st.Limits(
             max_file_size=int(self.max_file_size_mb * 1024 * 1024), max_files=max_files
         )
@@ -61,6 +63,27 @@ class CheckpointManager:
         self.prune_policy = Policy(retention_days, delete_orphans, self.max_total_size_mb)
         self.min_interval_hours = min_interval_hours
         self._next_prune_check = 0.0
+
+    # -- where the store is -------------------------------------------------------
+
+    @property
+    def store(self) -> st.Store:
+        """The store under `base`, or else under the Hermes home as it is now.
+
+        Without `base` the home is looked up on every use, as Hermes does: one
+        process may serve several profiles (HERMES_HOME) over its life.
+        """
+        base = self._base or self._default_base()
+        if self._store is None or self._store.layout.base != base:
+            self._store = st.Store(st.Layout(base))
+        return self._store
+
+    @property
+    def layout(self) -> st.Layout:
+        return self.store.layout
+
+    def _default_base(self) -> Path:
+        return st.Layout.for_home().base
 
     # -- turn lifecycle -----------------------------------------------------------
 
@@ -144,21 +167,41 @@ class CheckpointManager:
 
     def list_checkpoints(self, working_dir: str) -> list[dict[str, Any]]:
         """Checkpoints of `working_dir`, newest first, with per-checkpoint change stats."""
+        return self._listing(st.project_hash(working_dir), working_dir)
+
+    def list_all_checkpoints(self) -> list[dict[str, Any]]:
+        """Checkpoints of every project in the store, newest first; each entry also names
+        its project's `workdir`."""
+        if not self.store.exists():
+            return []
+        out = []
+        for record in projects.list_records(self.layout):
+            for entry in self._listing(record.h16, str(record.workdir)):
+                entry["workdir"] = str(record.workdir)
+                out.append(entry)
+        out.sort(key=lambda e: e["time"], reverse=True)
+        return out
+
+    def _listing(self, h16: str, what: str) -> list[dict[str, Any]]:
         try:
-            repo, h16 = self._history(working_dir)
-            history = st.checkpoints(repo, h16) if repo is not None else []
-            return [checkpoint_dict(c, st.stats(repo, c)) for c in history]
+            if not self.store.exists():
+                return []
+            repo = self.store.repo
+            return [checkpoint_dict(c, st.stats(repo, c)) for c in st.checkpoints(repo, h16)]
         except RewindError as exc:
-            log.debug("list of %s failed: %s", working_dir, exc)
+            log.debug("list of %s failed: %s", what, exc)
             return []
 
     def diff(self, working_dir: str, commit_hash: str) -> dict[str, Any]:
         """Changes from checkpoint `commit_hash` to the working tree as it is now."""
+        error = checks.reference_error(commit_hash)
+        if error:
+            return {"success": False, "error": error}
         try:
-            repo, h16 = self._history(working_dir)
-            if repo is None:
-                return {"success": False, "error": "No checkpoints exist for this directory"}
-            target = st.resolve(repo, h16, commit_hash)
+            found = self._target(working_dir, commit_hash)
+            if isinstance(found, dict):
+                return found
+            repo, target = found
             now = st.working_tree_tree(self.store, working_dir, self.limits,
                                        self.extra_excludes)
             result = st.diff_between(repo, target.tree_id, now)
@@ -167,38 +210,96 @@ class CheckpointManager:
         return {"success": True, "stat": result.stat, "diff": result.patch,
                 "files": result.names, "hash": target.id}
 
-    def restore(self, working_dir: str, commit_hash: str, file_path: str | None = None
-                ) -> dict[str, Any]:
+    def session_diff(self, working_dir: str) -> dict[str, Any]:
+        """Everything changed in `working_dir` since its oldest kept checkpoint.
+
+        The result is `diff`'s, plus `baseline` (that checkpoint's hash) and `empty`
+        when nothing differs; with no checkpoint at all it is an empty success.
+        """
+        listed = self.list_checkpoints(working_dir)
+        if not listed:
+            return {"success": True, "stat": "", "diff": "", "empty": True}
+        baseline = listed[-1]["hash"]
+        result = self.diff(working_dir, baseline)
+        if result.get("success"):
+            result.setdefault("baseline", baseline)
+            if not result["stat"] and not result["diff"]:
+                result["empty"] = True
+        return result
+
+    def restore(self, working_dir: str, commit_hash: str, file_path: str | None = None,
+                safe: bool = False) -> dict[str, Any]:
         """Restore the project (or one file or directory) to a checkpoint.
 
-        A pre-rollback snapshot is taken first; its id is returned as `pre_rollback`.
-        A full restore is safe (keeps files a person edited since the agent wrote
-        them) when the agent-write ledger has entries since the checkpoint.
-        Also returned: the target's agent `state`, and the `external_actions` taken
-        after it with a `warnings` line each (a rollback does not undo them).
+        Everything is restored unless `safe` (whole-project restores only): then
+        only files still as the agent wrote them (see record_agent_write) are
+        reverted, and files a person changed are kept and listed in
+        `skipped_user_edits`. A project without any recorded agent write has nothing
+        to tell them apart by: the restore is then a full one, and its result carries
+        no safe-mode keys.
+
+        A pre-rollback snapshot is taken first (it holds every file the restore
+        overwrites, whatever its size); its id is returned as `pre_rollback`. Also
+        returned: the target's agent `state`, and the `external_actions` taken after
+        it with a `warnings` line each (a rollback does not undo them).
         """
-        options = restore_mod.Options(
-            paths=[file_path] if file_path else None, limits=self.limits,
-            extra_excludes=self.extra_excludes, delete_missing=False,
-        )
+        error = checks.reference_error(commit_hash)
+        wd = st.normalize_workdir(working_dir)
+        if error is None and file_path:
+            error = checks.file_path_error(file_path, wd)
+        if error:
+            return {"success": False, "error": error}
         try:
-            result = restore_mod.restore(self.store, working_dir, commit_hash, options)
+            found = self._target(wd, commit_hash)
+            if isinstance(found, dict):
+                return found
+            target = found[1]
+            use_safe = bool(safe and not file_path and st.ledger.writes_since(
+                self.layout, st.project_hash(wd), 0.0))
+            options = restore_mod.Options(
+                paths=[file_path] if file_path else None, safe=use_safe, limits=self.limits,
+                extra_excludes=self.extra_excludes, delete_missing=False,
+            )
+            result = restore_mod.restore(self.store, wd, target, options)
             extras = agent_state.restore_report(self.store, result)
         except RewindError as exc:
             return {"success": False, "error": str(exc)}
-        return {**restore_dict(result, file_path), **extras}
+        out = {**restore_dict(result, file_path), **extras}
+        if out.get("failed_deletes") and result.outcome is not None and \
+                len(result.outcome.failed) == len(out["failed_deletes"]) and \
+                not result.outcome.not_attempted:
+            # Hermes's meaning: every file of the checkpoint is back; a file that could
+            # not be removed is reported, not a failure of the restore.
+            out["success"] = True
+            out.pop("error", None)
+        return out
 
-    def record_agent_write(self, working_dir: str, path: str) -> bool:
-        """Note the content the agent just wrote to (or deleted at) `path`, for safe restores."""
+    def record_agent_write(self, file_path: str, path: str | None = None) -> bool:
+        """Note the content the agent just wrote to (or deleted at) a file, for safe restores.
+
+        `record_agent_write(file_path)`, upstream Hermes's form: the project is the one
+        `get_working_dir_for_path` finds for the file. `record_agent_write(working_dir,
+        path)`: the project named, `path` relative to it or absolute inside it.
+        A disabled manager records nothing and writes nothing. Never raises.
+        """
+        if not self.enabled:
+            return False
         try:
-            wd = st.normalize_workdir(working_dir)
-            rel = restore_mod.project_relative(path, wd, cwd=wd)
+            if path is None:
+                full = Path(os.path.abspath(Path(file_path).expanduser()))
+                wd = Path(self.get_working_dir_for_path(str(full)))
+                # The entry itself is recorded, a link as a link: only its directory resolves.
+                rel = restore_mod.project_relative(str(full.parent.resolve() / full.name), wd,
+                                                   cwd=wd)
+            else:
+                wd = st.normalize_workdir(file_path)
+                rel = restore_mod.project_relative(path, wd, cwd=wd)
             if not rel:
                 return False
             st.ledger.record(self.layout, st.project_hash(wd), wd, rel)
             return True
-        except (RewindError, OSError) as exc:
-            log.debug("agent write of %s not recorded: %s", path, exc)
+        except Exception as exc:  # noqa: BLE001 - bookkeeping must never fail the agent's write
+            log.debug("agent write of %s not recorded: %s", path or file_path, exc)
             return False
 
     def get_working_dir_for_path(self, file_path: str) -> str:
@@ -254,12 +355,15 @@ class CheckpointManager:
 
     # -- helpers -------------------------------------------------------------------
 
-    def _history(self, working_dir: str):
-        """(store repo, project hash), or (None, hash) when the store does not exist yet."""
-        h16 = st.project_hash(working_dir)
+    def _target(self, working_dir, reference: str):
+        """(repo, checkpoint) named by `reference`, or an error dict in Hermes's words."""
         if not self.store.exists():
-            return None, h16
-        return self.store.repo, h16
+            return {"success": False, "error": "No checkpoints exist for this directory"}
+        repo = self.store.repo
+        try:
+            return repo, st.resolve(repo, st.project_hash(working_dir), reference)
+        except NotFound as exc:
+            return {"success": False, "error": checks.not_found(reference), "detail": str(exc)}
 
 
 def _result(fn, *args: Any, never_raise: bool = False) -> dict[str, Any]:
@@ -281,6 +385,7 @@ def checkpoint_dict(cp: st.Checkpoint, stats: st.Stats | None) -> dict[str, Any]
         "hash": cp.id,
         "short_hash": cp.short,
         "timestamp": cp.timestamp,
+        "time": cp.precise_time,  # epoch seconds, finer than the timestamp
         "reason": cp.reason,
         "files_changed": stats.files_changed if stats else 0,
         "insertions": stats.insertions if stats else 0,
@@ -296,8 +401,16 @@ def names(paths) -> list[str]:
 
 
 def restore_dict(result: restore_mod.RestoreResult, file_path: str | None) -> dict[str, Any]:
-    """Hermes's restore result, plus what rewindfs knows about the restore."""
-    outcome = result.outcome
+    """Hermes's restore result, plus what rewindfs knows about the restore.
+
+    Hermes's keys: `restored_files` (every file written or removed back to the
+    checkpoint), in safe mode `skipped_user_edits` (every file kept because a person
+    changed it, whether or not the agent ever wrote it) and `skipped_oversize` (files
+    over the size cap that the checkpoint does not hold: left as they are), and
+    `failed_deletes` when a file could not be removed. A full restore has no safe-mode
+    keys.
+    """
+    outcome, plan = result.outcome, result.plan
     out: dict[str, Any] = {
         "success": result.success,
         "restored_to": result.target.short,
@@ -306,13 +419,22 @@ def restore_dict(result: restore_mod.RestoreResult, file_path: str | None) -> di
     }
     if file_path:
         out["file"] = file_path
+    written = names(outcome.written) if outcome else []
+    deleted = names(outcome.deleted) if outcome else []
+    out["restored_files"] = sorted(set(written) | set(deleted))
+    if result.safe:
+        out["skipped_user_edits"] = sorted(names(plan.kept_user_edits + plan.kept_not_agent))
+        out["skipped_oversize"] = names(result.kept_oversize)
+        out["kept_not_agent"] = names(plan.kept_not_agent)
+    failed = [(os.fsdecode(p), e) for p, e in outcome.failed] if outcome else []
+    planned_deletes = set(names(plan.deletes))
+    failed_deletes = [p for p, _ in failed if p in planned_deletes]
+    if failed_deletes:
+        out["failed_deletes"] = failed_deletes
     out.update(
-        restored_files=names(outcome.written) if outcome else [],
-        deleted_files=names(outcome.deleted) if outcome else [],
-        skipped_user_edits=names(result.plan.kept_user_edits),
-        kept_not_agent=names(result.plan.kept_not_agent),
-        untouched=names(result.plan.untouched),
-        failed=[{"path": os.fsdecode(p), "error": e} for p, e in outcome.failed] if outcome else [],
+        deleted_files=deleted,
+        untouched=names(plan.untouched),
+        failed=[{"path": p, "error": e} for p, e in failed],
         not_attempted=names(outcome.not_attempted) if outcome else [],
         pre_rollback=result.pre_rollback,
         hash=result.target.id,

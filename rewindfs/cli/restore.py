@@ -47,6 +47,10 @@ def restore(app: App, reference: str, paths: tuple[str, ...], directory: str | N
         limits=app.manager.limits, extra_excludes=app.manager.extra_excludes,
     )
     plan_result = rs.dry_run(app.store, workdir, reference, options)
+    if plan_result.safe and options.safe is None:
+        click.echo("rewind: note: safe restore (the agent recorded writes since this "
+                   "checkpoint): files a person changed are kept; --all restores them too",
+                   err=True)
     if dry_run:
         _report(plan_result, None, as_json, f"plan for restoring to {plan_result.target.short} "
                 f"({plan_result.target.reason}); nothing was changed")
