@@ -78,6 +78,21 @@ def test_hermes_home_is_looked_up_on_each_call(home, tmp_path, work_dir, monkeyp
     assert [c["reason"] for c in mgr.list_checkpoints(str(work_dir))] == ["profile one"]
 
 
+def test_settings_hermes_does_not_pass_come_from_config_yaml(home, base):
+    """Hermes's constructor has four settings; the others are the config file's (the one
+    Hermes reads), so `auto_prune: false` there is honoured; a bad file means defaults."""
+    base.parent.mkdir(parents=True)
+    (base.parent / "config.yaml").write_text(
+        "checkpoints:\n  auto_prune: false\n  retention_days: 3\n  max_files: 123\n")
+    mgr = hermes.CheckpointManager(enabled=True)
+    assert mgr.auto_prune is False and mgr.prune_policy.retention_days == 3
+    assert mgr.limits.max_files == 123
+    assert hermes.CheckpointManager(auto_prune=True).auto_prune is True  # keywords win
+    (base.parent / "config.yaml").write_text("checkpoints:\n  retention_days: soon\n")
+    mgr = hermes.CheckpointManager(enabled=True)
+    assert mgr.auto_prune is True and mgr.prune_policy.retention_days == 7
+
+
 # -- record_agent_write ---------------------------------------------------------------------
 
 
