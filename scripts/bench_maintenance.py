@@ -8,7 +8,10 @@ Cases (baseline and rewindfs measured in this one run, on the same machine state
   4 `rewind status`, 50 projects x 20 checkpoints          target: < 1 s (Hermes's
     store_status on the same store shown for reference)
   5 pruning 50 stale projects (`rewind prune -f`, with gc) target: < 10 s (Hermes's
-    prune_checkpoints on a copy of the same store shown for reference)
+    prune_checkpoints on a copy of the same store shown for reference); bytes freed
+  6 explicit prune with a size cap of half the live size     target: < 10 s; bytes freed
+    (`rewind prune -f --max-size-mb N`), next to the automatic
+    sweep doing the same work with gc's grace period
 
 The "normal checkpoint" baseline is the same one-file change checkpointed by a
 manager whose history is below max_snapshots, with auto-prune off, timed in the
@@ -134,7 +137,6 @@ def main(argv: list[str] | None = None) -> int:
 def checkpoint_cases(args, tmp: Path, run: Run, rep: bl.Reporter) -> None:
     from rewindfs import CheckpointManager
     from rewindfs.store.layout import Layout
-    from rewindfs.store.locks import file_lock
     from rewindfs.store.maintenance import gc
 
     scale = 4 if args.quick else 1
@@ -179,7 +181,7 @@ def checkpoint_cases(args, tmp: Path, run: Run, rep: bl.Reporter) -> None:
     layout = Layout(tmp / "over-cap")
 
     def due(_i: int) -> None:
-        wait_for_sweep(layout, file_lock)
+        wait_for_sweep(layout)
         layout.prune_marker.write_text("corrupt: counts as never run")
         sweeping._next_prune_check = 0.0
         bl.touch_one_file(project, next(edits))
@@ -187,7 +189,7 @@ def checkpoint_cases(args, tmp: Path, run: Run, rep: bl.Reporter) -> None:
     case = "2. checkpoint starting the auto sweep (over size cap)"
     rep.progress(case)
     t = bl.measure({NORMAL: take(normal), OURS: take(sweeping)}, args.repeats, setup=due)
-    wait_for_sweep(layout, file_lock)
+    wait_for_sweep(layout)
     run.expect(case, t, True)
     run.record(case, t)
     run.rows.append(Row(case, t[NORMAL].median, t[OURS].median, "<= 2x", max_ratio=2.0))
@@ -228,16 +230,15 @@ def checkpoint_cases(args, tmp: Path, run: Run, rep: bl.Reporter) -> None:
     run.notes.append(f"project for cases 1-3: {project.describe()}")
 
 
-def wait_for_sweep(layout, file_lock, timeout: float = 120) -> None:
-    """Until no automatic sweep holds its lock (the detached child may not have started)."""
+def wait_for_sweep(layout, timeout: float = 120) -> None:
+    """Until the sweep a due checkpoint started has run: the detached child marks the
+    marker (corrupt until then) under its lock before it sweeps, then lets the lock go."""
+    from rewindfs.store.maintenance import auto, marker
+
     deadline = time.monotonic() + timeout
-    time.sleep(0.2)
-    while time.monotonic() < deadline:
-        try:
-            with file_lock(layout.lock_file("auto-prune"), timeout=0.0):
-                return
-        except Exception:  # noqa: BLE001 - Busy: still sweeping
-            time.sleep(0.05)
+    while time.monotonic() < deadline and (marker.last_run(layout) is None
+                                           or auto.running(layout)):
+        time.sleep(0.05)
 
 
 # -- cases 4-5: status and prune of 50 projects ---------------------------------------------
@@ -329,26 +330,102 @@ def store_cases(args, tmp: Path, run: Run, rep: bl.Reporter) -> None:
                 record.write_text(json.dumps(data))
             current[who] = dest
 
-    fns = {OURS: lambda: rewind_cli(current["ours"], "prune", "-f", "--json").returncode}
+    fns = {OURS: lambda: json.loads(rewind_cli(current["ours"], "prune", "-f", "--json").stdout)}
     if hcm is not None:
         fns["Hermes prune_checkpoints()"] = lambda: hcm.prune_checkpoints(
             retention_days=7, checkpoint_base=current["hermes"] / "checkpoints",
-            max_total_size_mb=0)["deleted_stale"]
+            max_total_size_mb=0)
     t = bl.measure(fns, args.slow_repeats, setup=stale_copies)
     run.record(case, t)
     left = list((current["ours"] / "checkpoints" / "store" / "projects").glob("*.json"))
-    if any(r != 0 for r in t[OURS].results) or left:
-        run.problems.append(f"{case}: prune exited {t[OURS].results}, {len(left)} records left")
+    ours = t[OURS].results
+    if any(r.get("deleted_stale") != PROJECTS or r.get("errors") for r in ours) or left:
+        run.problems.append(f"{case}: prune reported {ours[-1]}, {len(left)} records left")
     hermes = t.get("Hermes prune_checkpoints()")
     run.rows.append(Row(case, hermes.median if hermes else None, t[OURS].median, "< 10 s",
                         max_seconds=10.0, baseline_label="Hermes, in process"))
+    freed = sorted(r["bytes_freed"] for r in ours)
+    theirs = sorted(r["bytes_freed"] for r in hermes.results) if hermes else []
+    run.notes.append(f"case 5: bytes freed, rewindfs {_mb(freed)}"
+                     + (f", Hermes {_mb(theirs)}" if theirs else "")
+                     + f" (store before: {_fmt_bytes(_store_bytes(home))})")
+
+    explicit_prune_case(args, tmp, home, run, rep)
+
+
+def _fmt_bytes(n: int) -> str:
+    return f"{n / bl.MiB:.1f} MB" if n >= bl.MiB else f"{n / 1024:.0f} KB"
+
+
+def _mb(values: list[int]) -> str:
+    """min / median of byte counts."""
+    return f"min {_fmt_bytes(values[0])}, median {_fmt_bytes(values[len(values) // 2])}"
+
+
+def _store_bytes(home: Path) -> int:
+    from rewindfs.store.layout import Layout
+    from rewindfs.store.maintenance.sizes import objects_bytes
+
+    return objects_bytes(Layout(home / "checkpoints"))
+
+
+def explicit_prune_case(args, tmp: Path, home: Path, run: Run, rep: bl.Reporter) -> None:
+    """6. `rewind prune --max-size-mb N` on the 50-project store: the size cap drops the
+    oldest checkpoints round-robin and the explicit prune frees their space at once,
+    next to the automatic sweep doing the same work (gc keeps its 15-minute grace)."""
+    from rewindfs.store.layout import Layout
+    from rewindfs.store.maintenance import sweep
+    from rewindfs.store.maintenance.sizes import live_bytes
+    from rewindfs.store.store import Store
+
+    layout = Layout(home / "checkpoints")
+    live = live_bytes(layout, list(Store(layout).repo.references))
+    cap_mb = max(1, live // 2 // bl.MiB)
+    case = f"6. explicit prune, size cap {cap_mb} MB ({PROJECTS} projects)"
+    rep.progress(case)
+    copies = iter(range(10**9))
+    current: dict[str, Path] = {}
+
+    def fresh_copies(_i: int) -> None:
+        n = next(copies)
+        for who in ("explicit", "automatic"):
+            dest = tmp / f"cap-{who}-{n}"
+            shutil.copytree(home, dest, symlinks=True)
+            current[who] = dest
+
+    def automatic() -> dict:
+        base = Layout(current["automatic"] / "checkpoints")
+        policy = sweep.Policy(retention_days=7, max_total_size_mb=cap_mb)
+        return sweep.run(base, policy).to_dict()
+
+    fns = {
+        OURS: lambda: json.loads(rewind_cli(current["explicit"], "prune", "-f", "--json",
+                                            "--max-size-mb", str(cap_mb)).stdout),
+        "automatic sweep (in process)": automatic,
+    }
+    t = bl.measure(fns, args.slow_repeats, setup=fresh_copies)
+    run.record(case, t)
+    ours, auto = t[OURS].results, t["automatic sweep (in process)"].results
+    if any(not r.get("dropped_checkpoints") or r.get("errors") for r in ours):
+        run.problems.append(f"{case}: prune reported {ours[-1]}")
+    run.rows.append(Row(case, t["automatic sweep (in process)"].median, t[OURS].median,
+                        "< 10 s", max_seconds=10.0, baseline_label="automatic sweep"))
+    after = _store_bytes(current["explicit"])
+    run.notes.append(
+        f"case 6: store {_fmt_bytes(_store_bytes(home))} ({_fmt_bytes(live)} live), cap "
+        f"{cap_mb} MB: {ours[-1]['dropped_checkpoints']} checkpoints dropped; bytes freed by "
+        f"the explicit prune {_mb(sorted(r['bytes_freed'] for r in ours))} (store after: "
+        f"{_fmt_bytes(after)}), by the automatic sweep "
+        f"{_mb(sorted(r['bytes_freed'] for r in auto))} (its gc keeps objects younger than "
+        f"15 min); new checkpoints waited at most "
+        f"{bl.fmt_seconds(max(r['writers_held_seconds'] for r in ours))} for its prune step")
 
 
 def render(args, run: Run) -> str:
     out = ["## bench_maintenance: checkpoints next to maintenance, status, prune", ""]
     out.append(bl.markdown_table(["case", "baseline", "rewindfs", "ratio (rewindfs/baseline)",
                                   "target", "met?"], [r.cells() for r in run.rows]))
-    out += ["", f"Medians of {args.repeats} runs (cases 1-3) and {args.slow_repeats} (4-5). "
+    out += ["", f"Medians of {args.repeats} runs (cases 1-3) and {args.slow_repeats} (4-6). "
             "Baseline for 1-3: a normal checkpoint (history below max_snapshots, auto-prune "
             "off) of the same change; for 4-5: Hermes 0.19 on the same store, for reference "
             "(cases 4 and 5 time the `rewind` command as a process, interpreter start "

@@ -486,8 +486,91 @@ def test_expired_legacy_archives_pruned(home, layout, tmp_path, project):
     names = [a.name for a in legacy.archives(layout)]
     assert len(names) == 2
     report = sweep.run(layout, sweep.Policy(retention_days=7))
-    assert report.deleted_legacy == 1
+    assert (report.deleted_legacy, report.deleted_stale) == (1, 1)  # counted as Hermes does
+    assert report.bytes_freed > 0
     assert [a.name for a in legacy.archives(layout)] == names[1:]
+
+
+def age_tree(path: Path, days: float) -> None:
+    when = time.time() - days * DAY
+    for item in [path, *path.rglob("*")]:
+        os.utime(item, (when, when), follow_symlinks=False)
+
+
+def test_pre_v2_repos_after_the_store_exists_are_pruned_in_place(home, layout, tmp_path,
+                                                                 project):
+    """Pre-v2 repositories that appear once the store exists stay where they are (as in
+    Hermes) and prune judges them there: orphans with evidence, stale ones, and nothing
+    on a guess."""
+    take(Store(layout), project, "the store exists")
+    parent = tmp_path / "work"
+    parent.mkdir()
+    (parent / "neighbour").write_text("x\n")
+    gone = make_v1_repo(layout.base, parent / "gone")
+    shutil.rmtree(parent / "gone")
+    old = make_v1_repo(layout.base, tmp_path / "old")
+    age_tree(old, 30)
+    alive = make_v1_repo(layout.base, tmp_path / "alive")
+    on_missing_volume = make_v1_repo(layout.base, tmp_path / "volume" / "w")
+    shutil.rmtree(tmp_path / "volume")
+    unmarked = make_v1_repo(layout.base, tmp_path / "unmarked")
+    (unmarked / "HERMES_WORKDIR").unlink()
+    shutil.rmtree(tmp_path / "unmarked")
+    take(Store(layout), project, "no migration once the store exists")
+    assert legacy.archives(layout) == []
+    found = {r.path for r in legacy.shadow_repos(layout)}
+    assert found == {gone, old, alive, on_missing_volume, unmarked}
+    todo = sweep.plan(layout, sweep.Policy(retention_days=7))
+    assert {(d.repo.path, d.reason) for d in todo.repos} == {(gone, State.ORPHAN),
+                                                             (old, State.STALE)}
+    assert todo.scanned == 1 + 5
+    report = sweep.run(layout, sweep.Policy(retention_days=7), todo)
+    assert (report.deleted_orphan, report.deleted_stale, report.deleted_pre_v2) == (1, 1, 2)
+    assert not gone.exists() and not old.exists()
+    assert alive.exists() and on_missing_volume.exists() and unmarked.exists()
+
+
+def test_pre_v2_orphans_follow_the_allowlist(home, layout, tmp_path, project):
+    take(Store(layout), project, "the store exists")
+    parent = tmp_path / "work"
+    parent.mkdir()
+    (parent / "neighbour").write_text("x\n")
+    shown, later = make_v1_repo(layout.base, parent / "a"), make_v1_repo(layout.base, parent / "b")
+    shutil.rmtree(parent / "a")
+    shutil.rmtree(parent / "b")
+    policy = sweep.Policy(orphan_allowlist=frozenset({str(shown)}))
+    report = sweep.run(layout, policy)
+    assert report.deleted_orphan == 1 and not shown.exists() and later.exists()
+    assert sweep.run(layout, sweep.Policy(delete_orphans=False)).deleted_orphan == 0
+
+
+def test_status_lists_pre_v2_repos(home, layout, tmp_path, project):
+    take(Store(layout), project, "the store exists")
+    repo = make_v1_repo(layout.base, tmp_path / "w")
+    from rewindfs.store.maintenance.status import store_status
+
+    info = store_status(layout, 7).to_dict()
+    assert info["pre_v2_projects"] == [{"path": str(repo), "workdir": str(tmp_path / "w"),
+                                        "exists": True}]
+
+
+def test_auto_prune_runs_without_a_v2_store(home, layout, tmp_path):
+    """As in Hermes: a base holding only pre-v2 repositories and archives is swept too,
+    and the sweep does not create the store (which would stop Hermes's migration)."""
+    layout.base.mkdir(parents=True)
+    old = make_v1_repo(layout.base, tmp_path / "old")
+    age_tree(old, 30)
+    kept = make_v1_repo(layout.base, tmp_path / "kept")
+    archive = layout.base / "legacy-20200101-000000"
+    archive.mkdir()
+    (archive / "x").write_text("old archive\n")
+    report = auto.run_if_due(layout, sweep.Policy(retention_days=7), 24)
+    assert report is not None and report.deleted_pre_v2 == 1 and report.deleted_legacy == 1
+    assert (report.scanned, report.deleted_stale) == (2, 2)
+    assert not old.exists() and kept.exists() and not archive.exists()
+    assert not layout.store.exists()
+    assert marker.last_run(layout) is not None
+    assert auto.run_if_due(layout, sweep.Policy(retention_days=7), 24) is None
 
 
 # -- the automatic sweep -------------------------------------------------------------------

@@ -78,9 +78,10 @@ def adopt(store: Store, old: str | os.PathLike[str], new: str | os.PathLike[str]
     Refused when `old` is still there, when `new` is no directory a checkpoint may
     be taken of, or when `new` has checkpoints of its own.
     """
-    old_wd, new_wd = normalize_workdir(old), guard_workdir(new)
-    if old_wd == new_wd:
+    old_wd = normalize_workdir(old)
+    if old_wd == normalize_workdir(new):
         raise InvalidInput("OLD_PATH and NEW_PATH are the same directory")
+    new_wd = guard_workdir(new)
     if os.path.lexists(old_wd):
         raise Refused(f"{old_wd} still exists: adopt moves the history of a project that was "
                       "moved or deleted")

@@ -72,6 +72,17 @@ def _base_locked(layout: Layout) -> Iterator[None]:
         os.close(fd)
 
 
+def running(layout: Layout) -> bool:
+    """Whether an automatic sweep holds the base right now."""
+    try:
+        with _base_locked(layout):
+            return False
+    except Busy:
+        return True
+    except OSError:
+        return False
+
+
 def start(layout: Layout, policy: Policy, min_interval_hours: float) -> threading.Thread:
     """Check the marker in a background thread and, if due, sweep in a detached process."""
     thread = threading.Thread(target=_check_and_spawn, args=(layout, policy, min_interval_hours),

@@ -48,6 +48,44 @@ def git_binary() -> str:
     return path
 
 
+class Running:
+    """A git command started in the background (`start`); `output()` waits for it."""
+
+    def __init__(self, layout: Layout, args: Sequence[str]):
+        self.args = list(args)
+        try:
+            self.proc = subprocess.Popen(_argv(args), env=git_env(layout),
+                                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                         stderr=subprocess.PIPE, cwd=layout.store)
+        except OSError as exc:
+            raise StoreError(f"cannot run git {_command(args)}: {exc.strerror or exc}") from None
+
+    def output(self) -> bytes:
+        out, err = self.proc.communicate()
+        if self.proc.returncode != 0:
+            said = err.decode(errors="replace").strip()
+            reason = said.splitlines()[0] if said else f"exit status {self.proc.returncode}"
+            raise GitFailed(f"git {_command(self.args)} failed: {reason}", said)
+        return out
+
+    def cancel(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.communicate()
+
+
+def start(layout: Layout, args: Sequence[str]) -> Running:
+    """Start `git args` on the store without waiting (it runs next to our own work)."""
+    return Running(layout, args)
+
+
+def _argv(args: Sequence[str]) -> list[str]:
+    argv = [git_binary()]
+    for item in MAINTENANCE_CONFIG:
+        argv += ["-c", item]
+    return argv + list(args)
+
+
 def run(layout: Layout, args: Sequence[str], *, stdin: bytes | None = None,
         show_progress: bool = False, timeout: float | None = None) -> bytes:
     """Run `git args` on the store and return its stdout; StoreError when it fails.
@@ -55,10 +93,7 @@ def run(layout: Layout, args: Sequence[str], *, stdin: bytes | None = None,
     With `show_progress`, git's own progress output goes to our stderr (a terminal);
     otherwise stderr is captured for the error message.
     """
-    argv = [git_binary()]
-    for item in MAINTENANCE_CONFIG:
-        argv += ["-c", item]
-    argv += list(args)
+    argv = _argv(args)
     feed = {"input": stdin} if stdin is not None else {"stdin": subprocess.DEVNULL}
     try:
         proc = subprocess.run(

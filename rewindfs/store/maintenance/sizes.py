@@ -94,25 +94,39 @@ def disk_sizes(layout: Layout, oids: Iterable[str]) -> dict[str, int]:
     return sizes
 
 
-def reclaimable_bytes(layout: Layout) -> int:
+class Reclaimable:
     """Bytes of objects that nothing reaches: what an explicit gc frees now.
 
     Reachable is what gc keeps: every ref and every index of the store (the
     per-project stat caches), history stopping at the prune boundary. Pack files
     count by their content (indexes aside), so a freshly packed store has ~0.
+    git walks the history in its own process from the moment this is made, so
+    `bytes()` costs little when the caller had other work to do meanwhile.
     """
-    objects = layout.store / "objects"
-    stored = 0
-    for pack in _scandir(objects / "pack"):
-        if pack.name.endswith(".pack"):
-            stored += max(0, _size(pack) - PACK_FRAME)
-    for directory in _scandir(objects):
-        if directory.name in _HEX2:
-            stored += sum(_size(e) for e in _scandir(Path(directory.path))
-                          if len(e.name) == 38)
-    out = gitcli.run(layout, ["rev-list", "--objects", "--disk-usage", "--all",
-                              "--indexed-objects"])
-    return max(0, stored - int(out.strip() or 0))
+
+    def __init__(self, layout: Layout):
+        self.layout = layout
+        self.walk = gitcli.start(layout, ["rev-list", "--objects", "--disk-usage", "--all",
+                                          "--indexed-objects"])
+
+    def bytes(self) -> int:
+        objects = self.layout.store / "objects"
+        stored = 0
+        for pack in _scandir(objects / "pack"):
+            if pack.name.endswith(".pack"):
+                stored += max(0, _size(pack) - PACK_FRAME)
+        for directory in _scandir(objects):
+            if directory.name in _HEX2:
+                stored += sum(_size(e) for e in _scandir(Path(directory.path))
+                              if len(e.name) == 38)
+        return max(0, stored - int(self.walk.output().strip() or 0))
+
+    def cancel(self) -> None:
+        self.walk.cancel()
+
+
+def reclaimable_bytes(layout: Layout) -> int:
+    return Reclaimable(layout).bytes()
 
 
 def _scandir(path: Path) -> list[os.DirEntry]:

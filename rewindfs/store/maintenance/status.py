@@ -22,7 +22,7 @@ from rewindfs.store.layout import Layout
 from rewindfs.store.maintenance import legacy, marker, quarantine
 from rewindfs.store.maintenance.inventory import History, histories
 from rewindfs.store.maintenance.ownership import exclusive_bytes
-from rewindfs.store.maintenance.sizes import reclaimable_bytes, tree_bytes
+from rewindfs.store.maintenance.sizes import Reclaimable, tree_bytes
 from rewindfs.store.maintenance.verdict import State, judge
 from rewindfs.store.projects import ProjectRecord, list_records
 from rewindfs.store.store import Store
@@ -104,8 +104,14 @@ def store_status(layout: Layout, retention_days: float, *, sizes: bool = True,
     out.total_size_bytes = out.store_size_bytes + out.legacy_size_bytes + _others(layout)
     store = Store(layout)
     if store.exists():
-        out.projects = _projects(layout, store, retention_days, sizes, now)
-        out.reclaimable_bytes = _reclaimable(layout) if sizes else None
+        reclaimable = _start_reclaimable(layout) if sizes else None  # git walks meanwhile
+        try:
+            out.projects = _projects(layout, store, retention_days, sizes, now)
+        except BaseException:
+            if reclaimable is not None:
+                reclaimable.cancel()
+            raise
+        out.reclaimable_bytes = _reclaimable(reclaimable)
     return out
 
 
@@ -150,9 +156,19 @@ def _sizes(layout: Layout, repo, hists: dict[str, History]) -> dict[str, int]:
         return {}
 
 
-def _reclaimable(layout: Layout) -> int | None:
+def _start_reclaimable(layout: Layout) -> Reclaimable | None:
     try:
-        return reclaimable_bytes(layout)
+        return Reclaimable(layout)
+    except StoreError as exc:
+        log.warning("reclaimable size unavailable: %s", exc)
+        return None
+
+
+def _reclaimable(running: Reclaimable | None) -> int | None:
+    if running is None:
+        return None
+    try:
+        return running.bytes()
     except StoreError as exc:
         log.warning("reclaimable size unavailable: %s", exc)
         return None

@@ -30,7 +30,7 @@ from rewindfs.errors import Busy, RewindError
 from rewindfs.store.layout import Layout
 from rewindfs.store.maintenance import gc as gc_mod
 from rewindfs.store.maintenance import legacy, quarantine, sizecap
-from rewindfs.store.maintenance.gc import GRACE_MINUTES, GcResult
+from rewindfs.store.maintenance.gc import GRACE_MINUTES
 from rewindfs.store.maintenance.progress import Progress, quiet
 from rewindfs.store.maintenance.removal import remove_project
 from rewindfs.store.maintenance.sizes import tree_bytes
@@ -125,6 +125,7 @@ class Report:
     gc_ran: bool = False
     kept_younger_than_minutes: float = 0.0  # unreachable objects this young were kept
     hermes_active: bool = False  # why they were, for an explicit sweep
+    writers_held_seconds: float = 0.0  # how long new checkpoints waited for the prune step
     seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
@@ -280,13 +281,10 @@ def _gc(layout: Layout, policy: Policy, report: Report, show_progress: bool) -> 
         log.warning("gc failed: %s", exc)
         report.errors += 1
         return
-    _note_gc(report, result)
-
-
-def _note_gc(report: Report, result: GcResult) -> None:
     report.gc_ran = result.ran
     report.kept_younger_than_minutes = result.kept_younger_than
     report.hermes_active = result.hermes_active
+    report.writers_held_seconds = result.writers_held
 
 
 def _garbage_likely(layout: Layout, last_sweep: float | None) -> bool:

@@ -8,9 +8,12 @@ evidence that the directory itself was deleted (`deleted_path`):
 2. the parent is the very directory recorded while the project was there (same
    device and inode; either tool's record of it): an unmounted drive shows a
    different directory at the same path;
-3. the parent holds something else, or is itself a live mount point: an
-   unmounted drive can also leave an empty directory behind, which is as much
-   the signature of a detached volume as of an emptied one.
+3. the parent holds something else. An unmounted drive can leave an empty
+   directory behind, which is as much the signature of a detached volume as of
+   an emptied one; and a device and inode can come back on another volume (a
+   tmpfs or a USB stick mounted later at the same place reuses them), so an
+   empty parent is no evidence even when it is a live mount point (Hermes takes
+   that one as evidence; rewindfs does not).
 
 A record without a parent identity (written by Hermes 0.19), an unreadable
 record, or any probe that fails keeps the history; such a project is *missing*.
@@ -74,9 +77,7 @@ def deleted_path(workdir: str | Path, identities: set[tuple[int, int]] | None) -
         if identities is not None and (st.st_dev, st.st_ino) not in identities:
             return None  # another directory at that path: a detached volume, not a deletion
         with os.scandir(parent) as entries:
-            if next(entries, None) is not None:
-                return True
-        return True if os.path.ismount(parent) else None
+            return True if next(entries, None) is not None else None
     except OSError:
         return None
 
