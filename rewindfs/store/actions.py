@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from rewindfs.errors import InvalidInput
+from rewindfs.store import private
 from rewindfs.store.layout import Layout
 from rewindfs.store.locks import file_lock
 
@@ -59,10 +60,8 @@ class Action:
 
 def record(layout: Layout, h16: str, action: Action) -> None:
     path = layout.pending_actions(h16)
-    path.parent.mkdir(parents=True, exist_ok=True)
     with file_lock(_lock(layout, h16)):
-        with open(path, "a", encoding="utf-8") as out:
-            out.write(json.dumps(action.to_json()) + "\n")
+        private.append_text(path, json.dumps(action.to_json()) + "\n")
 
 
 def pending(layout: Layout, h16: str) -> list[Action]:

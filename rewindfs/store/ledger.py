@@ -13,6 +13,7 @@ import os
 import time
 from pathlib import Path
 
+from rewindfs.store import private
 from rewindfs.store.layout import Layout
 from rewindfs.store.locks import file_lock, write_atomic
 from rewindfs.store.trees import file_oid
@@ -30,10 +31,8 @@ def record(layout: Layout, h16: str, workdir: Path, rel: bytes) -> str | None:
     oid = file_oid(os.fsencode(str(workdir)) + b"/" + rel)
     line = json.dumps({"t": time.time(), "path": os.fsdecode(rel), "oid": oid})
     path = _path(layout, h16)
-    path.parent.mkdir(parents=True, exist_ok=True)
     with file_lock(layout.lock_file(f"{h16}.ledger")):
-        with open(path, "a", encoding="utf-8") as out:
-            out.write(line + "\n")
+        private.append_text(path, line + "\n")
         if path.stat().st_size > MAX_LINES * 120:
             _compact(path)
     return oid

@@ -1,4 +1,5 @@
-"""Locks that die with their process, and writes that other processes never see half done.
+"""Locks that die with their process, and writes that other processes never see half done
+(`write_atomic`, kept here for its callers; see store.private).
 
 `flock` locks belong to an open file description, so they are released by the
 kernel when the holder exits or crashes: a lock file left on disk is harmless
@@ -10,13 +11,14 @@ from __future__ import annotations
 
 import fcntl
 import os
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from rewindfs.errors import Busy
+from rewindfs.store import private
+from rewindfs.store.private import write_atomic
 
 
 def remove_stale_lock(path: Path, max_age: float) -> bool:
@@ -40,8 +42,7 @@ def file_lock(path: Path, *, shared: bool = False, timeout: float | None = None)
 
     timeout=None waits forever; otherwise raise Busy after `timeout` seconds.
     """
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    fd = private.open_file(path, os.O_RDWR | os.O_CREAT)
     try:
         mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
         if timeout is None:
@@ -61,16 +62,4 @@ def file_lock(path: Path, *, shared: bool = False, timeout: float | None = None)
         os.close(fd)
 
 
-def write_atomic(path: Path, text: str, *, errors: str = "strict") -> None:
-    """Replace `path` with `text` (UTF-8) so readers see the old or the new file, never half.
-
-    The temporary name is unique per process and thread, so concurrent writers of the
-    same file never write into each other's temporary file.
-    """
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8", errors=errors)
-        tmp.replace(path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+__all__ = ["file_lock", "remove_stale_lock", "write_atomic"]

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rewindfs.store import private
 from rewindfs.store.layout import Layout
 from rewindfs.store.locks import write_atomic
 
@@ -99,7 +100,7 @@ def touch(layout: Layout, h16: str, workdir: Path) -> None:
 def write_record(layout: Layout, h16: str, data: dict[str, Any]) -> None:
     """Replace the record with `data` (atomically)."""
     path = layout.project_record(h16)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private.ensure_dir(path.parent)
     write_atomic(path, json.dumps(data))
 
 

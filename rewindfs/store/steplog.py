@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from rewindfs.store import private
 from rewindfs.store.layout import Layout
 from rewindfs.store.locks import file_lock, write_atomic
 
@@ -38,11 +39,12 @@ class StepLog:
 
     def append(self, event: dict[str, Any]) -> None:
         line = json.dumps(event, sort_keys=True) + "\n"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path, "a", encoding="utf-8") as out:
-            out.write(line)
-            out.flush()
-            os.fsync(out.fileno())
+        fd = private.open_append(self.path)
+        try:
+            os.write(fd, line.encode("utf-8"))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
         if self._events is not None:
             self._events.append(event)
         if self.path.stat().st_size > MAX_BYTES:

@@ -23,7 +23,7 @@ from pygit2.errors import check_error
 from pygit2.ffi import C, ffi
 
 from rewindfs.errors import NotFound, Refused, StoreError
-from rewindfs.store import ignore, readfilter
+from rewindfs.store import ignore, private, readfilter
 from rewindfs.store.layout import Layout, normalize_workdir, project_hash
 from rewindfs.store.locks import file_lock, remove_stale_lock
 from rewindfs.store.maintenance import firstuse
@@ -95,8 +95,7 @@ class Store:
         """Create the store if missing and make its settings ours (idempotent, race-safe)."""
         path = self.layout.store
         try:
-            self.layout.base.mkdir(parents=True, exist_ok=True, mode=0o700)
-            path.mkdir(exist_ok=True, mode=0o700)
+            private.ensure_dir(path)  # HERMES_HOME and checkpoints/ too, when missing
             os.chmod(path, 0o700)
             with file_lock(self.layout.lock_file("store")):
                 # We hold the store lock, so an old lock file is a killed writer's.
@@ -108,7 +107,7 @@ class Store:
                 if created:
                     pygit2.init_repository(str(path), bare=True)
                 for sub in SUBDIRS:
-                    (path / sub).mkdir(parents=True, exist_ok=True)
+                    private.ensure_dir(path / sub)
                 _apply_config(_open(path), path / "config.lock")
                 exclude = path / "info" / "exclude"
                 if not ignore.has_patterns(exclude):

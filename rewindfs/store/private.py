@@ -1,0 +1,102 @@
+"""Files and directories rewindfs owns: private whatever the umask, never reached through a
+symlink planted in their place.
+
+Directories are created 0700 and files 0600 (a umask can only take bits away from
+those). Files are opened with O_NOFOLLOW and must be regular files, so a symlink
+(or a FIFO) left at a log's or a journal's name by another user makes rewindfs
+refuse to write, instead of creating or appending to whatever it points at.
+Directories that already exist keep their mode: they may be the user's own
+(`HERMES_HOME`), and the store's contents are guarded by the store directory,
+which is 0700.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import threading
+from pathlib import Path
+
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+_FILE_FLAGS = os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK  # O_NONBLOCK: a FIFO never blocks
+
+
+def ensure_dir(path: str | os.PathLike[str]) -> Path:
+    """`path` as a directory, creating it and any missing parents 0700."""
+    path = Path(path)
+    missing = []
+    probe = path
+    while not os.path.lexists(probe) and probe != probe.parent:
+        missing.append(probe)
+        probe = probe.parent
+    for directory in reversed(missing):
+        try:
+            os.mkdir(directory, DIR_MODE)
+        except FileExistsError:
+            pass  # made meanwhile by another process
+    if not path.is_dir():
+        raise NotADirectoryError(errno.ENOTDIR, "not a directory", str(path))
+    return path
+
+
+def open_file(path: str | os.PathLike[str], flags: int) -> int:
+    """A descriptor of the regular file at `path` (created 0600 when O_CREAT is in `flags`);
+    OSError (ELOOP, or EINVAL for a non-regular file) instead of following a planted link."""
+    if flags & os.O_CREAT:
+        ensure_dir(Path(path).parent)
+    fd = os.open(path, flags | _FILE_FLAGS, FILE_MODE)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def open_append(path: str | os.PathLike[str]) -> int:
+    """A descriptor appending to the private file at `path` (created 0600 if missing)."""
+    return open_file(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+
+
+def append_text(path: str | os.PathLike[str], text: str) -> None:
+    """Append `text` (UTF-8) to the private file at `path`."""
+    fd = open_append(path)
+    try:
+        view = memoryview(text.encode("utf-8"))
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+
+
+def write_atomic(path: str | os.PathLike[str], text: str, *, errors: str = "strict") -> None:
+    """Replace `path` with `text` (UTF-8), mode 0600, so readers see the old or the new file.
+
+    The temporary name is unique per process and thread, so concurrent writers of the
+    same file never write into each other's temporary file.
+    """
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        try:
+            fd = open_file(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+        except FileExistsError:
+            os.unlink(tmp)  # ours, left by a killed run of this very process id and thread
+            fd = open_file(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+        try:
+            view = memoryview(text.encode("utf-8", errors=errors))
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
