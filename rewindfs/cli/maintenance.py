@@ -8,6 +8,7 @@ Progress bars appear only when stderr is a terminal.
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -133,12 +134,32 @@ def status(app: App, as_json: bool, limit: int) -> None:
     info = store_status(Layout(s.base), s.retention_days)
     mount = _mount_state(s.mount_dir)
     schedule = _auto_prune(s, info.last_prune)
+    unfinished = _unfinished_restores(Layout(s.base), info)
     if as_json:
-        click.echo(json.dumps({**info.to_dict(), "mount": mount, "auto_prune": schedule},
-                              indent=2))
+        click.echo(json.dumps({**info.to_dict(), "mount": mount, "auto_prune": schedule,
+                               "unfinished_restores": unfinished}, indent=2))
         return
     for line in _status_lines(info, mount, schedule, limit):
         click.echo(line)
+    for item in unfinished:
+        click.echo(f"Unfinished {item['kind']} of {item['workdir']} to {item['target'][:8]} "
+                   f"({item['state']} {human_age(item['time'])}): `{item['undo']}` puts back "
+                   "the files as they were before it")
+
+
+def _unfinished_restores(layout: Layout, info: StoreStatus) -> list[dict[str, Any]]:
+    """Restores that died midway (killed or interrupted), per project: how to undo them."""
+    from rewindfs.restore import journal
+
+    out = []
+    for p in info.projects:
+        entry = journal.unfinished(journal.path_for(layout, p.hash)) if p.workdir else None
+        if entry is not None:
+            out.append({"workdir": p.workdir, "hash": p.hash, "kind": entry.kind,
+                        "target": entry.target, "pre_rollback": entry.pre_rollback,
+                        "time": entry.time, "state": entry.status or "killed",
+                        "undo": f"rewind undo -C {shlex.quote(p.workdir)}"})
+    return out
 
 
 def _auto_prune(s: config.Settings, last: float | None) -> dict[str, Any]:

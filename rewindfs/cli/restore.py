@@ -38,8 +38,11 @@ def restore(app: App, reference: str, paths: tuple[str, ...], directory: str | N
     """Restore the project, or PATHS, to checkpoint REFERENCE (pre-rollback snapshot first)."""
     workdir = app.project_dir(directory)
     if dest:
-        result = rs.export(app.store, workdir, reference, dest, _project_paths(paths, workdir))
-        _report(result, None, as_json, f"wrote checkpoint {result.target.short} to {dest}")
+        result = rs.export(app.store, workdir, reference, dest, _project_paths(paths, workdir),
+                           dry_run=dry_run)
+        _report(result, None, as_json,
+                f"plan for writing checkpoint {result.target.short} to {dest}; nothing was "
+                "written" if dry_run else f"wrote checkpoint {result.target.short} to {dest}")
         return
     options = rs.Options(
         paths=list(paths) or None, cwd=_path_base(workdir),
@@ -110,6 +113,8 @@ def _report(result: rs.RestoreResult, paths, as_json: bool, headline: str,
         data["plan"] = result.plan.counts()
         if paths:
             data["paths"] = list(paths)
+        if result.plan.gone:
+            data["already_gone"] = names(result.plan.gone)
         data.update(extras)
         click.echo(json.dumps(data, indent=2))
     else:
@@ -149,6 +154,9 @@ def describe(result: rs.RestoreResult) -> list[str]:
     if plan.kept_not_agent:
         lines.append(f"  kept (not written by the agent; --all restores them): "
                      f"{_listing(names(plan.kept_not_agent))}")
+    if plan.gone:
+        lines.append(f"  already gone (created by the restore, deleted since): "
+                     f"{_listing(names(plan.gone))}")
     if plan.untouched:
         lines.append(f"  untouched because ignored or not captured: "
                      f"{_listing(names(plan.untouched))}")

@@ -8,11 +8,16 @@ restored tree:
    restore can change is saved, without re-reading the whole project. A file over
    the size cap that the target holds (it grew since) is reverted like any other, so
    the snapshot holds it whatever its size;
-2. a plan from that captured tree to the target checkpoint (safe mode keeps
-   files a person edited since the agent wrote them);
-3. the plan applied with per-file atomic writes, never outside the project;
-4. a journal entry, so `undo` can put back exactly the paths this restore touched.
-If step 3 fails midway, the pre-rollback snapshot still holds everything.
+2. the target's tree checked for names that must never be written (`..`, `.git`,
+   ...), then a plan from the captured tree to it (safe mode keeps files a person
+   edited since the agent wrote them);
+3. the modes of what it will overwrite or delete recorded with the pre-rollback
+   snapshot (store.modes), and the intent recorded in the journal: target,
+   pre-rollback id, every path it will touch, every directory it may create;
+4. the plan applied with per-file atomic writes, never outside the project;
+5. a completion record in the journal (or, on Ctrl-C, how far it got).
+A restore killed between 3 and 5 is undone from its intent record (see `undo`);
+its temporary files are removed by the next restore or undo of the project.
 """
 
 from __future__ import annotations
@@ -24,10 +29,10 @@ from pathlib import Path
 from rewindfs import store as st
 from rewindfs.errors import InvalidInput, NotFound, Refused
 from rewindfs.restore import journal
-from rewindfs.restore.apply import Outcome, apply
+from rewindfs.restore.apply import Outcome, apply, survey, tidy
 from rewindfs.restore.paths import project_relative
 from rewindfs.restore.plan import CREATE, Action, Plan, build
-from rewindfs.store import ledger, trees
+from rewindfs.store import ledger, modes, trees
 from rewindfs.store.capture import DEFAULT_LIMITS, Limits, capture
 from rewindfs.store.snapshot import locked, take_locked
 
@@ -61,7 +66,9 @@ class Options:
 
 def restore(store: st.Store, workdir, reference: str | st.Checkpoint,
             options: Options | None = None, *, _scope: list[bytes] | None = None,
-            _kind: str = "restore", _removable_dirs: set[bytes] | None = None) -> RestoreResult:
+            _kind: str = "restore", _removable_dirs: set[bytes] | None = None,
+            _expect: dict[bytes, str | None] | None = None,
+            _undoes: str | None = None) -> RestoreResult:
     """Restore `workdir` (or the given paths) to checkpoint `reference`.
 
     `reference` may be a Checkpoint already loaded (agent step reverts use ones
@@ -73,7 +80,11 @@ def restore(store: st.Store, workdir, reference: str | st.Checkpoint,
     target = reference if isinstance(reference, st.Checkpoint) else st.resolve(repo, h16, reference)
     scope = _scope if _scope is not None else _scope_of(opts, wd)
     safe = _safe(store, h16, target, opts, scope)
+    _check_tree(repo, target)  # before anything, the pre-rollback snapshot included
+    root = os.fsencode(str(wd))
     with locked(store, wd) as project:
+        jpath = journal.path_for(store.layout, h16)
+        _tidy(jpath, root)
         seen = _capture_current(project, target, scope, opts)
         # Commits the index just captured (no path is captured afresh).
         pre = take_locked(
@@ -81,16 +92,31 @@ def restore(store: st.Store, workdir, reference: str | st.Checkpoint,
             limits=opts.limits, extra_excludes=opts.extra_excludes,
             trailers={"Rewind-Restore-Target": target.id}, paths=[],
         )
-        plan = _plan(store, h16, wd, pre.tree, target, scope, safe, opts.delete_missing)
+        plan = _plan(store, h16, wd, pre.tree, target, scope, safe, opts.delete_missing,
+                     expect=_expect, lenient=_kind == "undo")
         _check_confirmed(plan, opts.confirmed_deletes)
-        outcome = apply(plan, os.fsencode(str(wd)), lambda oid: trees.blob_bytes(repo, oid),
-                        _removable_dirs)
-        _recap(project, seen, opts)
-        touched = [os.fsdecode(p) for p in (*outcome.written, *outcome.deleted)]
+        recorded, may_create = survey(root, plan)
+        entry = None
         if pre.commit is not None:
-            journal.append(_journal_path(store, h16), journal.Entry(
-                target.id, pre.commit, touched, kind=_kind,
-                created_dirs=[os.fsdecode(d) for d in outcome.created_dirs]))
+            modes.record(repo, h16, pre.commit, recorded)
+            entry = journal.begin(
+                jpath, kind=_kind, target=target.id, pre_rollback=pre.commit,
+                plan=[(a.path, a.entry.oid if a.entry else None) for a in plan.actions],
+                dirs=may_create, undoes=_undoes)
+        outcome = Outcome()
+        try:
+            apply(plan, root, lambda oid: trees.blob_bytes(repo, oid), _removable_dirs,
+                  modes=modes.read(repo, h16, target.id), outcome=outcome)
+        except BaseException:
+            if entry is not None:  # Ctrl-C: record how far it got, so undo is exact
+                journal.end(jpath, entry, journal.INTERRUPTED, outcome.touched,
+                            outcome.created_dirs)
+            raise
+        _recap(project, seen, opts)
+        if entry is not None:
+            status = journal.DONE if not (outcome.failed or outcome.not_attempted) \
+                else journal.FAILED
+            journal.end(jpath, entry, status, outcome.touched, outcome.created_dirs)
     return RestoreResult(wd, target, plan, pre.commit, outcome, safe, seen.kept_oversize)
 
 
@@ -105,6 +131,7 @@ def dry_run(store: st.Store, workdir, reference: str, options: Options | None = 
     wd = _existing_workdir(workdir)
     repo, h16 = _history(store, wd)
     target = st.resolve(repo, h16, reference)
+    _check_tree(repo, target)
     scope = _scope_of(opts, wd)
     safe = _safe(store, h16, target, opts, scope)
     with locked(store, wd) as project:
@@ -115,29 +142,42 @@ def dry_run(store: st.Store, workdir, reference: str, options: Options | None = 
 
 
 def undo(store: st.Store, workdir, options: Options | None = None) -> RestoreResult:
-    """Put back what the last restore (or undo) changed, as it was just before it."""
+    """Put back what the last restore (or undo) changed, as it was just before it.
+
+    A restore that died midway (killed: no completion record; or interrupted, when
+    the file being renamed at that moment may be missing from its record) is undone
+    from its intent record: each path it planned is put back as the pre-rollback snapshot
+    holds it if it is as the restore left it, or still as it was; a path changed since
+    in some other way (a person's edit after the crash) is kept and reported.
+    """
     wd = _existing_workdir(workdir)
     h16 = st.project_hash(wd)
-    last = journal.last(_journal_path(store, h16))
+    last = journal.last(journal.path_for(store.layout, h16))
     if last is None:
         raise NotFound(f"nothing to undo: no restore recorded for {wd}")
-    if not last.touched:
-        raise NotFound("nothing to undo: the last restore changed no files")
     opts = options or Options()
     opts.safe = False
-    return restore(store, wd, last.pre_rollback, opts, _scope=last.touched_paths(), _kind="undo",
-                   _removable_dirs=last.created_dir_paths())
+    if last.complete:
+        scope, removable, expect = last.touched_paths(), last.created_dir_paths(), None
+    else:
+        scope, removable, expect = last.planned_paths(), last.dir_paths(), last.expected()
+    if not scope:
+        raise NotFound("nothing to undo: the last restore changed no files")
+    return restore(store, wd, last.pre_rollback, opts, _scope=scope, _kind="undo",
+                   _removable_dirs=removable, _expect=expect, _undoes=last.id)
 
 
-def export(store: st.Store, workdir, reference: str, dest, paths: list[str] | None = None
-           ) -> RestoreResult:
-    """Write a checkpoint (or part of it) into a new directory `dest`."""
+def export(store: st.Store, workdir, reference: str, dest, paths: list[str] | None = None,
+           *, dry_run: bool = False) -> RestoreResult:
+    """Write a checkpoint (or part of it) into a new directory `dest` (`dry_run`: only the
+    plan; nothing is created)."""
     wd = st.normalize_workdir(workdir)
     repo, h16 = _history(store, wd)
     target = st.resolve(repo, h16, reference)
     out = Path(dest).expanduser().absolute()
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+    if out.is_symlink() or (out.exists() and (not out.is_dir() or any(out.iterdir()))):
         raise Refused(f"{out} exists and is not an empty directory")
+    _check_tree(repo, target)
     scope = [project_relative(p, wd) for p in paths] if paths else [b""]
     actions = []
     for prefix in scope:
@@ -145,9 +185,12 @@ def export(store: st.Store, workdir, reference: str, dest, paths: list[str] | No
         if not entries:
             raise NotFound(f"{os.fsdecode(prefix)!r} is not in checkpoint {target.short}")
         actions += [Action(CREATE, e.path, e) for e in entries]
-    out.mkdir(parents=True, exist_ok=True)
     plan = Plan(actions=actions)
-    outcome = apply(plan, os.fsencode(str(out)), lambda oid: trees.blob_bytes(repo, oid))
+    if dry_run:
+        return RestoreResult(out, target, plan)
+    _make_export_dir(out)
+    outcome = apply(plan, os.fsencode(str(out)), lambda oid: trees.blob_bytes(repo, oid),
+                    modes=modes.read(repo, h16, target.id))
     return RestoreResult(out, target, plan, None, outcome)
 
 
@@ -217,22 +260,62 @@ def _safe(store: st.Store, h16: str, target: st.Checkpoint, opts: Options,
 
 
 def _plan(store: st.Store, h16: str, wd: Path, current_tree: str | None, target: st.Checkpoint,
-          scope: list[bytes] | None, safe: bool, delete_missing: bool = True) -> Plan:
+          scope: list[bytes] | None, safe: bool, delete_missing: bool = True, *,
+          expect: dict[bytes, str | None] | None = None, lenient: bool = False) -> Plan:
+    """`expect` (undoing a restore that died midway): revert a path only when it holds
+    what the restore was writing there. `lenient` (an undo): a scope path in neither
+    the target nor the working tree is already as wanted (reported as gone)."""
     repo = store.repo
     current = current_tree or str(repo.TreeBuilder().write())
+    gone = []
     for path in scope or ():
         if trees.lookup(repo, target.tree_id, path) or trees.is_dir(repo, target.tree_id, path):
             continue
         name = os.fsdecode(path)
         if not os.path.lexists(os.fsencode(str(wd)) + b"/" + path):
+            if lenient:
+                if expect is None:  # (a restore that died may simply not have got to it)
+                    gone.append(path)
+                continue
             raise NotFound(f"{name!r} is in neither checkpoint {target.short} "
                            "nor the working tree")
         if not delete_missing:
             raise InvalidInput(f"{name!r} did not exist in checkpoint {target.short}; "
                                "restoring it would delete it (confirm to remove it)")
-    writes = ledger.writes_since(store.layout, h16, target.precise_time) if safe else None
-    return build(trees.changes(repo, current, target.tree_id), os.fsencode(str(wd)), scope,
+    writes = ledger.writes_since(store.layout, h16, target.precise_time) if safe else expect
+    plan = build(trees.changes(repo, current, target.tree_id), os.fsencode(str(wd)), scope,
                  writes)
+    plan.gone = gone
+    return plan
+
+
+def _check_tree(repo, target: st.Checkpoint) -> None:
+    """Refuse a target whose tree names a path that must never be written (`..`, `.git`)."""
+    bad = trees.unsafe_entry(repo, target.tree_id)
+    if bad is not None:
+        path, why = bad
+        raise Refused(f"checkpoint {target.short} is unsafe to restore: entry "
+                      f"{os.fsdecode(path)!r} is {why}; nothing was changed")
+
+
+def _tidy(jpath: Path, root: bytes) -> None:
+    """Remove temporary files left by restores that died midway, in the directories
+    their journal entries name."""
+    for entry in journal.untidied(jpath):
+        dirs = {p.rpartition(b"/")[0] for p in entry.planned_paths()} | entry.dir_paths()
+        tidy(root, dirs)
+        journal.mark_tidied(jpath, entry)
+
+
+def _make_export_dir(out: Path) -> None:
+    """The export directory (and missing parents): 0755 less the umask at most."""
+    missing = []
+    probe = out
+    while not os.path.lexists(probe):
+        missing.append(probe)
+        probe = probe.parent
+    for directory in reversed(missing):
+        os.mkdir(directory, 0o755)
 
 
 def _check_confirmed(plan: Plan, confirmed: set[bytes] | None) -> None:
@@ -242,10 +325,6 @@ def _check_confirmed(plan: Plan, confirmed: set[bytes] | None) -> None:
     if surprise:
         raise Refused(f"restore would now also delete {len(surprise)} file(s) you did not "
                       f"confirm (e.g. {os.fsdecode(surprise[0])}); nothing was restored, run again")
-
-
-def _journal_path(store: st.Store, h16: str) -> Path:
-    return store.layout.worktree_admin(h16) / "restores.jsonl"
 
 
 __all__ = ["Options", "RestoreResult", "dry_run", "export", "project_relative", "restore", "undo"]

@@ -3,17 +3,26 @@
 Every directory is opened relative to its parent with O_NOFOLLOW, starting from
 a descriptor of the project root, so a symlink in the working tree can never
 redirect a write elsewhere; a link that is in the way is replaced, not followed.
-Each file is written to a temporary name in its own directory and renamed over
-the old one, so a file is either wholly old or wholly new.
+Each file is written to a temporary name in its own directory (`.<name>.rewind-
+<8 hex>.tmp`, never captured; `tidy` removes ones a killed restore left) and renamed
+over the old one, so a file is either wholly old or wholly new. Mode changes go
+through a descriptor of the file itself, opened without following links, so a file
+swapped for a symlink meanwhile is never what gets chmod'ed.
+
+Permissions are never widened: a file that is overwritten keeps its permission
+bits (only the executable bit follows the checkpoint); a file or directory that is
+created gets the mode recorded for it (store.modes) or, when none is, 0644/0755
+(files) or 0755 (directories) less the process umask.
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import re
 import secrets
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from rewindfs.errors import StoreError
@@ -21,6 +30,8 @@ from rewindfs.restore.plan import CHMOD, DELETE, Plan
 from rewindfs.store.trees import EXECUTABLE, Entry
 
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+TMP_NAME = re.compile(rb"^\..*\.rewind-[0-9a-f]{8}\.tmp\Z", re.DOTALL)
+_PROC_FD = "/proc/self/fd"
 
 
 class UnsafePath(OSError):
@@ -35,16 +46,25 @@ class Outcome:
     failed: list[tuple[bytes, str]] = field(default_factory=list)
     not_attempted: list[bytes] = field(default_factory=list)
 
+    @property
+    def touched(self) -> list[bytes]:
+        return [*self.written, *self.deleted]
+
 
 class Tree:
-    """Directory descriptors below one root, opened safely and cached for the restore."""
+    """Directory descriptors below one root, opened safely and cached for the restore.
 
-    def __init__(self, root: bytes, removable_dirs: set[bytes] | None = None):
+    `modes`: permission bits recorded for paths of the target (store.modes).
+    """
+
+    def __init__(self, root: bytes, removable_dirs: set[bytes] | None = None,
+                 modes: dict[bytes, int] | None = None):
         self.root_fd = os.open(root, DIR_FLAGS)
         self.fds: dict[bytes, int] = {b"": self.root_fd}
         self.umask = _umask()
         self.created: list[bytes] = []
         self.removable = removable_dirs  # None: any directory a delete leaves empty
+        self.modes = modes or {}
 
     def close(self) -> None:
         for fd in self.fds.values():
@@ -61,7 +81,9 @@ class Tree:
         except FileNotFoundError:
             if not create:
                 raise
-            os.mkdir(name, 0o777 & ~self.umask, dir_fd=parent_fd)
+            # Private until finish() gives it its mode: never wider meanwhile, and
+            # writable by us even when its final mode is read-only.
+            os.mkdir(name, 0o700, dir_fd=parent_fd)
             self.created.append(rel_dir)
             fd = os.open(name, DIR_FLAGS, dir_fd=parent_fd)
         except OSError as exc:
@@ -90,13 +112,24 @@ class Tree:
         while parent:
             if self.removable is not None and parent not in self.removable:
                 return
-            up, _, name = parent.rpartition(b"/")
-            try:
-                self.forget(parent)
-                os.rmdir(name, dir_fd=self.dir_fd(up, create=False))
-            except OSError:
+            if not self._rmdir(parent):
                 return
-            parent = up
+            parent = parent.rpartition(b"/")[0]
+
+    def _rmdir(self, rel_dir: bytes) -> bool:
+        up, _, name = rel_dir.rpartition(b"/")
+        try:
+            self.forget(rel_dir)
+            os.rmdir(name, dir_fd=self.dir_fd(up, create=False))
+        except OSError:
+            return False
+        return True
+
+    def drop_empty_removable(self) -> None:
+        """Remove the removable directories (an undo: ones the restore made) left empty."""
+        for rel_dir in sorted(self.removable or (), key=lambda d: d.count(b"/"), reverse=True):
+            if rel_dir:
+                self._rmdir(rel_dir)
 
     def write(self, rel: bytes, entry: Entry, data: bytes) -> None:
         parent, _, name = rel.rpartition(b"/")
@@ -106,14 +139,14 @@ class Tree:
             if entry.is_link:
                 os.symlink(data, tmp, dir_fd=fd)
             else:
-                mode = (0o777 if entry.mode == EXECUTABLE else 0o666) & ~self.umask
+                mode = self._file_mode(fd, name, rel, entry)
                 out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-                              | os.O_CLOEXEC, mode, dir_fd=fd)
+                              | os.O_CLOEXEC, 0o600, dir_fd=fd)
                 try:
                     view = memoryview(data)
                     while view:
                         view = view[os.write(out, view):]
-                    os.fchmod(out, mode)  # the umask applied at create; be exact
+                    os.fchmod(out, mode)  # exact: neither the umask nor 0600 is meant
                 finally:
                     os.close(out)
             self._replace(fd, tmp, name, rel)
@@ -123,6 +156,29 @@ class Tree:
             except OSError:
                 pass
             raise
+
+    def _file_mode(self, dir_fd: int, name: bytes, rel: bytes, entry: Entry) -> int:
+        """The current file's bits (exec following `entry`), else the recorded mode, else
+        the default less the umask."""
+        try:
+            current = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            if stat.S_ISREG(current.st_mode):
+                return with_exec(stat.S_IMODE(current.st_mode) & 0o777, entry.mode == EXECUTABLE)
+        except FileNotFoundError:
+            pass
+        return self.new_file_mode(rel, entry)
+
+    def new_file_mode(self, rel: bytes, entry: Entry) -> int:
+        recorded = self.modes.get(rel)
+        if recorded is not None and stat.S_ISREG(recorded):
+            return with_exec(recorded & 0o777, entry.mode == EXECUTABLE)
+        return (0o755 if entry.mode == EXECUTABLE else 0o644) & ~self.umask
+
+    def new_dir_mode(self, rel_dir: bytes) -> int:
+        recorded = self.modes.get(rel_dir)
+        if recorded is not None and stat.S_ISDIR(recorded):
+            return recorded & 0o3777  # setgid and sticky bits included; never setuid
+        return 0o755 & ~self.umask
 
     def _replace(self, fd: int, tmp: bytes, name: bytes, rel: bytes) -> None:
         try:
@@ -137,26 +193,86 @@ class Tree:
             os.rename(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
 
     def chmod(self, rel: bytes, entry: Entry) -> None:
+        """Make the executable bit follow `entry` on the regular file at `rel`; anything
+        else there (a symlink swapped in, say) is left alone."""
         parent, _, name = rel.rpartition(b"/")
         fd = self.dir_fd(parent, create=False)
-        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-        if stat.S_ISREG(st.st_mode):
-            mode = (0o777 if entry.mode == EXECUTABLE else 0o666) & ~self.umask
-            os.chmod(name, mode, dir_fd=fd, follow_symlinks=True)  # a regular file: no link
+        file_fd = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+        try:
+            st = os.fstat(file_fd)
+            if not stat.S_ISREG(st.st_mode):
+                return
+            mode = with_exec(stat.S_IMODE(st.st_mode) & 0o777, entry.mode == EXECUTABLE)
+            if mode != stat.S_IMODE(st.st_mode):
+                _fchmod_path_fd(file_fd, mode, fd, name)
+        finally:
+            os.close(file_fd)
+
+    def finish(self) -> None:
+        """Give the directories this restore created their modes (deepest first)."""
+        for rel_dir in sorted(self.created, key=lambda d: d.count(b"/"), reverse=True):
+            fd = self.fds.get(rel_dir)
+            if fd is not None:
+                try:
+                    os.fchmod(fd, self.new_dir_mode(rel_dir))
+                except OSError:
+                    pass
+
+    def current_mode(self, rel: bytes) -> int | None:
+        """st_mode of what is at `rel` (links not followed), None if nothing (or no
+        real directory above it)."""
+        parent, _, name = rel.rpartition(b"/")
+        try:
+            fd = self.dir_fd(parent, create=False)
+            return os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode
+        except OSError:
+            return None
+
+
+def with_exec(mode: int, executable: bool) -> int:
+    """`mode` with the executable bits following the checkpoint, never widening reads:
+    on: x for each class that may read (user x at least); off: no x at all."""
+    if bool(mode & 0o111) == executable:
+        return mode
+    if not executable:
+        return mode & ~0o111
+    return mode | ((mode & 0o444) >> 2) | 0o100
+
+
+def _fchmod_path_fd(path_fd: int, mode: int, dir_fd: int, name: bytes) -> None:
+    """chmod the file an O_PATH descriptor holds. fchmod refuses O_PATH descriptors; the
+    /proc link names that very inode, so no path is looked up again. Without /proc the
+    file is opened read-only without following links (needs read permission)."""
+    try:
+        os.chmod(f"{_PROC_FD}/{path_fd}", mode)
+        return
+    except FileNotFoundError:
+        if os.path.isdir(_PROC_FD):
+            raise
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
+    try:
+        st, held = os.fstat(fd), os.fstat(path_fd)
+        if (st.st_dev, st.st_ino) == (held.st_dev, held.st_ino):
+            os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
 
 
 def apply(plan: Plan, root: bytes, read_blob: Callable[[str], bytes],
-          removable_dirs: set[bytes] | None = None) -> Outcome:
+          removable_dirs: set[bytes] | None = None, *, modes: dict[bytes, int] | None = None,
+          outcome: Outcome | None = None) -> Outcome:
     """Deletes first (deepest first), then writes (parents first), then mode changes.
 
     Directories a delete leaves empty are removed; with `removable_dirs` (an undo)
-    only those, so a directory that was empty before the restore stays.
+    only those, so a directory that was empty before the restore stays, and those
+    left empty at the end go too. `modes`: recorded modes of the target's paths.
+    Pass `outcome` to see how far it got if it is interrupted.
 
     A failing file is recorded and the rest continue, except when the disk is full
     or read-only, where the remaining actions are reported as not attempted.
     """
-    outcome = Outcome()
-    tree = Tree(root, removable_dirs)
+    outcome = outcome if outcome is not None else Outcome()
+    tree = Tree(root, removable_dirs, modes)
     try:
         deletes = sorted((a for a in plan.actions if a.kind == DELETE), key=lambda a: a.path,
                          reverse=True)
@@ -187,10 +303,64 @@ def apply(plan: Plan, root: bytes, read_blob: Callable[[str], bytes],
                 if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS):
                     outcome.not_attempted.extend(a.path for a in queue[i + 1 :])
                     break
+        if removable_dirs is not None:
+            tree.drop_empty_removable()
+        tree.finish()
     finally:
-        outcome.created_dirs = tree.created
+        outcome.created_dirs = list(tree.created)
         tree.close()
     return outcome
+
+
+def survey(root: bytes, plan: Plan) -> tuple[dict[bytes, int], list[bytes]]:
+    """Before a restore: the modes of what it may overwrite or delete (files and every
+    directory above them), and the directories it may create (missing now)."""
+    modes: dict[bytes, int] = {}
+    missing: set[bytes] = set()
+    tree = Tree(root)
+    try:
+        for action in plan.actions:
+            mode = tree.current_mode(action.path)
+            if mode is not None and (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                modes[action.path] = mode
+            parent = action.path.rpartition(b"/")[0]
+            while parent and parent not in modes and parent not in missing:
+                mode = tree.current_mode(parent)
+                if mode is not None and stat.S_ISDIR(mode):
+                    modes[parent] = mode
+                elif action.kind != DELETE:
+                    missing.add(parent)
+                parent = parent.rpartition(b"/")[0]
+    finally:
+        tree.close()
+    return modes, sorted(missing)
+
+
+def tidy(root: bytes, dirs: Iterable[bytes]) -> list[bytes]:
+    """Remove temporary files a killed restore left in `dirs` (project-relative; missing
+    ones are skipped). Returns the paths removed."""
+    removed = []
+    tree = Tree(root)
+    try:
+        for rel_dir in sorted(set(dirs)):
+            try:
+                fd = tree.dir_fd(rel_dir, create=False)
+                with os.scandir(fd) as listing:
+                    names = [os.fsencode(e.name) for e in listing]
+            except OSError:
+                continue
+            for name in names:
+                if TMP_NAME.match(name):
+                    try:
+                        os.unlink(name, dir_fd=fd)
+                        removed.append(rel_dir + b"/" + name if rel_dir else name)
+                    except IsADirectoryError:
+                        pass
+                    except OSError:
+                        continue
+    finally:
+        tree.close()
+    return removed
 
 
 def _umask() -> int:

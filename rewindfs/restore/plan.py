@@ -32,6 +32,9 @@ class Plan:
     kept_user_edits: list[bytes] = field(default_factory=list)  # safe mode: a person edited
     kept_not_agent: list[bytes] = field(default_factory=list)  # safe mode: agent never wrote
     untouched: list[bytes] = field(default_factory=list)  # uncaptured file in the way
+    # An undo: paths to put back that are in neither the target nor the working tree
+    # (a file the restore created, deleted since): nothing to do for them.
+    gone: list[bytes] = field(default_factory=list)
 
     def of(self, kind: str) -> list[bytes]:
         return [a.path for a in self.actions if a.kind == kind]

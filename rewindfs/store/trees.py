@@ -1,11 +1,18 @@
-"""Reading checkpoint trees: entries, the changes between two trees, blob bytes.
+"""Reading checkpoint trees: entries, the changes between two trees, blob bytes, and
+whether a stored tree is safe to write out.
 
 Paths are bytes relative to the project root (file names need not be UTF-8).
+
+A stored tree is data, not trust: any tool that writes the store (Hermes, git, a
+hostile process) can store an entry named `..`, one holding a `/`, or `.git`.
+`unsafe_entry` finds such names, with git fsck's rules (`.git` also in the forms
+HFS+ and NTFS treat as `.git`), before anything is written from a tree.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -118,3 +125,66 @@ def file_oid(path: bytes) -> str | None:
         return str(pygit2.hashfile(path))
     except (OSError, pygit2.GitError):
         return None
+
+
+# -- validating stored names ----------------------------------------------------------
+
+# Code points HFS+ ignores when comparing names (git's next_hfs_char): ".g\u200cit" is .git there.
+_HFS_IGNORED = re.compile("[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]")
+# What NTFS treats as .git: trailing dots and spaces dropped, the 8.3 name, a stream suffix.
+_NTFS_DOTGIT = re.compile(rb"(?i)(\.git|git~1)[. ]*($|[\\/:])")
+_SAFE_TREES: set[str] = set()  # tree ids already checked (ids name content, so forever)
+_SAFE_TREES_MAX = 200_000
+
+
+def unsafe_name(name: bytes) -> str | None:
+    """Why `name` must never be written as a path component, or None if it may."""
+    if not name:
+        return "an empty name"
+    if name in (b".", b".."):
+        return f"the name {name.decode()!r}"
+    if b"/" in name:
+        return "a name containing '/'"
+    if b"\0" in name:
+        return "a name containing a NUL byte"
+    if name.lower() == b".git" or _NTFS_DOTGIT.match(name):
+        return "a .git entry"
+    try:
+        folded = _HFS_IGNORED.sub("", name.decode("utf-8"))
+    except UnicodeDecodeError:
+        return None
+    if folded.lower() == ".git":
+        return "a .git entry (as HFS+ reads it)"
+    return None
+
+
+def unsafe_entry(repo: pygit2.Repository, tree_id: str) -> tuple[bytes, str] | None:
+    """The first entry anywhere below `tree_id` that must not be written, as (path, why);
+    None when every name in it is safe. Raises StoreError for a missing object."""
+    if tree_id in _SAFE_TREES:
+        return None
+    checked: list[str] = []
+    stack: list[tuple[bytes, str]] = [(b"", tree_id)]
+    while stack:
+        base, oid = stack.pop()
+        if oid in _SAFE_TREES:
+            continue
+        try:
+            tree = repo[oid]
+        except (KeyError, ValueError, pygit2.GitError) as exc:
+            raise StoreError(f"checkpoint store cannot read tree {oid[:12]}: {exc}") from exc
+        if not isinstance(tree, pygit2.Tree):
+            return base, "an entry claiming to be a directory that is not one"
+        for item in tree:
+            name = item.raw_name
+            path = base + b"/" + name if base else name
+            why = unsafe_name(name)
+            if why is not None:
+                return path, why
+            if item.filemode == int(FileMode.TREE):
+                stack.append((path, str(item.id)))
+        checked.append(oid)
+    if len(_SAFE_TREES) + len(checked) > _SAFE_TREES_MAX:
+        _SAFE_TREES.clear()
+    _SAFE_TREES.update(checked)
+    return None
