@@ -34,6 +34,7 @@ from rewindfs.store import history, notes, projects
 from rewindfs.store.catfile import BlobPipe
 from rewindfs.store.history import Checkpoint
 from rewindfs.store.layout import REFS_PREFIX, Layout
+from rewindfs.store.trees import unsafe_name
 
 T = TypeVar("T")
 PIPE_SIZE = 256 * 1024  # holding the GIL for a read of this size costs ~2 ms
@@ -218,9 +219,13 @@ class StoreBrowser:
 
 
 def _entries(repo: pygit2.Repository, tree: pygit2.Tree) -> list[TreeEntry]:
+    """A stored name that must never be a path component (`..`, one holding `/`, `.git`;
+    see store.trees.unsafe_name: a tree is data, not trust) is left out."""
     odb = repo.odb
     out = []
     for entry in tree:
+        if unsafe_name(entry.raw_name) is not None:
+            continue
         mode = entry.filemode
         if mode == FileMode.TREE:
             out.append(TreeEntry(entry.raw_name, EntryKind.DIRECTORY, True, str(entry.id), 0))
