@@ -103,3 +103,21 @@ def test_export_path_not_in_checkpoint(saved, project, run_rewind, tmp_path):
     assert proc.returncode == 1
     assert "escapes" in one_line_error(proc)
     assert not dest.exists() or not any(dest.iterdir())
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_export_dry_run_writes_nothing(existing, saved, project, run_rewind, tmp_path,
+                                       store_dir):
+    dest = tmp_path / "out" / "exported"
+    if existing:
+        dest.mkdir(parents=True)  # an empty directory stays empty
+    around = picture(tmp_path)
+    proc = run_rewind("restore", saved[:8], "--to", dest, "--dry-run", cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    assert "nothing was written" in proc.stdout
+    assert "create" in proc.stdout and "README.md" in proc.stdout, proc.stdout
+    assert picture(tmp_path) == around
+    assert dest.exists() == existing
+    proc = run_rewind("restore", saved[:8], "--to", dest, "--dry-run", "--json", cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    assert picture(tmp_path) == around
