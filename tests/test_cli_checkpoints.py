@@ -60,8 +60,8 @@ def test_list_numbering_and_json(run_rewind, project, history):
     proc = run_rewind("list", project, check=True)
     lines = proc.stdout.strip().splitlines()
     assert lines[0].startswith("Checkpoints for ")
-    assert re.match(rf"^\s+1\. {history[0][:8]} .* third\b", lines[1]), lines[1]
-    assert re.match(rf"^\s+3\. {history[2][:8]} .* first\b", lines[3]), lines[3]
+    assert re.match(rf"^\s+1\.\s+{history[0][:8]}\s.* third\b", lines[1]), lines[1]
+    assert re.match(rf"^\s+3\.\s+{history[2][:8]}\s.* first\b", lines[3]), lines[3]
     data = json.loads(run_rewind("list", project, "--json", check=True).stdout)
     assert [c["hash"] for c in data] == history
     assert [c["number"] for c in data] == [1, 2, 3]
@@ -161,13 +161,13 @@ def test_unknown_checkpoint_exit_1_one_line(run_rewind, project, history):
 
 
 def test_dash_reference_is_an_error_not_an_option(run_rewind, project, history):
-    proc = run_rewind("diff", "-C", project, "--", "-1")
+    proc = run_rewind("show", "-C", project, "--", "-1")
     assert proc.returncode == 1
     assert "invalid checkpoint reference" in one_line_error(proc)
 
 
 def test_usage_errors_exit_2(run_rewind, project):
-    for args in [("diff",), ("frobnicate",), ("list", "--no-such-flag"),
+    for args in [("diff", "1", "2", "3"), ("frobnicate",), ("list", "--no-such-flag"),
                  ("diff", "1", "--stat", "--bogus")]:
         proc = run_rewind(*args, cwd=project)
         assert proc.returncode == 2, (args, proc.stderr)

@@ -390,7 +390,8 @@ def checkpoint_dict(cp: st.Checkpoint, stats: st.Stats | None) -> dict[str, Any]
         "files_changed": stats.files_changed if stats else 0,
         "insertions": stats.insertions if stats else 0,
         "deletions": stats.deletions if stats else 0,
-        "number": cp.number,
+        "number": cp.number or None,  # None: a pre-rollback snapshot (listed, not numbered)
+        "pre_rollback": cp.pre_rollback,
         "labels": cp.labels,
         "trailers": cp.trailers,
     }

@@ -12,6 +12,7 @@ import sys
 import click
 
 from rewindfs.cli.app import App
+from rewindfs.cli.term import COLOR_CHOICES
 from rewindfs.errors import RewindError
 
 
@@ -36,15 +37,19 @@ class RewindGroup(click.Group):
 @click.group(cls=RewindGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--home", type=click.Path(file_okay=False), envvar="HERMES_HOME",
               help="Hermes home holding checkpoints/ (default $HERMES_HOME or ~/.hermes).")
+@click.option("--color", type=click.Choice(COLOR_CHOICES), default="auto", metavar="WHEN",
+              help="Colour: auto (on a terminal, unless NO_COLOR is set), always or never.")
+@click.option("--no-pager", is_flag=True,
+              help="Print long output directly instead of through $PAGER (less -FRX).")
 @click.version_option(package_name="rewindfs")
 @click.pass_context
-def main(ctx: click.Context, home: str | None) -> None:
+def main(ctx: click.Context, home: str | None, color: str, no_pager: bool) -> None:
     """rewindfs: checkpoints of your working directory you can list, diff, mount and restore."""
-    ctx.obj = App(home)
+    ctx.obj = App(home, color, not no_pager)
 
 
 # Each module lists its click commands in COMMANDS.
-COMMAND_MODULES = ("checkpoints", "restore", "show", "mount", "maintenance", "steps")
+COMMAND_MODULES = ("checkpoints", "files", "restore", "show", "mount", "maintenance", "steps")
 
 
 def _register() -> None:

@@ -8,13 +8,15 @@ from pathlib import Path
 
 from rewindfs import config
 from rewindfs.agent.manager import CheckpointManager
+from rewindfs.cli.term import Terminal
 from rewindfs.store import Store, normalize_workdir
 
 
 class App:
-    def __init__(self, home: str | None):
+    def __init__(self, home: str | None, color: str = "auto", pager: bool = True):
         self.home = home
         self.flags: dict[str, object] = {}
+        self.term = Terminal(color, pager)
 
     @cached_property
     def settings(self) -> config.Settings:
@@ -38,7 +40,15 @@ class App:
         return self.manager.store
 
     def project_dir(self, given: str | None) -> Path:
-        """An explicit directory as given; otherwise the project around the current directory."""
+        """The project around `given` (default: the current directory).
+
+        An explicit directory inside a project names that project, exactly as the
+        current directory does (`rewind checkpoint .` in `src/` must not start a
+        nested project); one that does not exist (a deleted project) is taken as is.
+        """
         if given:
-            return normalize_workdir(given)
+            path = normalize_workdir(given)
+            if not path.exists():
+                return path
+            return Path(self.manager.get_working_dir_for_path(str(path)))
         return Path(self.manager.get_working_dir_for_path(os.getcwd()))

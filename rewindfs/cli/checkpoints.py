@@ -3,39 +3,64 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sys
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from pathlib import Path
 
 import click
+from rich.table import Table
+from rich.text import Text
 
 from rewindfs import store as st
 from rewindfs.agent.manager import checkpoint_dict
 from rewindfs.cli.app import App
+from rewindfs.cli.feedback import capture_progress, lock_waits
+from rewindfs.cli.help import examples
+from rewindfs.cli.human import human_age, human_bytes
+from rewindfs.cli.options import (
+    PathsAfterDoubleDash,
+    dir_option,
+    dir_option_named,
+    json_option,
+    output_options,
+    refuse_together,
+)
 from rewindfs.errors import NotFound
 from rewindfs.fs.locate import mounted_checkpoints
-from rewindfs.store import capture
+from rewindfs.store import diffstat, history
+from rewindfs.store.diff import DiffResult
+from rewindfs.store.quoting import quote_path
 
 PATCH_LINES = 80
-dir_option = click.option("-C", "--dir", "directory", type=click.Path(),
-                          help="Project directory (default: the project around the cwd).")
 
 
-@click.command()
-@click.argument("directory", required=False, type=click.Path())
+def _directory(positional: str | None, option: str | None) -> str | None:
+    if positional and option and positional != option:
+        raise click.UsageError("give the directory once: as DIR or with -C")
+    return positional or option
+
+
+@click.command(epilog=examples(
+    "rewind checkpoint                       # the project around the current directory",
+    "rewind checkpoint -m 'before refactor'  # with a reason",
+    "rewind checkpoint --label v1            # a name you can restore by; never pruned",
+    "rewind checkpoint ~/src/app --json",
+))
+@click.argument("directory", required=False, type=click.Path(), metavar="[DIR]")
+@dir_option_named("directory_opt")
 @click.option("-m", "--message", "reason", default="manual checkpoint", show_default=True,
               help="Why (the checkpoint's reason).")
 @click.option("--label", help="Name the checkpoint (unique per project; never auto-pruned).")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@json_option
 @click.pass_obj
 def checkpoint(app: App, directory: str | None, reason: str, label: str | None,
-               as_json: bool) -> None:
-    """Take a checkpoint of DIRECTORY now."""
-    workdir = app.project_dir(directory)
+               as_json: bool, **kw: str | None) -> None:
+    """Take a checkpoint of the project now."""
+    workdir = app.project_dir(_directory(directory, kw.get("directory_opt")))
     if label:
         st.validate_label(label)
-    with _progress_on_terminal():
+    with capture_progress(app.term, "checkpoint"), lock_waits(app.term):
         result = app.manager.take(str(workdir), reason)
     if label and result.commit:
         st.set_label(app.store, result.project, label, result.commit)
@@ -57,124 +82,211 @@ def checkpoint(app: App, directory: str | None, reason: str, label: str | None,
         click.echo(f"labelled {short} as {label!r}")
     for why, paths in result.skipped_files.items():
         what = "over max_file_size_mb" if why == "oversize" else "unreadable"
-        click.echo(f"skipped {len(paths)} file(s) {what}: {', '.join(paths[:10])}"
-                   + (" ..." if len(paths) > 10 else ""), err=True)
+        shown = ", ".join(quote_path(p) for p in paths[:10])
+        app.term.warn(f"skipped {len(paths)} file(s) {what}: {shown}"
+                      + (" ..." if len(paths) > 10 else ""))
 
 
-@click.command("list")
-@click.argument("directory", required=False, type=click.Path())
+@click.command("list", epilog=examples(
+    "rewind list                  # this project: number, id, age, reason, changes",
+    "rewind list ~/src/app",
+    "rewind list --all-projects",
+    "rewind list --json | jq '.[0].hash'",
+))
+@click.argument("directory", required=False, type=click.Path(), metavar="[DIR]")
+@dir_option_named("directory_opt")
 @click.option("--all-projects", is_flag=True, help="Every project in the store.")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@json_option
+@output_options
 @click.pass_obj
-def list_(app: App, directory: str | None, all_projects: bool, as_json: bool) -> None:
-    """List checkpoints, newest first (1 = newest)."""
+def list_(app: App, directory: str | None, all_projects: bool, as_json: bool,
+          **kw: str | None) -> None:
+    """List checkpoints, newest first (1 = newest).
+
+    Pre-rollback snapshots (saved by every restore, undo and revert) are listed
+    with `-` instead of a number: restoring never renumbers your checkpoints. Use
+    their id to restore one.
+    """
     if all_projects:
         workdirs = [r.workdir for r in st.projects.list_records(app.store.layout)] \
             if app.store.exists() else []
     else:
-        workdirs = [app.project_dir(directory)]
+        workdirs = [app.project_dir(_directory(directory, kw.get("directory_opt")))]
     report = []
     for workdir in workdirs:
         h16 = st.project_hash(workdir)
-        history = st.checkpoints(app.store.repo, h16) if app.store.exists() else []
-        mounted = mounted_checkpoints(app.settings.mount_dir, workdir) if history else {}
+        found = st.checkpoints(app.store.repo, h16) if app.store.exists() else []
+        mounted = mounted_checkpoints(app.settings.mount_dir, workdir) if found else {}
         entries = []
-        for c in history:
+        for c in found:
             entry = checkpoint_dict(c, st.stats(app.store.repo, c))
+            entry["time"] = c.time
+            if c.root:
+                entry["bytes"] = history.total_size(app.store.repo, app.store.layout, h16, c)
             if c.id in mounted:
                 entry["path"] = str(mounted[c.id])
             entries.append(entry)
         report.append((workdir, entries))
     if as_json:
+        for _, entries in report:
+            for entry in entries:
+                entry.pop("time")
         payload = [{"directory": str(w), "checkpoints": cps} for w, cps in report]
         click.echo(json.dumps(payload if all_projects else payload[0]["checkpoints"], indent=2))
         return
     if not report:
         click.echo("no projects have checkpoints yet")
-    for workdir, cps in report:
-        click.echo(format_list(str(workdir), cps))
+    with app.term.paged() as console:
+        for workdir, cps in report:
+            _print_list(app, console, str(workdir), cps)
 
 
-@contextmanager
-def _progress_on_terminal() -> Iterator[None]:
-    """A running count of files captured, on a terminal only (scripts stay quiet)."""
-    if not sys.stderr.isatty():
-        yield
-        return
-    shown = False
-
-    def report(count: int) -> None:
-        nonlocal shown
-        shown = True
-        click.echo(f"\r  capturing: {count} files", nl=False, err=True)
-
-    with capture.reporting_progress(report):
-        yield
-    if shown:
-        click.echo("", err=True)
-
-
-def format_list(workdir: str, cps: list[dict]) -> str:
+def _print_list(app: App, console, workdir: str, cps: list[dict]) -> None:
     if not cps:
-        return f"No checkpoints for {workdir}"
-    lines = [f"Checkpoints for {workdir}:"]
+        console.print(f"No checkpoints for {workdir}", soft_wrap=True)
+        return
+    console.print(Text(f"Checkpoints for {workdir}:", style="bold"), soft_wrap=True)
+    table = Table(box=None, show_header=False, pad_edge=False, padding=(0, 2, 0, 0))
+    for column, justify in (("#", "right"), ("id", "left"), ("age", "right"),
+                            ("reason", "left"), ("changes", "left")):
+        table.add_column(column, justify=justify, no_wrap=column != "reason")
+    mounted = any("path" in cp for cp in cps)
+    if mounted:
+        table.add_column("mounted at", no_wrap=True)
     for cp in cps:
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(_epoch(cp["timestamp"])))
-        files = cp["files_changed"]
-        change = (f"  ({files} file{'s' if files != 1 else ''}, "
-                  f"+{cp['insertions']}/-{cp['deletions']})") if files else ""
-        pinned = "".join(f" [{label}]" for label in cp["labels"])
-        lines.append(f"  {cp['number']:>2}. {cp['short_hash']}  {when}  {cp['reason']}"
-                     f"{pinned}{change}")
-        if "path" in cp:
-            lines.append(f"      {cp['path']}")
-    return "\n".join(lines)
+        pre = cp["pre_rollback"]
+        number = Text("-" if not cp["number"] else f"{cp['number']}.",
+                      style="dim" if pre else "bold")
+        reason = Text(cp["reason"], style="dim" if pre else "")
+        for label in cp["labels"]:
+            reason.append(f" [{label}]", style="cyan")
+        row = [Text("  ") + number, Text(cp["short_hash"], style="yellow"),
+               Text(human_age(cp["time"]), style="green"), reason, _changes(cp)]
+        if mounted:
+            row.append(Text(cp.get("path", ""), style="dim"))
+        table.add_row(*row)
+    app.term.print_table(table, console)
 
 
-def _epoch(iso: str) -> float:
-    from datetime import datetime
+def _changes(cp: dict) -> Text:
+    files = cp["files_changed"]
+    if not files:
+        return Text("")
+    out = Text(f"{files} file{'s' if files != 1 else ''}, ")
+    if "bytes" in cp:  # the first checkpoint: everything is new, its size says more
+        out.append(human_bytes(cp["bytes"]))
+        return out
+    out.append(f"+{cp['insertions']}", style="green")
+    out.append("/")
+    out.append(f"-{cp['deletions']}", style="red")
+    return out
 
-    return datetime.fromisoformat(iso).timestamp()
 
-
-@click.command()
-@click.argument("old")
-@click.argument("new", required=False)
+@click.command(cls=PathsAfterDoubleDash, epilog=examples(
+    "rewind diff                      # the newest checkpoint against the working tree",
+    "rewind diff 3                    # checkpoint 3 against the working tree",
+    "rewind diff 3 1                  # between two checkpoints",
+    "rewind diff '10 minutes ago'     # the checkpoint of 10 minutes ago",
+    "rewind diff @yesterday-14:00 -- src/app.py",
+    "rewind diff 2 --stat",
+))
+@click.argument("refs", nargs=-1, metavar="[OLD [NEW]] [-- PATH...]")
 @dir_option
-@click.option("--stat", "mode", flag_value="stat", help="Only the summary of changed files.")
-@click.option("--name-only", "mode", flag_value="names", help="Only the names of changed files.")
-@click.option("--full", is_flag=True, help=f"The whole patch (default: first {PATCH_LINES} lines).")
-@click.pass_obj
-def diff(app: App, old: str, new: str | None, directory: str | None, mode: str | None,
-         full: bool) -> None:
-    """Changes since checkpoint OLD (to the working tree, or to checkpoint NEW)."""
+@click.option("--stat", is_flag=True, help="Only the summary of changed files (as git's).")
+@click.option("--name-only", is_flag=True, help="Only the names of changed files.")
+@click.option("--full", is_flag=True,
+              help=f"The whole patch when not paging (default: first {PATCH_LINES} lines).")
+@output_options
+@click.pass_context
+def diff(ctx: click.Context, refs: tuple[str, ...], directory: str | None, stat: bool,
+         name_only: bool, full: bool) -> None:
+    """Changes since checkpoint OLD (default: the newest), to the working tree or to NEW.
+
+    OLD and NEW are numbers from `rewind list`, ids, labels or times
+    (`10 minutes ago`, `@yesterday-14:00`, `2026-01-05T14:00`).
+    """
+    app: App = ctx.obj
+    refuse_together(**{"--stat": stat, "--name-only": name_only})
+    if len(refs) > 2:
+        raise click.UsageError("at most two checkpoints; put paths after `--`")
     workdir = app.project_dir(directory)
     if not app.store.exists():
         raise NotFound(f"no checkpoints for {workdir}")
     repo, h16 = app.store.repo, st.project_hash(workdir)
-    base = st.resolve(repo, h16, old)
-    if new is None:
-        target_tree = st.working_tree_tree(app.store, workdir, app.manager.limits,
-                                           app.manager.extra_excludes)
+    base = st.resolve(repo, h16, refs[0] if refs else "latest")
+    paths = _paths(ctx.meta.get("paths"), workdir)
+    if len(refs) < 2:
+        with lock_waits(app.term):
+            target_tree = st.working_tree_tree(app.store, workdir, app.manager.limits,
+                                               app.manager.extra_excludes)
     else:
-        target_tree = st.resolve(repo, h16, new).tree_id
-    result = st.diff_between(repo, base.tree_id, target_tree)
-    if mode == "names":
+        target_tree = st.resolve(repo, h16, refs[1]).tree_id
+    result = st.diff_between(repo, base.tree_id, target_tree, paths)
+    if name_only:
         for name in result.names:
-            click.echo(name)
+            click.echo(quote_path(name))
         return
-    if not result.names:
+    if not result.files:
         click.echo("no changes")
         return
-    click.echo(result.stat)
-    if mode == "stat":
-        return
-    lines = result.patch.splitlines()
-    shown = lines if full else lines[:PATCH_LINES]
-    click.echo("")
-    click.echo("\n".join(shown))
-    if len(shown) < len(lines):
-        click.echo(f"... {len(lines) - len(shown)} more lines (use --full)")
+    with app.term.paged() as console:
+        paging = console.file is not sys.stdout
+        _print_stat(console, result, _stat_width(console))
+        if stat:
+            return
+        lines = result.patch.splitlines()
+        shown = lines if (full or paging) else lines[:PATCH_LINES]
+        console.print("")
+        for line in shown:
+            console.print(_patch_line(line), soft_wrap=True)
+        if len(shown) < len(lines):
+            console.print(f"... {len(lines) - len(shown)} more lines (use --full)")
+
+
+def _paths(given: list[str] | None, workdir: Path) -> list[bytes] | None:
+    if not given:
+        return None
+    from rewindfs.restore import project_relative
+
+    cwd = Path(os.getcwd())
+    base = cwd if cwd == workdir or workdir in cwd.parents else workdir
+    return [project_relative(p, workdir, cwd=base) for p in given]
+
+
+def _stat_width(console) -> int:
+    """git's: $COLUMNS, else the terminal's width, else 80."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    if sys.stdout.isatty():
+        return shutil.get_terminal_size().columns
+    return 80
+
+
+def _print_stat(console, result: DiffResult, width: int) -> None:
+    for row in diffstat.stat_rows(result.files, width):
+        text = Text(row.head)
+        text.append("+" * row.plus, style="green")
+        text.append("-" * row.minus, style="red")
+        text.append(row.tail)
+        console.print(text, soft_wrap=True)
+    console.print(diffstat.summary(result.files), soft_wrap=True)
+
+
+def _patch_line(line: str) -> Text:
+    if line.startswith(("diff --git", "index ", "--- ", "+++ ", "new file", "deleted file",
+                        "similarity", "rename ", "old mode", "new mode", "Binary files")):
+        return Text(line, style="bold")
+    if line.startswith("@@"):
+        end = line.find("@@", 2)
+        text = Text(line[:end + 2], style="cyan")
+        text.append(line[end + 2:])
+        return text
+    if line.startswith("+"):
+        return Text(line, style="green")
+    if line.startswith("-"):
+        return Text(line, style="red")
+    return Text(line)
 
 
 COMMANDS = [checkpoint, list_, diff]

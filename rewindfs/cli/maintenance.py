@@ -19,6 +19,7 @@ import click
 
 from rewindfs import config
 from rewindfs.cli.app import App
+from rewindfs.cli.human import human_age, human_bytes, human_span
 from rewindfs.errors import Refused
 from rewindfs.store.layout import Layout
 from rewindfs.store.maintenance import legacy, sizecap, sweep, wipe
@@ -32,30 +33,6 @@ SHOW = 20  # projects or archives listed before "... and N more"
 
 
 # -- formatting -------------------------------------------------------------------------
-
-def human_bytes(n: int | float | None) -> str:
-    size = float(n or 0)
-    for unit in ("B", "KB", "MB", "GB"):
-        if size < 1024:
-            return f"{int(size)} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{size:.1f} TB"
-
-
-def human_span(seconds: float) -> str:
-    """3d, 5h, 12m, 40s."""
-    for size, unit in ((86400, "d"), (3600, "h"), (60, "m")):
-        if seconds >= size:
-            return f"{int(seconds // size)}{unit}"
-    return f"{int(seconds)}s"
-
-
-def human_age(epoch: float | None, now: float | None = None) -> str:
-    if not epoch:
-        return "-"
-    age = (time.time() if now is None else now) - epoch
-    return "now" if age < 1 else f"{human_span(age)} ago"
-
 
 def _table(header: Sequence[str], rows: list[Sequence[str]], right: set[int]) -> list[str]:
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]

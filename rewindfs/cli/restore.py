@@ -8,21 +8,35 @@ import sys
 from pathlib import Path
 
 import click
+from rich.text import Text
 
 from rewindfs import restore as rs
 from rewindfs.agent.manager import names, restore_dict
 from rewindfs.agent.state import restore_report
 from rewindfs.cli.app import App
+from rewindfs.cli.feedback import lock_waits, restore_progress
+from rewindfs.cli.help import examples
+from rewindfs.cli.options import dir_option, json_option, refuse_together
 from rewindfs.errors import Refused
+from rewindfs.store.quoting import quote_path
 
 SHOW = 20  # paths listed per group before "... and N more"
+SAFE_WHY = ("safe mode: the agent recorded its writes since this checkpoint, so only files "
+            "still as the agent left them are restored and your own edits are kept "
+            "(--all restores everything)")
 
 
-@click.command()
+@click.command(epilog=examples(
+    "rewind restore 3                  # the whole project back to checkpoint 3",
+    "rewind restore 3 src/app.py       # one file (or directory)",
+    "rewind restore before-refactor    # by label; or by id: rewind restore 1a2b3c4d",
+    "rewind restore '1 hour ago'       # the newest checkpoint at least an hour old",
+    "rewind restore 3 --dry-run        # what it would change; nothing is touched",
+    "rewind restore 3 --to /tmp/old    # write the checkpoint into a new directory",
+))
 @click.argument("reference")
 @click.argument("paths", nargs=-1, type=click.Path())
-@click.option("-C", "--dir", "directory", type=click.Path(),
-              help="Project directory (default: the project around the cwd).")
+@dir_option
 @click.option("--dry-run", is_flag=True, help="Print the plan; change nothing.")
 @click.option("-y", "--yes", is_flag=True, help="Delete files without asking.")
 @click.option("--all", "restore_all", is_flag=True,
@@ -30,55 +44,74 @@ SHOW = 20  # paths listed per group before "... and N more"
 @click.option("--safe", is_flag=True, help="Only revert files still as the agent wrote them.")
 @click.option("--to", "dest", type=click.Path(),
               help="Write the checkpoint (or PATHS) into this new directory instead.")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@json_option
 @click.pass_obj
 def restore(app: App, reference: str, paths: tuple[str, ...], directory: str | None,
             dry_run: bool, yes: bool, restore_all: bool, safe: bool, dest: str | None,
             as_json: bool) -> None:
-    """Restore the project, or PATHS, to checkpoint REFERENCE (pre-rollback snapshot first)."""
+    """Restore the project, or PATHS, to checkpoint REFERENCE (pre-rollback snapshot first).
+
+    REFERENCE is a number from `rewind list`, an id, a label or a time. The
+    restore saves the current state first (a pre-rollback snapshot, listed
+    without a number), so `rewind undo` takes it back; numbers do not shift.
+    """
+    refuse_together(**{"--safe": safe, "--all": restore_all})
+    refuse_together(**{"--to": dest, "--safe": safe})
+    refuse_together(**{"--to": dest, "--all": restore_all})
     workdir = app.project_dir(directory)
     if dest:
         result = rs.export(app.store, workdir, reference, dest, _project_paths(paths, workdir),
                            dry_run=dry_run)
-        _report(result, None, as_json,
-                f"plan for writing checkpoint {result.target.short} to {dest}; nothing was "
-                "written" if dry_run else f"wrote checkpoint {result.target.short} to {dest}")
+        _report(app, result, None, as_json,
+                f"plan for writing {_target(result)} to {dest}; nothing was written"
+                if dry_run else f"wrote {_target(result)} to {dest}")
         return
     options = rs.Options(
         paths=list(paths) or None, cwd=_path_base(workdir),
         safe=False if restore_all else (True if safe else None),
         limits=app.manager.limits, extra_excludes=app.manager.extra_excludes,
     )
-    plan_result = rs.dry_run(app.store, workdir, reference, options)
+    with lock_waits(app.term):
+        plan_result = rs.dry_run(app.store, workdir, reference, options)
     if plan_result.safe and options.safe is None:
-        click.echo("rewind: note: safe restore (the agent recorded writes since this "
-                   "checkpoint): files a person changed are kept; --all restores them too",
-                   err=True)
+        app.term.note("safe restore (the agent recorded writes since this checkpoint): files "
+                      "a person changed are kept; --all restores them too")
     if dry_run:
-        _report(plan_result, None, as_json, f"plan for restoring to {plan_result.target.short} "
-                f"({plan_result.target.reason}); nothing was changed")
+        _report(app, plan_result, None, as_json, f"plan for restoring to {_target(plan_result)}; "
+                "nothing was changed")
         return
     deletes = plan_result.plan.deletes
     if deletes and not yes:
-        _confirm_deletes(deletes)
+        _confirm(app, plan_result)
     options.confirmed_deletes = set(deletes)
-    result = rs.restore(app.store, workdir, reference, options)
-    _report(result, paths, as_json, f"restored {workdir} to {result.target.short} "
-            f"({result.target.reason})", restore_report(app.store, result))
+    with lock_waits(app.term), restore_progress(app.term):
+        result = rs.restore(app.store, workdir, reference, options)
+    _report(app, result, paths, as_json, f"restored {workdir} to {_target(result)}",
+            restore_report(app.store, result))
 
 
-@click.command()
-@click.option("-C", "--dir", "directory", type=click.Path(),
-              help="Project directory (default: the project around the cwd).")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.command(epilog=examples(
+    "rewind undo                 # take back the last restore (or undo)",
+    "rewind undo -C ~/src/app --json",
+))
+@dir_option
+@json_option
 @click.pass_obj
 def undo(app: App, directory: str | None, as_json: bool) -> None:
     """Undo the last restore (an undo can itself be undone)."""
     workdir = app.project_dir(directory)
-    result = rs.undo(app.store, workdir, rs.Options(limits=app.manager.limits,
-                                                    extra_excludes=app.manager.extra_excludes))
-    _report(result, None, as_json, f"undid the last restore of {workdir}: back to "
+    with lock_waits(app.term), restore_progress(app.term):
+        result = rs.undo(app.store, workdir, rs.Options(
+            limits=app.manager.limits, extra_excludes=app.manager.extra_excludes))
+    _report(app, result, None, as_json, f"undid the last restore of {workdir}: back to "
             f"{result.target.short}", restore_report(app.store, result))
+
+
+def _target(result: rs.RestoreResult) -> str:
+    """The stable id first (it never changes), then the number and reason people know."""
+    target = result.target
+    number = f"checkpoint {target.number}: " if target.number else ""
+    return f"{target.short} ({number}{target.reason})"
 
 
 def _path_base(workdir: Path) -> Path:
@@ -94,23 +127,37 @@ def _project_paths(paths: tuple[str, ...], workdir: Path) -> list[str] | None:
     return [os.fsdecode(rs.project_relative(p, workdir, cwd=_path_base(workdir))) for p in paths]
 
 
-def _confirm_deletes(deletes: list[bytes]) -> None:
-    listing = _listing(names(deletes))
+def _confirm(app: App, plan_result: rs.RestoreResult) -> None:
+    """Ask before deleting: show everything the restore will do, then the question."""
+    deletes = plan_result.plan.deletes
     if not sys.stdin.isatty():
-        raise Refused(f"restore would delete {len(deletes)} file(s) ({listing}); "
+        raise Refused(f"restore would delete {len(deletes)} file(s) ({_listing(deletes)}); "
                       "rerun with --yes to allow it")
-    click.echo(f"restore will delete {len(deletes)} file(s): {listing}")
-    if not click.confirm("delete them?", default=False):
+    console = app.term.console()
+    console.print(f"restoring to {_target(plan_result)} will:", soft_wrap=True)
+    for line in describe(plan_result):
+        console.print(_styled(line), soft_wrap=True)
+    if not click.confirm(f"delete {len(deletes)} file(s) and restore?", default=False):
         raise Refused("restore cancelled; nothing changed")
 
 
-def _report(result: rs.RestoreResult, paths, as_json: bool, headline: str,
+def _styled(line: str) -> Text:
+    word = line.split(maxsplit=1)[0] if line.strip() else ""
+    style = {"delete": "red", "overwrite": "yellow", "create": "green", "safe": "cyan",
+             "FAILED": "bold red"}.get(word, "")
+    return Text(line, style=style)
+
+
+def _report(app: App, result: rs.RestoreResult, paths, as_json: bool, headline: str,
             extras: dict | None = None) -> None:
     """`extras`: the target's agent state and the external actions after it (agent.state)."""
     extras = extras or {}
     if as_json:
         data = restore_dict(result, None)
         data["plan"] = result.plan.counts()
+        if result.outcome is None:  # a dry run (or plan) that worked
+            data["success"] = True
+            data["dry_run"] = True
         if paths:
             data["paths"] = list(paths)
         if result.plan.gone:
@@ -118,15 +165,16 @@ def _report(result: rs.RestoreResult, paths, as_json: bool, headline: str,
         data.update(extras)
         click.echo(json.dumps(data, indent=2))
     else:
-        click.echo(headline)
+        console = app.term.console()
+        console.print(headline, soft_wrap=True)
         for line in describe(result):
-            click.echo(line)
+            console.print(_styled(line), soft_wrap=True)
         if extras.get("state"):
             docs = ", ".join(sorted(extras["state"]))
-            click.echo(f"  agent state at {result.target.short}: {docs} "
-                       f"(`rewind show {result.target.short}` prints it)")
+            console.print(f"  agent state at {result.target.short}: {docs} "
+                          f"(`rewind show {result.target.short}` prints it)", soft_wrap=True)
         for warning in extras.get("warnings", []):
-            click.echo(f"rewind: warning: {warning}", err=True)
+            app.term.warn(warning)
     if result.outcome is not None and not result.success:
         sys.exit(1)
 
@@ -137,37 +185,39 @@ def describe(result: rs.RestoreResult) -> list[str]:
     lines = []
     counts = plan.counts()
     if outcome is None:
+        if result.safe:
+            lines.append(f"  {SAFE_WHY}")
         for kind, verb in (("overwrite", "overwrite"), ("create", "create"),
                            ("delete", "delete"), ("chmod", "change mode of")):
             if counts[kind]:
-                lines.append(f"  {verb} {counts[kind]}: {_listing(names(plan.of(kind)))}")
+                lines.append(f"  {verb} {counts[kind]}: {_listing(plan.of(kind))}")
         if not plan.actions:
             lines.append("  nothing to change: the files already match")
     else:
         lines.append(f"  {len(outcome.written)} file(s) written, {len(outcome.deleted)} deleted")
         for path, error in outcome.failed:
-            lines.append(f"  FAILED {os.fsdecode(path)}: {error}")
+            lines.append(f"  FAILED {quote_path(path)}: {error}")
         if outcome.not_attempted:
-            lines.append(f"  not attempted: {_listing(names(outcome.not_attempted))}")
+            lines.append(f"  not attempted: {_listing(outcome.not_attempted)}")
     if plan.kept_user_edits:
-        lines.append(f"  kept your edits: {_listing(names(plan.kept_user_edits))}")
+        lines.append(f"  kept your edits: {_listing(plan.kept_user_edits)}")
     if plan.kept_not_agent:
         lines.append(f"  kept (not written by the agent; --all restores them): "
-                     f"{_listing(names(plan.kept_not_agent))}")
+                     f"{_listing(plan.kept_not_agent)}")
     if plan.gone:
         lines.append(f"  already gone (created by the restore, deleted since): "
-                     f"{_listing(names(plan.gone))}")
+                     f"{_listing(plan.gone)}")
     if plan.untouched:
         lines.append(f"  untouched because ignored or not captured: "
-                     f"{_listing(names(plan.untouched))}")
+                     f"{_listing(plan.untouched)}")
     if result.pre_rollback:
         lines.append(f"  pre-rollback snapshot {result.pre_rollback[:8]}: `rewind undo` "
                      "puts everything back")
     return lines
 
 
-def _listing(items: list[str]) -> str:
-    shown = ", ".join(items[:SHOW])
+def _listing(items: list[bytes]) -> str:
+    shown = ", ".join(quote_path(p) for p in items[:SHOW])
     return shown + (f" ... and {len(items) - SHOW} more" if len(items) > SHOW else "")
 
 

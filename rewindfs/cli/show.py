@@ -3,28 +3,47 @@
 from __future__ import annotations
 
 import json
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import click
 
+from rewindfs import store as st
 from rewindfs.agent.show import checkpoint_report
 from rewindfs.cli.app import App
+from rewindfs.cli.help import examples
+from rewindfs.cli.options import dir_option, json_option, output_options
+from rewindfs.errors import InvalidInput, RewindError
+from rewindfs.restore.paths import project_relative
+from rewindfs.store import pathlog, timeref
+from rewindfs.store.history import resolve_with_path
 
 PREVIEW = 160  # characters of a state document shown without --full
 SHOW_PATHS = 10
 
 
-@click.command()
-@click.argument("reference", default="latest")
-@click.option("-C", "--dir", "directory", type=click.Path(),
-              help="Project directory (default: the project around the cwd).")
+@click.command(epilog=examples(
+    "rewind show                 # the newest checkpoint: time, reason, changes, steps, state",
+    "rewind show 3 --json",
+    "rewind show 3:src/app.py    # the file src/app.py as it was in checkpoint 3",
+    "rewind show @yesterday-14:00:README.md",
+))
+@click.argument("reference", default="latest", metavar="[REF | REF:PATH]")
+@dir_option
 @click.option("--full", is_flag=True, help="State documents in full, pretty-printed.")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@json_option
+@output_options
 @click.pass_obj
 def show(app: App, reference: str, directory: str | None, full: bool, as_json: bool) -> None:
-    """Show checkpoint REFERENCE (number, hash, label or latest) in detail."""
-    report = checkpoint_report(app.store, app.project_dir(directory), reference)
+    """Show checkpoint REF (number, id, label, time; default latest) in detail, or with
+    REF:PATH print that file as it was (PATH from the project root, `./` for the cwd)."""
+    workdir = app.project_dir(directory)
+    if ":" in reference and not as_json and not _is_reference(app, workdir, reference):
+        _show_file(app, workdir, reference)
+        return
+    report = checkpoint_report(app.store, workdir, reference)
     if as_json:
         click.echo(json.dumps(report, indent=2))
         return
@@ -32,9 +51,44 @@ def show(app: App, reference: str, directory: str | None, full: bool, as_json: b
         click.echo(line)
 
 
+def _is_reference(app: App, workdir: Path, text: str) -> bool:
+    """Whether `text` as a whole names a checkpoint (a time such as `14:00` has colons)."""
+    if not app.store.exists():
+        return True  # let checkpoint_report say there are none
+    try:
+        st.resolve(app.store.repo, st.project_hash(workdir), text)
+        return True
+    except RewindError:
+        try:
+            return timeref.parse(text) is not None  # a time with no checkpoint: say so
+        except RewindError:
+            return False
+
+
+def _show_file(app: App, workdir: Path, text: str) -> None:
+    from rewindfs.cli.files import cli_relative, write_bytes
+
+    def relative(path: str) -> bytes:
+        if path.startswith(("./", "../")):
+            return cli_relative(app, workdir, path)
+        return project_relative(path, workdir, cwd=workdir)
+
+    repo, h16 = app.store.repo, st.project_hash(workdir)
+    cp, rel = resolve_with_path(repo, h16, text, relative)
+    if not rel:
+        raise InvalidInput(f"no path after the colon in {text!r} (REF:PATH)")
+    data = pathlog.read_file(repo, cp, rel)
+    if not app.term.pager or not sys.stdout.isatty():
+        write_bytes(data)
+        return
+    with app.term.paged() as console:
+        console.file.write(data.decode("utf-8", "surrogateescape"))
+
+
 def format_report(r: dict[str, Any], full: bool = False) -> list[str]:
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r["time"]))
-    lines = [f"checkpoint {r['number']} of {r['directory']}: {r['hash']}",
+    which = f"checkpoint {r['number']}" if r["number"] else "pre-rollback snapshot"
+    lines = [f"{which} of {r['directory']}: {r['hash']}",
              f"  time:     {when}",
              f"  reason:   {r['reason']}"]
     if r["labels"]:

@@ -96,9 +96,11 @@ class ProjectDir(Directory):
             names.append(name)
         if history:
             listing.newest_ns = history[0].time * 1_000_000_000
-            pointers = [(str(cp.number).encode(), target) for cp, target
-                        in zip(history, names, strict=True)]
-            pointers.append((LATEST, names[0]))
+            # Numbers are history.checkpoints()'s, so they agree with `rewind list`:
+            # pre-rollback snapshots (number 0) get no number, and `latest` is 1.
+            numbered = [(str(cp.number).encode(), target) for cp, target
+                        in zip(history, names, strict=True) if cp.number]
+            pointers = [*numbered, (LATEST, numbered[0][1] if numbered else names[0])]
             pointers += [(label.encode(), target) for cp, target
                          in zip(history, names, strict=True) for label in cp.labels]
             for name, target in pointers:

@@ -22,7 +22,9 @@ import os
 import re
 import secrets
 import stat
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from rewindfs.errors import StoreError
@@ -32,6 +34,20 @@ from rewindfs.store.trees import EXECUTABLE, Entry
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 TMP_NAME = re.compile(rb"^\..*\.rewind-[0-9a-f]{8}\.tmp\Z", re.DOTALL)
 _PROC_FD = "/proc/self/fd"
+
+# A long restore reports `(actions done, actions in all, bytes written)` here; the CLI
+# sets it on a terminal. A context variable, so other threads' restores stay quiet.
+_progress: ContextVar[Callable[[int, int, int], None] | None] = ContextVar(
+    "restore_progress", default=None)
+
+
+@contextmanager
+def reporting_progress(report: Callable[[int, int, int], None]) -> Iterator[None]:
+    token = _progress.set(report)
+    try:
+        yield
+    finally:
+        _progress.reset(token)
 
 
 class UnsafePath(OSError):
@@ -273,6 +289,8 @@ def apply(plan: Plan, root: bytes, read_blob: Callable[[str], bytes],
     """
     outcome = outcome if outcome is not None else Outcome()
     tree = Tree(root, removable_dirs, modes)
+    report = _progress.get()
+    written_bytes = 0
     try:
         deletes = sorted((a for a in plan.actions if a.kind == DELETE), key=lambda a: a.path,
                          reverse=True)
@@ -289,8 +307,10 @@ def apply(plan: Plan, root: bytes, read_blob: Callable[[str], bytes],
                     tree.chmod(action.path, action.entry)
                     outcome.written.append(action.path)
                 else:
-                    tree.write(action.path, action.entry, read_blob(action.entry.oid))
+                    data = read_blob(action.entry.oid)
+                    tree.write(action.path, action.entry, data)
                     outcome.written.append(action.path)
+                    written_bytes += len(data)
             except FileNotFoundError as exc:
                 if action.kind == DELETE:
                     outcome.deleted.append(action.path)  # already gone: the goal holds
@@ -303,6 +323,8 @@ def apply(plan: Plan, root: bytes, read_blob: Callable[[str], bytes],
                 if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS):
                     outcome.not_attempted.extend(a.path for a in queue[i + 1 :])
                     break
+            if report is not None:
+                report(i + 1, len(queue), written_bytes)
         if removable_dirs is not None:
             tree.drop_empty_removable()
         tree.finish()

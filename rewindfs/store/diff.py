@@ -2,32 +2,46 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
 
 import pygit2
-from pygit2.enums import DeltaStatus, DiffStatsFormat
+from pygit2.enums import DeltaStatus
 
+from rewindfs.store import diffstat
 from rewindfs.store.capture import DEFAULT_LIMITS, Limits, capture
+from rewindfs.store.diffstat import FileStat
 from rewindfs.store.snapshot import locked
 from rewindfs.store.store import Project, Store
 
-STAT_WIDTH = 80
+STAT_WIDTH = 80  # git's width for --stat when not on a terminal
 
 
 @dataclass
 class DiffResult:
-    stat: str
+    stat: str  # `git diff --stat` at STAT_WIDTH columns
     patch: str
     names: list[str]
     files_changed: int
     insertions: int
     deletions: int
+    files: list[FileStat] = field(default_factory=list)  # per file, for other widths
+    patches: list[str] = field(default_factory=list)  # per file, same order as `files`
 
 
-def between(repo: pygit2.Repository, old_tree: str, new_tree: str) -> DiffResult:
+def between(repo: pygit2.Repository, old_tree: str, new_tree: str,
+            paths: list[bytes] | None = None) -> DiffResult:
+    """Changes from `old_tree` to `new_tree`, renames paired as git pairs them; with
+    `paths`, only files at or under those project-relative paths."""
     diff = repo[old_tree].diff_to_tree(repo[new_tree])
     diff.find_similar()
-    return _render(diff)
+    return _render(diff, paths)
+
+
+def _wanted(path: bytes, paths: list[bytes] | None) -> bool:
+    if not paths:
+        return True
+    return any(not p or path == p or path.startswith(p.rstrip(b"/") + b"/") for p in paths)
 
 
 def working_tree_tree(store: Store, workdir, limits: Limits = DEFAULT_LIMITS,
@@ -49,27 +63,30 @@ def capture_locked(project: Project, limits: Limits = DEFAULT_LIMITS,
     return str(capture(project, limits, paths).tree_id)
 
 
-def _render(diff: pygit2.Diff) -> DiffResult:
-    stats = diff.stats
-    stat_text = (
-        stats.format(DiffStatsFormat.FULL | DiffStatsFormat.INCLUDE_SUMMARY, STAT_WIDTH)
-        if stats.files_changed
-        else ""
-    )
+def _render(diff: pygit2.Diff, paths: list[bytes] | None = None) -> DiffResult:
     chunks: list[str] = []
     names: list[str] = []
+    files: list[FileStat] = []
     for patch in diff:
         if patch is None:
             continue
         delta = patch.delta
+        old, new = delta.old_file, delta.new_file
+        if not (_wanted(old.raw_path, paths) or _wanted(new.raw_path, paths)):
+            continue
         gone = delta.status == DeltaStatus.DELETED
-        names.append(delta.old_file.path if gone else delta.new_file.path)
+        names.append(os.fsdecode(old.raw_path if gone else new.raw_path))
+        _, added, deleted = patch.line_stats
+        files.append(FileStat(old.raw_path, new.raw_path, added, deleted, delta.is_binary,
+                              old.size, new.size))
         chunks.append(patch.data.decode("utf-8", errors="replace"))
     return DiffResult(
-        stat=stat_text.rstrip("\n"),
+        stat=diffstat.render(files, STAT_WIDTH),
         patch="".join(chunks),
         names=names,
-        files_changed=stats.files_changed,
-        insertions=stats.insertions,
-        deletions=stats.deletions,
+        files_changed=len(files),
+        insertions=sum(f.added for f in files),
+        deletions=sum(f.deleted for f in files),
+        files=files,
+        patches=chunks,
     )

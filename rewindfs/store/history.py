@@ -1,22 +1,29 @@
 """A project's checkpoints: listing, per-checkpoint stats, and resolving references.
 
-Numbering is Hermes's: 1 is the newest checkpoint. Every checkpoint also has a
-stable id, its commit hash: rewindfs never rewrites history, so an id keeps
-naming the same checkpoint while numbers shift as checkpoints come and go.
+Numbering (`checkpoints`, the one place it is decided; `rewind list` and the
+mount both use it): 1 is the newest checkpoint. Pre-rollback snapshots (what a
+restore, undo or revert saves first) are listed but not numbered (number 0), so a
+number a person just used still names the same checkpoint after a restore: only a
+new checkpoint shifts the numbers. Every checkpoint also has a stable id, its
+commit hash: rewindfs never rewrites history, so an id keeps naming the same
+checkpoint for good.
 """
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
 import pygit2
 
-from rewindfs.errors import InvalidInput, NotFound, StoreError
-from rewindfs.store import trees
+from rewindfs.errors import InvalidInput, NotFound, RewindError, StoreError
+from rewindfs.store import timeref, trees
 from rewindfs.store.labels import labels_by_commit
 from rewindfs.store.layout import Layout
+from rewindfs.store.locks import write_atomic
 from rewindfs.store.prune import boundaries
 from rewindfs.store.trailers import parse_message
 
@@ -34,10 +41,15 @@ class Checkpoint:
     tree_id: str
     parent_id: str | None
     labels: list[str] = field(default_factory=list)
+    root: bool = False  # the project's first checkpoint (no parent at all, not just pruned)
 
     @property
     def short(self) -> str:
         return self.id[:8]
+
+    @property
+    def pre_rollback(self) -> bool:
+        return is_pre_rollback(self.reason, self.trailers)
 
     @property
     def precise_time(self) -> float:
@@ -57,6 +69,14 @@ class Checkpoint:
 
 STATS_TRAILER = "Rewind-Stats"
 TIME_TRAILER = "Rewind-Time"
+RESTORE_TARGET_TRAILER = "Rewind-Restore-Target"
+PRE_ROLLBACK_SUBJECT = "pre-rollback snapshot"
+
+
+def is_pre_rollback(reason: str, trailers: dict[str, str]) -> bool:
+    """Saved by a restore before it changed anything: rewindfs's trailer, or the subject
+    Hermes gives its own pre-rollback snapshots."""
+    return RESTORE_TARGET_TRAILER in trailers or reason.startswith(PRE_ROLLBACK_SUBJECT)
 
 
 @dataclass
@@ -104,15 +124,24 @@ def walk(repo: pygit2.Repository, ref: str) -> list[pygit2.Commit]:
 
 
 def checkpoints(repo: pygit2.Repository, h16: str) -> list[Checkpoint]:
-    """Newest first: the project's chain, then labelled checkpoints pruned out of it."""
+    """Newest first: the project's chain, then labelled checkpoints pruned out of it.
+
+    Numbered 1, 2, 3 ... newest first, skipping pre-rollback snapshots (number 0).
+    """
     labels = labels_by_commit(repo, h16)
     chain = walk(repo, Layout.project_ref(h16))
     in_chain = {str(c.id) for c in chain}
     pinned = [repo.get(oid) for oid in labels if oid not in in_chain]
     pinned = sorted((c for c in pinned if c is not None), key=lambda c: -c.commit_time)
     stop = boundaries(repo)
-    return [_checkpoint(commit, number, stop, labels.get(str(commit.id), []))
-            for number, commit in enumerate([*chain, *pinned], start=1)]
+    out = [_checkpoint(commit, 0, stop, labels.get(str(commit.id), []))
+           for commit in [*chain, *pinned]]
+    number = 0
+    for cp in out:
+        if not cp.pre_rollback or cp.labels:  # a labelled one was chosen by a person
+            number += 1
+            cp.number = number
+    return out
 
 
 def load(repo: pygit2.Repository, commit_id: str) -> Checkpoint:
@@ -137,7 +166,8 @@ def _checkpoint(commit: pygit2.Commit, number: int, stop: frozenset[str],
         parent = str(commit.parent_ids[0])
     return Checkpoint(number=number, id=str(commit.id), time=commit.author.time,
                       offset=commit.author.offset, reason=reason, trailers=trailers,
-                      tree_id=str(commit.tree_id), parent_id=parent, labels=sorted(labels))
+                      tree_id=str(commit.tree_id), parent_id=parent, labels=sorted(labels),
+                      root=not commit.parent_ids)
 
 
 def stats(repo: pygit2.Repository, checkpoint: Checkpoint) -> Stats:
@@ -150,7 +180,7 @@ def stats(repo: pygit2.Repository, checkpoint: Checkpoint) -> Stats:
     recorded = checkpoint.trailers.get(STATS_TRAILER)
     if recorded and (parsed := Stats.decode(recorded)):
         return parsed
-    parent = _raw_parent(repo, checkpoint.id)
+    parent = raw_parent(repo, checkpoint.id)
     return tree_stats(repo, parent.tree_id if parent is not None else None, checkpoint.tree_id)
 
 
@@ -167,7 +197,36 @@ def tree_stats(repo: pygit2.Repository, old_tree: str | None, new_tree: str,
     return Stats(s.files_changed, s.insertions, s.deletions)
 
 
-def _raw_parent(repo: pygit2.Repository, commit_id: str) -> pygit2.Commit | None:
+SIZES_FILE = "sizes.json"  # in the project's admin dir: {commit id: bytes}, a cache
+
+
+def total_size(repo: pygit2.Repository, layout: Layout, h16: str, checkpoint: Checkpoint) -> int:
+    """Bytes of every file in the checkpoint (what a first checkpoint stored).
+
+    Reading each blob's header costs ~50 us per loose object, so the answer is
+    cached per commit (a commit never changes) next to the project's index.
+    """
+    cache = layout.worktree_admin(h16) / SIZES_FILE
+    try:
+        known = json.loads(cache.read_text())
+        if not isinstance(known, dict):
+            known = {}
+    except (OSError, ValueError):
+        known = {}
+    if isinstance(known.get(checkpoint.id), int):
+        return known[checkpoint.id]
+    odb = repo.odb
+    size = sum(odb.read_header(pygit2.Oid(hex=e.oid))[1]
+               for e in trees.walk_entries(repo, checkpoint.tree_id))
+    if cache.parent.is_dir():
+        try:
+            write_atomic(cache, json.dumps({**known, checkpoint.id: size}))
+        except OSError:
+            pass  # only a cache
+    return size
+
+
+def raw_parent(repo: pygit2.Repository, commit_id: str) -> pygit2.Commit | None:
     """The recorded first parent, even past a prune boundary, if the object still exists."""
     raw = repo.odb.read(pygit2.Oid(hex=commit_id))[1]
     for line in raw.split(b"\n"):
@@ -184,7 +243,9 @@ def _raw_parent(repo: pygit2.Repository, commit_id: str) -> pygit2.Commit | None
 def resolve(repo: pygit2.Repository, h16: str, reference: str) -> Checkpoint:
     """The checkpoint of project `h16` that `reference` names.
 
-    Accepted: `latest`, a number (1 = newest), a label, a full or short hash (>= 4 hex).
+    Accepted: `latest` (= 1), a number (1 = newest), a label, a full or short hash
+    (>= 4 hex digits; also of a pre-rollback snapshot), or a time (see store.timeref):
+    the newest numbered checkpoint taken at or before it.
     """
     text = (reference or "").strip()
     if not text:
@@ -194,10 +255,11 @@ def resolve(repo: pygit2.Repository, h16: str, reference: str) -> Checkpoint:
     history = checkpoints(repo, h16)
     if not history:
         raise NotFound("this project has no checkpoints")
+    numbered = [cp for cp in history if cp.number]
     if text == "latest":
-        return history[0]
-    if text.isdigit() and 1 <= int(text) <= len(history):
-        return history[int(text) - 1]
+        return numbered[0] if numbered else history[0]
+    if text.isdigit() and 1 <= int(text) <= len(numbered):
+        return numbered[int(text) - 1]
     for cp in history:
         if text in cp.labels:
             return cp
@@ -211,10 +273,52 @@ def resolve(repo: pygit2.Repository, h16: str, reference: str) -> Checkpoint:
         if _exists_elsewhere(repo, lowered):
             raise NotFound(f"{text} is not a checkpoint of this project")
     if text.isdigit():
-        raise NotFound(f"no checkpoint {text}: this project has {len(history)}")
+        raise NotFound(f"no checkpoint {text}: this project has {len(numbered)}")
+    when = timeref.parse(text)
+    if when is not None:
+        return _at_or_before(numbered, when, text)
     raise NotFound(
         f"unknown checkpoint {text!r} (use a number from `rewind list`, a hash or a label)"
     )
+
+
+def resolve_with_path(repo: pygit2.Repository, h16: str, text: str,
+                      to_relative: Callable[[str], bytes]) -> tuple[Checkpoint, bytes]:
+    """`REF:PATH` (as in `git show REV:PATH`): the checkpoint and the project-relative path.
+
+    References may hold colons themselves (`@yesterday-14:00`), so each colon is tried
+    from the left and the first split whose reference resolves and whose path exists
+    in that checkpoint wins; when none does, the first resolvable split is reported.
+    """
+    first_error: RewindError | None = None
+    fallback: tuple[Checkpoint, bytes] | None = None
+    at = text.find(":")
+    while at >= 0:
+        ref, path_text = text[:at], text[at + 1:]
+        try:
+            cp = resolve(repo, h16, ref)
+            rel = to_relative(path_text) if path_text else b""
+        except RewindError as exc:
+            first_error = first_error or exc
+        else:
+            if not rel or trees.lookup_tree(repo, cp.tree_id, rel) is not None:
+                return cp, rel
+            fallback = fallback or (cp, rel)
+        at = text.find(":", at + 1)
+    if fallback is not None:
+        return fallback
+    if first_error is not None:
+        raise first_error
+    raise InvalidInput(f"expected REF:PATH, got {text!r}")
+
+
+def _at_or_before(numbered: list[Checkpoint], when: float, text: str) -> Checkpoint:
+    for cp in numbered:  # newest first
+        if cp.precise_time <= when:
+            return cp
+    oldest = numbered[-1] if numbered else None
+    since = f"; the oldest is from {timeref.describe(oldest.time)}" if oldest else ""
+    raise NotFound(f"no checkpoint at or before {timeref.describe(when)} ({text!r}){since}")
 
 
 def _exists_elsewhere(repo: pygit2.Repository, prefix: str) -> bool:

@@ -12,8 +12,9 @@ from __future__ import annotations
 import fcntl
 import os
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextvars import ContextVar
 from pathlib import Path
 
 from rewindfs.errors import Busy
@@ -36,17 +37,50 @@ def remove_stale_lock(path: Path, max_age: float) -> bool:
     return False
 
 
+# While a lock is held by someone else, `notice(lock path, holder pid or None)` is
+# entered around the wait (the CLI shows "waiting for process 1234 ..." on a terminal).
+_waits: ContextVar[Callable[[Path, int | None], AbstractContextManager[object]] | None] = \
+    ContextVar("lock_waits", default=None)
+
+
+@contextmanager
+def reporting_waits(notice: Callable[[Path, int | None], AbstractContextManager[object]]
+                    ) -> Iterator[None]:
+    token = _waits.set(notice)
+    try:
+        yield
+    finally:
+        _waits.reset(token)
+
+
+def holder(path: Path) -> int | None:
+    """The pid that last took `path` exclusively (written by file_lock), if still alive."""
+    try:
+        pid = int(path.read_text().split()[0])
+        os.kill(pid, 0)
+        return pid
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 @contextmanager
 def file_lock(path: Path, *, shared: bool = False, timeout: float | None = None) -> Iterator[None]:
     """Hold an flock on `path` (created if missing) for the duration of the block.
 
     timeout=None waits forever; otherwise raise Busy after `timeout` seconds.
+    An exclusive holder writes its pid into the file, so a waiter can say whom it
+    waits for.
     """
     fd = private.open_file(path, os.O_RDWR | os.O_CREAT)
     try:
         mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
         if timeout is None:
-            fcntl.flock(fd, mode)
+            try:
+                fcntl.flock(fd, mode | fcntl.LOCK_NB)
+            except BlockingIOError:
+                notice = _waits.get()
+                with notice(path, holder(path)) if notice else nullcontext():
+                    fcntl.flock(fd, mode)
         else:
             deadline = time.monotonic() + timeout
             while True:
@@ -57,6 +91,12 @@ def file_lock(path: Path, *, shared: bool = False, timeout: float | None = None)
                     if time.monotonic() >= deadline:
                         raise Busy(f"{path.name} is locked by another process") from None
                     time.sleep(0.01)
+        if not shared:
+            try:
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+            except OSError:
+                pass  # only informative
         yield
     finally:
         os.close(fd)

@@ -23,6 +23,7 @@ import pygit2
 from rewindfs.store.labels import labels_by_commit
 from rewindfs.store.layout import Layout
 from rewindfs.store.locks import file_lock, remove_stale_lock
+from rewindfs.store.trailers import parse_message
 
 _cache: dict[str, tuple[tuple[int, int], frozenset[str]]] = {}
 STALE_GIT_LOCK = 2.0  # seconds; git holds shallow.lock for milliseconds
@@ -120,18 +121,45 @@ class _GitLockfile:
             self.lock.unlink(missing_ok=True)
 
 
+PRE_ROLLBACK_KEPT = 10  # newest pre-rollback snapshots that do not count against the cap
+
+
 def enforce_max_snapshots(repo: pygit2.Repository, layout: Layout, h16: str, keep: int) -> int:
-    """Keep the newest `keep` unlabelled checkpoints of project `h16`; returns how many went."""
-    from rewindfs.store.history import walk  # history imports this module
+    """Keep the newest `keep` checkpoints of project `h16`; returns how many went.
+
+    Labelled checkpoints are kept on top of `keep`, and so are the newest
+    PRE_ROLLBACK_KEPT pre-rollback snapshots: restores and undos must not push a
+    person's own checkpoints out. Older pre-rollback snapshots count like any other,
+    so a long run of restores still cannot grow the history without bound.
+    """
+    from rewindfs.store.history import is_pre_rollback, walk  # history imports this module
 
     chain = walk(repo, Layout.project_ref(h16))
     labelled = labels_by_commit(repo, h16)
-    unlabelled = [c for c in chain if str(c.id) not in labelled]
-    if len(unlabelled) <= keep:
+    position = _oldest_kept(chain, labelled, keep, is_pre_rollback)
+    if position is None:
         return 0
-    oldest_kept = unlabelled[keep - 1]
-    position = next(i for i, c in enumerate(chain) if c.id == oldest_kept.id)
     beyond = chain[position + 1 :]
     pinned = {str(c.id) for c in beyond if str(c.id) in labelled}
-    add_boundaries(repo, layout, {str(oldest_kept.id)} | pinned)
+    if len(pinned) == len(beyond):
+        return 0
+    add_boundaries(repo, layout, {str(chain[position].id)} | pinned)
     return len(beyond) - len(pinned)
+
+
+def _oldest_kept(chain: list[pygit2.Commit], labelled: dict, keep: int,
+                 is_pre_rollback) -> int | None:
+    """Index in `chain` (newest first) of the oldest checkpoint the cap keeps; None when
+    the cap keeps them all."""
+    free = PRE_ROLLBACK_KEPT
+    counted = 0
+    for position, commit in enumerate(chain):
+        if str(commit.id) in labelled:
+            continue
+        if free and is_pre_rollback(*parse_message(commit.message)):
+            free -= 1
+            continue
+        counted += 1
+        if counted == keep:
+            return position
+    return None

@@ -1,0 +1,89 @@
+"""Feedback while long work runs: capture and restore progress, waits on another process.
+
+Each helper hooks one of the store's reporting points (capture.reporting_progress,
+apply.reporting_progress, locks.reporting_waits) to a display on the terminal's
+stderr; without a terminal they do nothing, so scripts stay quiet.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from rewindfs.cli.term import Terminal
+from rewindfs.restore import apply
+from rewindfs.store import capture, locks
+
+
+@contextmanager
+def capture_progress(term: Terminal, description: str = "capturing") -> Iterator[None]:
+    """Files (and bytes, when the capture knows them) staged, with totals and rates.
+
+    The capture reports `(files done[, files in all[, bytes done[, bytes in all]]])`.
+    """
+    if not sys.stderr.isatty():
+        yield
+        return
+    with term.progress(description, unit="files") as update:
+
+        def report(done: int, total: int | None = None, done_bytes: int | None = None,
+                   total_bytes: int | None = None) -> None:
+            update(done, total, done_bytes, total_bytes)
+
+        with capture.reporting_progress(report):
+            yield
+
+
+@contextmanager
+def restore_progress(term: Terminal) -> Iterator[None]:
+    """Files written or deleted out of the plan's total, with bytes written and rates."""
+    if not sys.stderr.isatty():
+        yield
+        return
+    with term.progress("restoring", unit="files") as update:
+
+        def report(done: int, total: int, written: int) -> None:
+            update(done, total, written, None)
+
+        with apply.reporting_progress(report), capture_progress(term, "saving current state"):
+            yield
+
+
+@contextmanager
+def lock_waits(term: Terminal) -> Iterator[None]:
+    """`waiting for process 1234 (rewind checkpoint) ...` while another process holds the
+    project (or store) lock."""
+    console = term.console(err=True)
+    if not console.is_terminal:
+        yield
+        return
+
+    def notice(path: Path, pid: int | None):
+        what = "the store" if path.stem == "store" else "this project"
+        who = f"process {pid}{_command(pid)}" if pid else "another process"
+        return console.status(f"waiting for {who} to finish with {what}...", spinner="dots")
+
+    with locks.reporting_waits(notice):
+        yield
+
+
+def _command(pid: int) -> str:
+    """` (rewind checkpoint)` or ` (python3)`: what the process is, from its command line."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            args = [os.fsdecode(a) for a in f.read().split(b"\0") if a]
+    except OSError:
+        return ""
+    if not args:
+        return ""
+    from rewindfs.cli import main  # loaded by now; imported here to avoid a cycle
+
+    names = [os.path.basename(a) for a in args]
+    ours = "rewind" in names or any(a.startswith("rewindfs") for a in args)
+    if not ours:
+        return f" ({names[0]})"
+    verb = next((a for a in args if a in main.commands), None)
+    return f" (rewind {verb})" if verb else " (rewind)"

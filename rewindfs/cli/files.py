@@ -1,0 +1,204 @@
+"""One file through time: `rewind log PATH`, `rewind cat REF PATH`, `rewind grep PATTERN`.
+
+(`rewind show REF:PATH` prints a file too; it lives with `show`.)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+import click
+from rich.table import Table
+from rich.text import Text
+
+from rewindfs import store as st
+from rewindfs.cli.app import App
+from rewindfs.cli.help import examples
+from rewindfs.cli.human import human_age
+from rewindfs.cli.options import PathsAfterDoubleDash, dir_option, json_option, output_options
+from rewindfs.errors import InvalidInput, NotFound
+from rewindfs.store import pathlog, search
+from rewindfs.store.history import Checkpoint
+from rewindfs.store.quoting import quote_path
+
+
+def cli_relative(app: App, workdir: Path, path: str) -> bytes:
+    """A PATH typed on the command line: relative to the cwd when inside the project
+    (as for restore), else to the project root."""
+    from rewindfs.restore import project_relative
+
+    cwd = Path(os.getcwd())
+    base = cwd if cwd == workdir or workdir in cwd.parents else workdir
+    return project_relative(path, workdir, cwd=base)
+
+
+def _history(app: App, workdir: Path) -> tuple[object, str, list[Checkpoint]]:
+    if not app.store.exists():
+        raise NotFound(f"no checkpoints for {workdir}")
+    repo, h16 = app.store.repo, st.project_hash(workdir)
+    found = st.checkpoints(repo, h16)
+    if not found:
+        raise NotFound(f"no checkpoints for {workdir}")
+    return repo, h16, found
+
+
+def ref_name(cp: Checkpoint) -> str:
+    """How output names a checkpoint: its number, or the id of an unnumbered one."""
+    return str(cp.number) if cp.number else cp.short
+
+
+@click.command(epilog=examples(
+    "rewind log src/app.py          # every checkpoint in which src/app.py changed",
+    "rewind log src/                # a directory: changes to anything below it",
+    "rewind log README.md --json",
+))
+@click.argument("path")
+@dir_option
+@json_option
+@output_options
+@click.pass_obj
+def log(app: App, path: str, directory: str | None, as_json: bool) -> None:
+    """The checkpoints in which PATH changed, newest first, with lines added and removed."""
+    workdir = app.project_dir(directory)
+    repo, _, found = _history(app, workdir)
+    rel = cli_relative(app, workdir, path)
+    changes = pathlog.log(repo, found, rel)
+    if not changes and not pathlog.ever_existed(repo, found, rel):
+        raise NotFound(f"{path!r} is in no checkpoint of {workdir}")
+    if as_json:
+        click.echo(json.dumps([{
+            "number": c.checkpoint.number or None, "hash": c.checkpoint.id,
+            "short_hash": c.checkpoint.short, "timestamp": c.checkpoint.timestamp,
+            "reason": c.checkpoint.reason, "pre_rollback": c.checkpoint.pre_rollback,
+            "status": c.status, "insertions": c.added, "deletions": c.deleted,
+            "binary": c.binary} for c in changes], indent=2))
+        return
+    with app.term.paged() as console:
+        if not changes:
+            console.print(f"{quote_path(rel)} did not change in any checkpoint", soft_wrap=True)
+            return
+        table = Table(box=None, show_header=False, pad_edge=False, padding=(0, 2, 0, 0))
+        for justify in ("right", "left", "right", "left", "left", "left"):
+            table.add_column(justify=justify, no_wrap=True)
+        for c in changes:
+            cp = c.checkpoint
+            number = Text(f"{cp.number}." if cp.number else "-",
+                          style="dim" if cp.pre_rollback else "bold")
+            counts = Text("binary" if c.binary else "")
+            if not c.binary:
+                counts.append(f"+{c.added}", style="green")
+                counts.append(" ")
+                counts.append(f"-{c.deleted}", style="red")
+            table.add_row(Text("  ") + number, Text(cp.short, style="yellow"),
+                          Text(human_age(cp.time), style="green"), c.status, counts,
+                          Text(cp.reason, style="dim" if cp.pre_rollback else ""))
+        console.print(Text(f"{quote_path(rel)} in {workdir}:", style="bold"), soft_wrap=True)
+        app.term.print_table(table, console)
+
+
+@click.command(epilog=examples(
+    "rewind cat 3 src/app.py             # the file as it was in checkpoint 3",
+    "rewind cat '2 hours ago' setup.cfg > setup.cfg.old",
+    "rewind show 3:src/app.py            # the same, git style",
+))
+@click.argument("reference")
+@click.argument("path")
+@dir_option
+@click.pass_obj
+def cat(app: App, reference: str, path: str, directory: str | None) -> None:
+    """Print PATH as it was in checkpoint REFERENCE (bytes exactly as stored)."""
+    workdir = app.project_dir(directory)
+    repo, h16, _ = _history(app, workdir)
+    cp = st.resolve(repo, h16, reference)
+    rel = cli_relative(app, workdir, path)
+    write_bytes(pathlog.read_file(repo, cp, rel))
+
+
+def write_bytes(data: bytes) -> None:
+    out = sys.stdout.buffer
+    out.write(data)
+    out.flush()
+
+
+@click.command(cls=PathsAfterDoubleDash, epilog=examples(
+    "rewind grep TODO                  # every checkpoint; each file version searched once",
+    "rewind grep -i 'api_key' 3        # only checkpoint 3, ignoring case",
+    "rewind grep -l parse_args -- src/ # names of matching files under src/",
+))
+@click.argument("pattern")
+@click.argument("references", nargs=-1)
+@dir_option
+@click.option("-i", "--ignore-case", is_flag=True, help="Match without regard to case.")
+@click.option("-F", "--fixed-strings", is_flag=True, help="PATTERN is a string, not a regex.")
+@click.option("-l", "--files-with-matches", "names_only", is_flag=True,
+              help="Only the checkpoint and name of each matching file.")
+@json_option
+@output_options
+@click.pass_context
+def grep(ctx: click.Context, pattern: str, references: tuple[str, ...], directory: str | None,
+         ignore_case: bool, fixed_strings: bool, names_only: bool, as_json: bool) -> None:
+    """Search the files of checkpoints (default: all of them) for PATTERN (a Python regex).
+
+    Each match is printed as CHECKPOINT:PATH:LINE:TEXT, where CHECKPOINT is the
+    newest checkpoint holding that version of the file: `rewind show
+    CHECKPOINT:PATH` prints it. Limit to paths with `-- PATH...`.
+    """
+    app: App = ctx.obj
+    workdir = app.project_dir(directory)
+    repo, h16, found = _history(app, workdir)
+    flags = re.IGNORECASE if ignore_case else 0
+    raw = re.escape(pattern) if fixed_strings else pattern
+    try:
+        compiled = re.compile(os.fsencode(raw), flags)
+    except re.error as exc:
+        raise InvalidInput(f"invalid pattern {pattern!r}: {exc}") from None
+    chosen = [st.resolve(repo, h16, r) for r in references] if references else found
+    paths = [cli_relative(app, workdir, p) for p in ctx.meta.get("paths") or []] or None
+    matches = search.grep(repo, chosen, compiled, paths, names_only)
+    if as_json:
+        click.echo(json.dumps([{
+            "number": m.checkpoint.number or None, "hash": m.checkpoint.id,
+            "path": os.fsdecode(m.path), "line_number": m.line_number or None,
+            "line": m.line.decode("utf-8", "replace") if m.line_number else None}
+            for m in matches], indent=2))
+        return
+    any_match = False
+    with app.term.paged() as console:
+        for m in matches:
+            any_match = True
+            head = Text(ref_name(m.checkpoint), style="yellow")
+            head.append(":", style="cyan")
+            head.append(quote_path(m.path), style="magenta")
+            if names_only:
+                console.print(head, soft_wrap=True)
+            elif not m.line_number:
+                console.print(Text("binary file ") + head + Text(" matches"), soft_wrap=True)
+            else:
+                head.append(":", style="cyan")
+                head.append(str(m.line_number), style="green")
+                head.append(":", style="cyan")
+                console.print(head + _highlight(m.line, compiled), soft_wrap=True)
+    if not any_match:
+        sys.exit(1)  # as grep: nothing found
+
+
+def _highlight(line: bytes, pattern: re.Pattern[bytes]) -> Text:
+    text = Text()
+    last = 0
+    for found in pattern.finditer(line):
+        text.append(_decode(line[last:found.start()]))
+        text.append(_decode(line[found.start():found.end()]), style="bold red")
+        last = found.end()
+    text.append(_decode(line[last:]))
+    return text
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", "replace")
+
+
+COMMANDS = [log, cat, grep]

@@ -1,0 +1,29 @@
+"""Sizes, spans and ages as people read them (`12.3 MB`, `5m ago`)."""
+
+from __future__ import annotations
+
+import time
+
+
+def human_bytes(n: int | float | None) -> str:
+    size = float(n or 0)
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024:
+            return f"{int(size)} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} TB"
+
+
+def human_span(seconds: float) -> str:
+    """3d, 5h, 12m, 40s."""
+    for size, unit in ((86400, "d"), (3600, "h"), (60, "m")):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit}"
+    return f"{int(seconds)}s"
+
+
+def human_age(epoch: float | None, now: float | None = None) -> str:
+    if not epoch:
+        return "-"
+    age = (time.time() if now is None else now) - epoch
+    return "now" if age < 1 else f"{human_span(age)} ago"
