@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from rewindfs.cli.term import Terminal
-from rewindfs.restore import apply
+from rewindfs.restore.apply import reporting_progress as reporting_restore
 from rewindfs.store import capture, locks
 
 
@@ -48,23 +48,19 @@ def restore_progress(term: Terminal) -> Iterator[None]:
         def report(done: int, total: int, written: int) -> None:
             update(done, total, written, None)
 
-        with apply.reporting_progress(report), capture_progress(term, "saving current state"):
+        with reporting_restore(report), capture_progress(term, "saving current state"):
             yield
 
 
 @contextmanager
 def lock_waits(term: Terminal) -> Iterator[None]:
-    """`waiting for process 1234 (rewind checkpoint) ...` while another process holds the
-    project (or store) lock."""
-    console = term.console(err=True)
-    if not console.is_terminal:
-        yield
-        return
+    """`waiting for process 1234 (rewind checkpoint) to finish with this project...` while
+    another process holds the project (or store) lock."""
 
     def notice(path: Path, pid: int | None):
         what = "the store" if path.stem == "store" else "this project"
         who = f"process {pid}{_command(pid)}" if pid else "another process"
-        return console.status(f"waiting for {who} to finish with {what}...", spinner="dots")
+        return term.waiting(f"waiting for {who} to finish with {what}...")
 
     with locks.reporting_waits(notice):
         yield

@@ -25,23 +25,41 @@ from typing import IO
 from rich.console import Console
 from rich.progress import (
     BarColumn,
-    MofNCompleteColumn,
     Progress,
     ProgressColumn,
     SpinnerColumn,
     Task,
-    TaskProgressColumn,
+    TaskID,
     TextColumn,
-    TimeElapsedColumn,
     TimeRemainingColumn,
 )
-from rich.table import Table
+from rich.table import Column, Table
 from rich.text import Text
 
 from rewindfs.cli.human import human_bytes
 
 COLOR_CHOICES = ("auto", "always", "never")
+PROGRESS_DELAY = 0.5  # seconds of work before a progress bar appears
 WIDE = 10_000  # width when not a terminal: tables never wrap or cut a script's lines
+
+
+class PagerClosed(Exception):
+    """The person quit the pager before the output ended (q in less)."""
+
+
+class _Console(Console):
+    """rich's console, but a closed pipe raises instead of exiting 1 on rich's own terms:
+    the caller decides (the pager quitting early is success, as in git)."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError
+
+
+class _PagerConsole(_Console):
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise PagerClosed
 
 
 class Terminal:
@@ -49,6 +67,8 @@ class Terminal:
         self.color = color
         self.pager = pager
         self._consoles: dict[int, Console] = {}
+        self._progress: Progress | None = None
+        self._users = 0
 
     # -- colour ----------------------------------------------------------------------
 
@@ -73,7 +93,7 @@ class Terminal:
         colour = self.colour_for(stream)
         width = shutil.get_terminal_size().columns if terminal_width else \
             (_env_columns() or (80 if colour else WIDE))
-        return Console(file=stream, force_terminal=colour, no_color=not colour,
+        return _Console(file=stream, force_terminal=colour, no_color=not colour,
                        color_system="auto" if colour else None, width=width,
                        markup=False, emoji=False, highlight=False, soft_wrap=False,
                        force_interactive=False)
@@ -120,18 +140,18 @@ class Terminal:
         assert proc.stdin is not None
         # The pager shows what the terminal would: same width, colour as for stdout.
         colour = self.colour_for(sys.stdout)
-        pager_console = Console(file=proc.stdin, force_terminal=colour, no_color=not colour,
+        pager_console = _PagerConsole(file=proc.stdin, force_terminal=colour, no_color=not colour,
                                 color_system="auto" if colour else None,
                                 width=shutil.get_terminal_size().columns, markup=False,
                                 emoji=False, highlight=False, force_interactive=False)
         try:
             yield pager_console
-        except BrokenPipeError:
-            pass  # the person quit the pager early
+        except (PagerClosed, BrokenPipeError):
+            pass  # the person quit the pager early: that is success
         finally:
             try:
                 proc.stdin.close()
-            except BrokenPipeError:
+            except (BrokenPipeError, OSError):
                 pass
             # As git does: Ctrl-C belongs to the pager while it runs.
             previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -158,90 +178,121 @@ class Terminal:
         return command if shutil.which(program) else None
 
     # -- progress --------------------------------------------------------------------
+    # One rich Progress per invocation on stderr; each long operation (capture, restore,
+    # a wait on a lock) is a task in it, so nested operations never start a second live
+    # display (rich allows one at a time).
 
     @contextmanager
-    def progress(self, description: str, total: float | None = None, unit: str = "files",
-                 delay: float = 0.5) -> Iterator[Callable[..., None]]:
-        """`update(completed, total=None, bytes=None)` drawing a bar with totals and rates
-        on a terminal's stderr once the work has taken `delay` seconds; a no-op otherwise
-        (scripts and short operations stay quiet)."""
+    def _live(self) -> Iterator[Callable[[], Progress]]:
+        self._users += 1
+        try:
+            yield self._bar
+        finally:
+            self._users -= 1
+            if not self._users and self._progress is not None:
+                self._progress.stop()
+                self._progress = None
+
+    def _bar(self) -> Progress:
+        if self._progress is None:
+            self._progress = _progress_bar(self.console(err=True))
+            self._progress.start()
+        return self._progress
+
+    @contextmanager
+    def progress(self, description: str, total: float | None = None, unit: str = "files"
+                 ) -> Iterator[Callable[..., None]]:
+        """`update(done, total=None, done_bytes=None, total_bytes=None)` drawing a bar with
+        totals and rates on a terminal's stderr once the work has taken
+        $REWIND_PROGRESS_DELAY seconds (default 0.5); a no-op otherwise (scripts and
+        short operations stay quiet)."""
         if not _isatty(sys.stderr):
             yield _ignore
             return
+        delay = _progress_delay()
         started = time.monotonic()
-        state: dict[str, object] = {"bar": None, "task": None}
+        task: list[TaskID] = []
 
-        def update(completed: float, total_now: float | None = None,
-                   done_bytes: float | None = None, total_bytes: float | None = None) -> None:
-            nonlocal total
-            if total_now is not None:
-                total = total_now
-            bar = state["bar"]
-            if bar is None:
-                if time.monotonic() - started < delay:
-                    return
-                bar = state["bar"] = _progress_bar(self.console(err=True), unit,
-                                                   total_bytes is not None)
-                bar.start()
-                state["task"] = bar.add_task(description, total=total)
-            fields = {} if done_bytes is None else {"bytes": done_bytes,
-                                                    "total_bytes": total_bytes}
-            bar.update(state["task"], completed=completed, total=total, **fields)
+        with self._live() as bar:
 
-        try:
+            def update(completed: float, total_now: float | None = None,
+                       done_bytes: float | None = None, total_bytes: float | None = None
+                       ) -> None:
+                nonlocal total
+                if total_now is not None:
+                    total = total_now
+                if not task:
+                    if time.monotonic() - started < delay:
+                        return
+                    task.append(bar().add_task(description, total=total, unit=unit))
+                fields = {} if done_bytes is None else {"bytes": done_bytes,
+                                                        "total_bytes": total_bytes}
+                bar().update(task[0], completed=completed, total=total, **fields)
+
             yield update
-        finally:
-            if state["bar"] is not None:
-                state["bar"].stop()
 
-
-@contextmanager
-def waiting_notice(console: Console, message: str) -> Iterator[None]:
-    """A spinner with `message` on a terminal while the block runs (e.g. a lock wait)."""
-    if not console.is_terminal:
+    @contextmanager
+    def waiting(self, message: str) -> Iterator[None]:
+        """Say on a terminal's stderr why nothing happens for a while (a wait on another
+        process); a plain line, so it can appear while a progress bar is up."""
+        if _isatty(sys.stderr):
+            console = self.console(err=True)
+            text = Text(f"rewind: {message}", style="dim")
+            if self._progress is not None:
+                self._progress.console.print(text, soft_wrap=True)
+            else:
+                console.print(text, soft_wrap=True)
         yield
-        return
-    with console.status(message, spinner="dots"):
-        yield
 
 
-class _BytesColumn(ProgressColumn):
-    """`12.3/50.0 MB` and its rate, from the task's `bytes`/`total_bytes` fields."""
+class _CountColumn(ProgressColumn):
+    """`1,200/3,000 files, 4.2/9.0 MB` (without totals: `1,200 files`); empty without a unit."""
 
     def render(self, task: Task) -> Text:
-        done = task.fields.get("bytes")
-        if done is None:
+        unit = task.fields.get("unit")
+        if not unit:
             return Text("")
-        total = task.fields.get("total_bytes")
-        elapsed = task.elapsed or 0
-        rate = f" {human_bytes(done / elapsed)}/s" if elapsed > 0.2 else ""
-        of = f"/{human_bytes(total)}" if total else ""
-        return Text(f"{human_bytes(done)}{of}{rate}", style="progress.download")
+        of = f"/{task.total:,.0f}" if task.total is not None else ""
+        text = f"{task.completed:,.0f}{of} {unit}"
+        done = task.fields.get("bytes")
+        if done is not None:
+            total = task.fields.get("total_bytes")
+            text += f", {human_bytes(done)}" + (f"/{human_bytes(total)}" if total else "")
+        return Text(text, style="progress.download")
 
 
 class _RateColumn(ProgressColumn):
-    """Items per second (`1,234 files/s`)."""
-
-    def __init__(self, unit: str):
-        super().__init__()
-        self.unit = unit
+    """`1,755 files/s, 788 KB/s`: averages since the task started."""
 
     def render(self, task: Task) -> Text:
-        speed = task.finished_speed or task.speed
-        if not speed:
+        unit = task.fields.get("unit")
+        elapsed = task.elapsed or 0
+        if not unit or elapsed < 0.2:
             return Text("")
-        return Text(f"{speed:,.0f} {self.unit}/s", style="progress.data.speed")
+        text = f"{task.completed / elapsed:,.0f} {unit}/s"
+        done = task.fields.get("bytes")
+        if done is not None:
+            text += f", {human_bytes(done / elapsed)}/s"
+        return Text(text, style="progress.data.speed")
 
 
-def _progress_bar(console: Console, unit: str, with_bytes: bool) -> Progress:
-    columns: list[ProgressColumn] = [
-        SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-        TaskProgressColumn(), MofNCompleteColumn(), TextColumn(unit), _RateColumn(unit),
-    ]
-    if with_bytes:
-        columns.append(_BytesColumn())
-    columns += [TimeElapsedColumn(), TimeRemainingColumn()]
-    return Progress(*columns, console=console, transient=False, refresh_per_second=8)
+def _progress_bar(console: Console) -> Progress:
+    def fixed(column: ProgressColumn) -> ProgressColumn:
+        column._table_column = Column(no_wrap=True, overflow="ellipsis")
+        return column
+
+    return Progress(
+        *(fixed(c) for c in (SpinnerColumn(), TextColumn("{task.description}"))),
+        BarColumn(bar_width=None), fixed(_CountColumn()), fixed(_RateColumn()),
+        fixed(TimeRemainingColumn()),
+        console=console, transient=False, refresh_per_second=8, expand=True)
+
+
+def _progress_delay() -> float:
+    try:
+        return max(0.0, float(os.environ.get("REWIND_PROGRESS_DELAY", PROGRESS_DELAY)))
+    except ValueError:
+        return PROGRESS_DELAY
 
 
 def _ignore(*_args: object, **_kwargs: object) -> None:

@@ -26,7 +26,7 @@ _UNITS = {"s": 1, "sec": 1, "second": 1, "m": 60, "min": 60, "minute": 60, "h": 
 _AGO = re.compile(r"^(\d+)\s*([a-z]+?)s?\s+ago$")
 _DAY = re.compile(r"^(today|yesterday)(?:[-\sT](\d{1,2}):(\d\d)(?::(\d\d))?)?$")
 _CLOCK = re.compile(r"^(\d{1,2}):(\d\d)(?::(\d\d))?$")
-_ISO = re.compile(r"^\d{4}-\d\d-\d\d([T ]\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:?\d\d)?)?$")
+_ISO = re.compile(r"^\d{4}-\d\d-\d\d([t ]\d\d:\d\d(:\d\d(\.\d+)?)?(z|[+-]\d\d:?\d\d)?)?$")
 
 
 def parse(text: str, now: float | None = None) -> float | None:
