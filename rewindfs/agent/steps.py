@@ -32,6 +32,7 @@ from rewindfs.errors import InvalidInput, NotFound
 from rewindfs.store import steplog, trees
 from rewindfs.store.compose import compose
 from rewindfs.store.history import load
+from rewindfs.store.maintenance import writers
 
 if TYPE_CHECKING:
     from rewindfs.agent.manager import CheckpointManager
@@ -184,8 +185,10 @@ class StepRecorder:
                     first_change.setdefault(os.fsencode(path), step)
             result = None
             if first_change:
-                target = self._target(chosen[0], first_change)
-                result = self._restore(wd, target, list(first_change), "revert")
+                # A composed target is on no ref: an explicit gc must wait until it is restored.
+                with writers.writing(self.store.layout):
+                    target = self._target(chosen[0], first_change)
+                    result = self._restore(wd, target, list(first_change), "revert")
             turns = _unique(s.turn for s in chosen)
             chosen_ids = {s.id for s in chosen}
             kept_before = [s for s in active if s.id not in chosen_ids
