@@ -10,8 +10,9 @@ Cases (baseline and rewindfs measured in this one run, on the same machine state
   5 pruning 50 stale projects (`rewind prune -f`, with gc) target: < 10 s (Hermes's
     prune_checkpoints on a copy of the same store shown for reference); bytes freed
   6 explicit prune with a size cap of half the live size     target: < 10 s; bytes freed
-    (`rewind prune -f --max-size-mb N`), next to the automatic
-    sweep doing the same work with gc's grace period
+    (`rewind prune -f --max-size-mb N`) of 50 projects x 20
+    checkpoints of 40 KB each, next to the automatic sweep doing
+    the same work with gc's grace period (both as processes)
 
 The "normal checkpoint" baseline is the same one-file change checkpointed by a
 manager whose history is below max_snapshots, with auto-prune off, timed in the
@@ -23,6 +24,7 @@ project not removed) exits 1.
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import logging
 import os
@@ -120,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         checkpoint_cases(args, tmp, run, rep)
         store_cases(args, tmp, run, rep)
+        explicit_prune_case(args, tmp, run, rep)
     finally:
         if args.keep:
             rep.progress(f"kept {tmp}")
@@ -350,7 +353,6 @@ def store_cases(args, tmp: Path, run: Run, rep: bl.Reporter) -> None:
                      + (f", Hermes {_mb(theirs)}" if theirs else "")
                      + f" (store before: {_fmt_bytes(_store_bytes(home))})")
 
-    explicit_prune_case(args, tmp, home, run, rep)
 
 
 def _fmt_bytes(n: int) -> str:
@@ -369,19 +371,44 @@ def _store_bytes(home: Path) -> int:
     return objects_bytes(Layout(home / "checkpoints"))
 
 
-def explicit_prune_case(args, tmp: Path, home: Path, run: Run, rep: bl.Reporter) -> None:
-    """6. `rewind prune --max-size-mb N` on the 50-project store: the size cap drops the
-    oldest checkpoints round-robin and the explicit prune frees their space at once,
-    next to the automatic sweep doing the same work (gc keeps its 15-minute grace)."""
+BLOB = 40 * 1024  # the per-checkpoint data file of the case 6 store
+
+
+def build_big_store(home: Path, root: Path, rep: bl.Reporter) -> None:
+    """50 projects x 20 checkpoints, each checkpoint rewriting a 40 KB data file (random
+    bytes: nothing to compress or share), so dropped checkpoints leave real garbage."""
+    from rewindfs.store import Layout, Store, take
+
+    store = Store(Layout(home / "checkpoints"))
+    for p in range(PROJECTS):
+        wd = root / f"big{p:02d}"
+        (wd / "src").mkdir(parents=True)
+        for f in range(10):
+            (wd / "src" / f"m{f}.py").write_text(f"# project {p} module {f}\n" * 40)
+        for c in range(MAX_SNAPSHOTS):
+            (wd / "data.bin").write_bytes(os.urandom(BLOB))
+            take(store, wd, f"step {c}", keep=MAX_SNAPSHOTS)
+        if p % 10 == 9:
+            rep.progress(f"  {p + 1} projects")
+
+
+def explicit_prune_case(args, tmp: Path, run: Run, rep: bl.Reporter) -> None:
+    """6. `rewind prune --max-size-mb N` on a 50-project store, N half its live size: the
+    size cap drops the oldest checkpoints round-robin and the explicit prune frees their
+    space at once; the baseline is the automatic sweep doing the same work (its own
+    process, as the agent API starts it), whose gc keeps a 15-minute grace period."""
     from rewindfs.store.layout import Layout
-    from rewindfs.store.maintenance import sweep
-    from rewindfs.store.maintenance.sizes import live_bytes
+    from rewindfs.store.maintenance.sizes import live_bytes, objects_bytes
     from rewindfs.store.store import Store
 
+    home = tmp / "cap-home"
+    rep.progress(f"building {PROJECTS} projects x {MAX_SNAPSHOTS} checkpoints of "
+                 f"{BLOB // 1024} KB")
+    build_big_store(home, tmp / "big-projects", rep)
     layout = Layout(home / "checkpoints")
     live = live_bytes(layout, list(Store(layout).repo.references))
     cap_mb = max(1, live // 2 // bl.MiB)
-    case = f"6. explicit prune, size cap {cap_mb} MB ({PROJECTS} projects)"
+    case = f"6. explicit prune to a {cap_mb} MB cap, {PROJECTS} projects"
     rep.progress(case)
     copies = iter(range(10**9))
     current: dict[str, Path] = {}
@@ -394,31 +421,43 @@ def explicit_prune_case(args, tmp: Path, home: Path, run: Run, rep: bl.Reporter)
             current[who] = dest
 
     def automatic() -> dict:
-        base = Layout(current["automatic"] / "checkpoints")
-        policy = sweep.Policy(retention_days=7, max_total_size_mb=cap_mb)
-        return sweep.run(base, policy).to_dict()
+        base = current["automatic"] / "checkpoints"
+        (base / ".last_prune").unlink(missing_ok=True)  # due now
+        proc = subprocess.run(
+            [sys.executable, "-m", "rewindfs.store.maintenance.auto", "--base", str(base),
+             "--retention-days", "7", "--max-size-mb", str(cap_mb)],
+            capture_output=True, text=True, timeout=600)
+        log = (base / "store" / "maintenance.log").read_text()
+        line = [x for x in log.splitlines() if "automatic prune:" in x][-1]
+        report = ast.literal_eval(line.split("automatic prune: ", 1)[1])
+        return {**report, "exit": proc.returncode}
 
     fns = {
         OURS: lambda: json.loads(rewind_cli(current["explicit"], "prune", "-f", "--json",
                                             "--max-size-mb", str(cap_mb)).stdout),
-        "automatic sweep (in process)": automatic,
+        "automatic sweep": automatic,
     }
     t = bl.measure(fns, args.slow_repeats, setup=fresh_copies)
     run.record(case, t)
-    ours, auto = t[OURS].results, t["automatic sweep (in process)"].results
-    if any(not r.get("dropped_checkpoints") or r.get("errors") for r in ours):
-        run.problems.append(f"{case}: prune reported {ours[-1]}")
-    run.rows.append(Row(case, t["automatic sweep (in process)"].median, t[OURS].median,
-                        "< 10 s", max_seconds=10.0, baseline_label="automatic sweep"))
-    after = _store_bytes(current["explicit"])
+    ours, auto = t[OURS].results, t["automatic sweep"].results
+    if any(not r.get("dropped_checkpoints") or r.get("errors") for r in ours + auto):
+        run.problems.append(f"{case}: prune reported {ours[-1]} / {auto[-1]}")
+    run.rows.append(Row(case, t["automatic sweep"].median, t[OURS].median, "< 10 s",
+                        max_seconds=10.0, baseline_label="automatic sweep"))
+    before = objects_bytes(layout)
     run.notes.append(
-        f"case 6: store {_fmt_bytes(_store_bytes(home))} ({_fmt_bytes(live)} live), cap "
-        f"{cap_mb} MB: {ours[-1]['dropped_checkpoints']} checkpoints dropped; bytes freed by "
-        f"the explicit prune {_mb(sorted(r['bytes_freed'] for r in ours))} (store after: "
-        f"{_fmt_bytes(after)}), by the automatic sweep "
-        f"{_mb(sorted(r['bytes_freed'] for r in auto))} (its gc keeps objects younger than "
-        f"15 min); new checkpoints waited at most "
-        f"{bl.fmt_seconds(max(r['writers_held_seconds'] for r in ours))} for its prune step")
+        f"case 6: store {_fmt_bytes(before)} ({_fmt_bytes(live)} live), cap {cap_mb} MB: "
+        f"{ours[-1]['dropped_checkpoints']} checkpoints dropped; bytes freed by the explicit "
+        f"prune {_mb(sorted(r['bytes_freed'] for r in ours))} (store after: "
+        f"{_fmt_bytes(objects_bytes(Layout(current['explicit'] / 'checkpoints')))}), by the "
+        f"automatic sweep {_mb(sorted(r['bytes_freed'] for r in auto))} (store after: "
+        f"{_fmt_bytes(objects_bytes(Layout(current['automatic'] / 'checkpoints')))}: its gc "
+        f"keeps objects younger than 15 min); new checkpoints waited "
+        f"{_secs(sorted(r['writers_held_seconds'] for r in ours))} for its prune step")
+
+
+def _secs(values: list[float]) -> str:
+    return f"min {bl.fmt_seconds(values[0])}, median {bl.fmt_seconds(values[len(values) // 2])}"
 
 
 def render(args, run: Run) -> str:
