@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -188,3 +188,41 @@ def files_of(store_dir: Path) -> Callable[[str], dict[bytes, tuple[int, bytes]]]
         return flatten_tree(repo, repo[commit].peel(pygit2.Commit).tree)
 
     return read
+
+
+# -- FUSE mounts (tests/test_fs_*.py) --------------------------------------------------------
+
+
+def force_unmount(path: Path) -> None:
+    if shutil.which("fusermount3"):
+        subprocess.run(["fusermount3", "-u", "-z", str(path)], capture_output=True)
+
+
+@pytest.fixture(scope="session")
+def fuse_usable(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Skip unless a FUSE filesystem can really be mounted here (tried, not guessed)."""
+    if shutil.which("fusermount3") is None:
+        pytest.skip("fusermount3 not installed (apt-get install fuse3)")
+    if not os.path.exists("/dev/fuse"):
+        pytest.skip("/dev/fuse missing (no FUSE in this kernel or container)")
+    probe = tmp_path_factory.mktemp("fuse-probe")
+    code = ("import sys, pyfuse3\n"
+            "pyfuse3.init(pyfuse3.Operations(), sys.argv[1], {'ro', 'fsname=probe'})\n"
+            "pyfuse3.close(unmount=True)\n")
+    try:
+        proc = subprocess.run([sys.executable, "-c", code, str(probe)], capture_output=True,
+                              text=True, timeout=30)
+    finally:
+        force_unmount(probe)
+    if proc.returncode != 0:
+        reason = (proc.stderr.strip().splitlines() or ["unknown error"])[-1]
+        print(f"FUSE unusable: {reason}")
+        pytest.skip(f"cannot mount FUSE here: {reason}")
+
+
+@pytest.fixture
+def mnt(fuse_usable, tmp_path: Path, run_rewind) -> Iterator[Path]:
+    """A mountpoint that is always unmounted afterwards, whatever the test did."""
+    path = tmp_path / "mnt"
+    yield path
+    force_unmount(path)

@@ -7,7 +7,7 @@ import json
 import os
 import subprocess
 
-from test_fs_mount import fuse_usable, mnt, mount  # noqa: F401 - fixtures
+from test_fs_mount import mount  # noqa: F401 - fixture
 from test_restore_helpers import manager, write
 
 

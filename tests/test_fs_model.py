@@ -279,9 +279,9 @@ def test_blob_cache_stays_bounded(store, project, layout):
     small = Model(layout, blob_cache_bytes=64 * 1024)
     for i in range(40):
         assert small.resolve(f"proj/1/f{i}.bin").data() == (project / f"f{i}.bin").read_bytes()
-        assert small.context.blobs.weight <= 64 * 1024
+        assert small.context.blobs.memory.weight <= 64 * 1024
     assert small.resolve("proj/1/big.bin").data() == (project / "big.bin").read_bytes()
-    assert small.context.blobs.weight <= 64 * 1024
+    assert small.context.blobs.memory.weight <= 64 * 1024
 
 
 def test_lru_cache_evicts_oldest_and_skips_oversize():
@@ -359,3 +359,86 @@ def test_big_blobs_survive_gc_and_a_new_pack(store, project, layout, store_git):
     assert uncached.resolve("proj/1/big.bin").data() == content
     assert uncached.context.browser._pipe._proc is reader, "the same git found it again"
     uncached.close()
+
+
+# -- the watcher: what the kernel is told (recorded, no kernel needed) ------------------------
+
+
+class Told:
+    def __init__(self) -> None:
+        self.entries: list[tuple[int, bytes]] = []
+        self.inodes: list[int] = []
+
+    def entry(self, directory: int, name: bytes) -> None:
+        self.entries.append((directory, name))
+
+    def inode(self, inode: int) -> None:
+        self.inodes.append(inode)
+
+    def clear(self) -> None:
+        self.entries.clear()
+        self.inodes.clear()
+
+
+def test_watcher_invalidates_exactly_what_changed(store, project, layout, tmp_path, store_git):
+    from rewindfs.fs.inodes import ROOT_INODE
+    from rewindfs.fs.watch import Watcher
+
+    h16 = project_hash(project)
+    first = take(store, project, "first").commit
+    model = Model(layout)
+    model.context.watched = True
+    told = Told()
+    watcher = Watcher(model.root, told.entry, told.inode)
+    proj = model.resolve("proj")
+    names(proj)  # what the kernel saw
+    watcher.tick()
+    assert (told.entries, told.inodes) == ([], [])
+    watcher.tick()  # nothing changed: nothing said
+    assert (told.entries, told.inodes) == ([], [])
+
+    (project / "README.md").write_text("second\n")
+    second = take(store, project, "second").commit
+    assert b"2" not in names(proj)  # watched: only the watcher refreshes
+    watcher.tick()
+    assert b"2" in names(proj)
+    # 1 and latest now mean another checkpoint: their old entries go; the listing too
+    assert sorted(told.entries) == [(proj.inode, b"1"), (proj.inode, b"latest")]
+    assert told.inodes == [proj.inode]
+    told.clear()
+
+    set_label(store, h16, "good", first)
+    watcher.tick()
+    assert (told.entries, told.inodes) == ([], [proj.inode])  # only a new name
+    told.clear()
+    store_git("update-ref", f"refs/rewind/labels/{h16}/good", second)  # moved by hand
+    watcher.tick()
+    assert (told.entries, told.inodes) == ([(proj.inode, b"good")], [proj.inode])
+    told.clear()
+
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "f").write_text("f")
+    take(store, other, "first")
+    watcher.tick()
+    # the root's listing; the new project's own (never shown to the kernel: a no-op there)
+    assert (told.entries, told.inodes) == ([], [ROOT_INODE, model.resolve("other").inode])
+
+
+def test_file_time_is_when_its_bytes_were_checkpointed(store, project, model, store_dir):
+    first = take(store, project, "first").commit
+    repo = pygit2.Repository(str(store_dir))
+    (project / "README.md").write_text("changed\n")
+    second = take(store, project, "second").commit
+    (project / "docs" / "guide.txt").write_text("changed too\n")
+    third = take(store, project, "third").commit
+    t1 = repo[first].author.time * 1_000_000_000
+    t3 = repo[third].author.time * 1_000_000_000
+    core = "proj/{}/src/pkg/core.py"
+    assert model.resolve(core.format(1)).attributes().mtime_ns == t1
+    assert model.resolve(core.format(1)) is model.resolve(core.format(3))
+    assert model.resolve("proj/1/docs/guide.txt").attributes().mtime_ns == t3
+    t2 = repo[second].author.time * 1_000_000_000
+    assert model.resolve("proj/1/README.md") is model.resolve("proj/2/README.md")
+    assert model.resolve("proj/1/README.md").attributes().mtime_ns == t2
+    assert model.resolve("proj/3/README.md").attributes().mtime_ns == t1

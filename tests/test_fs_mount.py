@@ -10,14 +10,12 @@ from __future__ import annotations
 import errno
 import json
 import os
-import shutil
 import signal
 import stat
 import subprocess
-import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pygit2
@@ -39,41 +37,6 @@ def wait_for(predicate: Callable[[], bool], what: str, deadline: float = DEADLIN
             return
         time.sleep(0.05)
     raise AssertionError(f"timed out waiting for {what}")
-
-
-def force_unmount(path: Path) -> None:
-    if shutil.which("fusermount3"):
-        subprocess.run(["fusermount3", "-u", "-z", str(path)], capture_output=True)
-
-
-@pytest.fixture(scope="session")
-def fuse_usable(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """Skip unless a FUSE filesystem can really be mounted here (tried, not guessed)."""
-    if shutil.which("fusermount3") is None:
-        pytest.skip("fusermount3 not installed (apt-get install fuse3)")
-    if not os.path.exists("/dev/fuse"):
-        pytest.skip("/dev/fuse missing (no FUSE in this kernel or container)")
-    probe = tmp_path_factory.mktemp("fuse-probe")
-    code = ("import sys, pyfuse3\n"
-            "pyfuse3.init(pyfuse3.Operations(), sys.argv[1], {'ro', 'fsname=probe'})\n"
-            "pyfuse3.close(unmount=True)\n")
-    try:
-        proc = subprocess.run([sys.executable, "-c", code, str(probe)], capture_output=True,
-                              text=True, timeout=30)
-    finally:
-        force_unmount(probe)
-    if proc.returncode != 0:
-        reason = (proc.stderr.strip().splitlines() or ["unknown error"])[-1]
-        print(f"FUSE unusable: {reason}")
-        pytest.skip(f"cannot mount FUSE here: {reason}")
-
-
-@pytest.fixture
-def mnt(fuse_usable, tmp_path: Path, run_rewind) -> Iterator[Path]:
-    """A mountpoint that is always unmounted afterwards, whatever the test did."""
-    path = tmp_path / "mnt"
-    yield path
-    force_unmount(path)
 
 
 @pytest.fixture

@@ -151,7 +151,9 @@ def _mount_state(path) -> dict[str, Any]:
     from rewindfs.fs import lifecycle
 
     state = lifecycle.mount_state(path)
-    return {"path": str(path), "state": state.value, "type": lifecycle.mounted_type(path)}
+    mode = lifecycle.mount_mode(path) if state is lifecycle.MountState.MOUNTED else None
+    return {"path": str(path), "state": state.value, "type": lifecycle.mounted_type(path),
+            "mode": mode}
 
 
 def _status_lines(info: StoreStatus, mount: dict[str, Any], schedule: dict[str, Any],
@@ -166,7 +168,8 @@ def _status_lines(info: StoreStatus, mount: dict[str, Any], schedule: dict[str, 
         f"Reclaimable:     {reclaim} (freed now by rewind prune)",
         f"Projects:        {info.project_count}"
         + (f" ({len(deleted)} deleted)" if deleted else ""),
-        f"Mount:           {mount['state']} ({mount['path']})",
+        f"Mount:           {mount['state']} ({mount['path']})"
+        + (f", {mount['mode']}" if mount.get("mode") else ""),
         f"Auto prune:      {_schedule_text(schedule)}",
     ]
     shown = info.projects if not limit else info.projects[:limit]

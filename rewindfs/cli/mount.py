@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from pathlib import Path
@@ -21,12 +22,32 @@ LOG_NAME = "rewind-mount.log"
               help="Show only this project (default: every project in the store).")
 @click.option("-f", "--foreground", is_flag=True,
               help="Serve in this process until unmounted or interrupted.")
-@click.option("--allow-other", is_flag=True, help="Let other users see the mount.")
+@click.option("--allow-other", is_flag=True,
+              help="Let other local users reach the mount. Files show as owned by the "
+                   "store's owner, the kernel checks permissions, and group/other "
+                   "permission bits are off, so only the owner (and root) can read them.")
+@click.option("--share-modes", is_flag=True,
+              help="With --allow-other, keep the stored group/other bits (644/755): every "
+                   "local user can then read every checkpoint.")
+@click.option("--force", is_flag=True,
+              help="Mount even inside a project, over a project, or over a non-empty "
+                   "directory.")
+@click.option("--no-kernel-cache", is_flag=True,
+              help="Serve every open and listing from the daemon, as with stock pyfuse3 "
+                   "(slower; for comparison and debugging).")
 @click.option("--ready-fd", type=int, hidden=True)
 @click.pass_obj
 def mount(app: App, mountpoint: str | None, project_dir: str | None, foreground: bool,
-          allow_other: bool, ready_fd: int | None) -> None:
-    """Mount every checkpoint read-only at MOUNTPOINT (default $HERMES_HOME/mnt)."""
+          allow_other: bool, share_modes: bool, force: bool, no_kernel_cache: bool,
+          ready_fd: int | None) -> None:
+    """Mount every checkpoint read-only at MOUNTPOINT (default $HERMES_HOME/mnt).
+
+    \b
+    Examples:
+      rewind mount                      # ~/.hermes/mnt/<project>/1, latest, ...
+      diff -r ~/.hermes/mnt/myproj/latest/ .
+      rewind mount /srv/ckpt --allow-other   # other users: owner-only modes
+    """
     from rewindfs.fs import lifecycle
 
     handshake = _Handshake(ready_fd)
@@ -35,28 +56,36 @@ def mount(app: App, mountpoint: str | None, project_dir: str | None, foreground:
     only = project_hash(app.project_dir(project_dir)) if project_dir else None
     try:
         lifecycle.check_fuse()
-        path = lifecycle.prepare_mountpoint(target, layout)
+        path = lifecycle.prepare_mountpoint(target, layout, force=force or ready_fd is not None)
         if not foreground:
             home = str(app.settings.home.resolve())  # the child runs from /
             argv = [sys.executable, "-m", "rewindfs.cli", "--home", home,
                     "mount", str(path), "--foreground", "--ready-fd", "{ready_fd}"]
             if only:
                 argv += ["--project", str(app.project_dir(project_dir))]
-            if allow_other:
-                argv.append("--allow-other")
+            for flag, on in (("--allow-other", allow_other), ("--share-modes", share_modes),
+                             ("--no-kernel-cache", no_kernel_cache)):
+                if on:
+                    argv.append(flag)
             lifecycle.spawn_background(argv, path, app.settings.home / "logs" / LOG_NAME)
             click.echo(str(path))
             return
-        _serve(layout, path, only, allow_other, handshake)
+        _serve(layout, path, only, allow_other, share_modes or not allow_other,
+               not no_kernel_cache, handshake)
     except RewindError as exc:
         handshake.send(f"error: {exc}\n".encode())
         raise
 
 
-def _serve(layout: Layout, path: Path, only: str | None, allow_other: bool,
-           handshake: _Handshake) -> None:
+def _serve(layout: Layout, path: Path, only: str | None, allow_other: bool, share_modes: bool,
+           kernel_cache: bool, handshake: _Handshake) -> None:
     from rewindfs.fs.model import Model
     from rewindfs.fs.serve import serve
+
+    # The mode the mount runs in (kernel cache or stock) and trouble go to stderr: the
+    # terminal in the foreground, the mount log in the background.
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s",
+                        datefmt="%Y-%m-%d %H:%M:%S", stream=sys.stderr)
 
     def ready() -> None:
         if handshake.fd is None:
@@ -64,7 +93,8 @@ def _serve(layout: Layout, path: Path, only: str | None, allow_other: bool,
         handshake.send(b"ready\n")
 
     try:
-        serve(Model(layout, only_project=only), path, allow_other=allow_other, on_ready=ready)
+        serve(Model(layout, only_project=only, share_modes=share_modes), path,
+              allow_other=allow_other, on_ready=ready, kernel_cache=kernel_cache)
     except RuntimeError as exc:  # pyfuse3 reports a failed mount this way
         hint = " (allow_other needs user_allow_other in /etc/fuse.conf)" if allow_other else ""
         raise RewindError(f"could not mount at {path}: {exc}{hint}") from None

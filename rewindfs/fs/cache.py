@@ -3,6 +3,8 @@
 Reading a whole checkpoint of 1 GiB must not keep 1 GiB in memory: the bound
 holds whatever is read, and a value heavier than `largest` is returned to the
 caller without being kept (one huge file must not flush every small one).
+Concurrent loads of the same key wait for the first one instead of repeating it
+(the kernel sends several reads of one file at once).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ class LruCache(Generic[K, V]):
         self._items: OrderedDict[K, tuple[V, int]] = OrderedDict()
         self._weight = 0
         self._lock = threading.Lock()
+        self._loading: dict[K, threading.Lock] = {}
 
     @property
     def weight(self) -> int:
@@ -32,6 +35,9 @@ class LruCache(Generic[K, V]):
 
     def __len__(self) -> int:
         return len(self._items)
+
+    def __contains__(self, key: K) -> bool:
+        return key in self._items
 
     def get(self, key: K) -> V | None:
         """The cached value (now the most recently used), or None."""
@@ -43,13 +49,25 @@ class LruCache(Generic[K, V]):
             return hit[0]
 
     def get_or_load(self, key: K, load: Callable[[K], V]) -> V:
-        """The cached value, or load(key) (outside the lock, so loads run in parallel)."""
+        """The cached value, or load(key) (outside the cache's lock, so loads of
+        different keys run in parallel; a second load of the same key waits)."""
         hit = self.get(key)
         if hit is not None:
             return hit
-        value = load(key)
-        self.put(key, value)
-        return value
+        with self._lock:
+            gate = self._loading.setdefault(key, threading.Lock())
+        with gate:
+            try:
+                hit = self.get(key)
+                if hit is not None:
+                    return hit
+                value = load(key)
+                self.put(key, value)
+                return value
+            finally:
+                with self._lock:
+                    if self._loading.get(key) is gate:
+                        del self._loading[key]
 
     def put(self, key: K, value: V) -> None:
         weight = self._weigh(value)

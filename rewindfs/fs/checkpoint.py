@@ -13,7 +13,7 @@ from typing import Any
 
 from rewindfs.fs.context import Context
 from rewindfs.fs.inodes import inode_for
-from rewindfs.fs.tree import TreeDir
+from rewindfs.fs.tree import Previous, TreeDir
 from rewindfs.store.history import Checkpoint
 from rewindfs.store.meta import CheckpointMeta
 
@@ -34,10 +34,11 @@ def stable_name(checkpoint: Checkpoint) -> str:
 
 
 class CheckpointDir(TreeDir):
-    def __init__(self, context: Context, h16: str, checkpoint: Checkpoint):
+    def __init__(self, context: Context, h16: str, checkpoint: Checkpoint,
+                 previous: Previous | None = None):
         super().__init__(context, checkpoint.id, b"", checkpoint.tree_id,
                          checkpoint.time * 1_000_000_000,
-                         inode=inode_for("checkpoint", h16, checkpoint.id))
+                         inode=inode_for("checkpoint", h16, checkpoint.id), previous=previous)
         self.h16 = h16
         self.checkpoint = checkpoint
         self._meta: CheckpointMeta | None = None

@@ -2,47 +2,54 @@
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+from rewindfs.fs.blobs import DEFAULT_MEMORY, DEFAULT_SPOOL, BlobReader
 from rewindfs.fs.cache import LruCache
 from rewindfs.store.browse import StoreBrowser, TreeEntry
 
 MiB = 1024 * 1024
-DEFAULT_BLOB_CACHE = 64 * MiB
+DEFAULT_BLOB_CACHE = DEFAULT_MEMORY
 LISTING_CACHE_ENTRIES = 200_000  # tree entries kept parsed (a few tens of MiB at most)
 REFRESH_INTERVAL = 1.0  # seconds: how stale the project and checkpoint lists may get
+PRIVATE_MASK = 0o700  # group and other bits off: only the store's owner reads checkpoints
 
 
 @dataclass
 class Context:
     browser: StoreBrowser
     blob_cache_bytes: int = DEFAULT_BLOB_CACHE
+    spool_bytes: int = DEFAULT_SPOOL
     refresh_interval: float = REFRESH_INTERVAL
     only_project: str | None = None  # h16: show just this project
     clock: Callable[[], float] = time.monotonic
-    uid: int = field(default_factory=os.getuid)
-    gid: int = field(default_factory=os.getgid)
+    share_modes: bool = True  # stored group/other bits (False: the owner's only)
+    watched: bool = False  # lists are refreshed by a watch.Watcher, not on access
+    mount_mode: str = ""  # how the mount is served (operations.describe_mode), once mounted
 
     def __post_init__(self) -> None:
-        # A quarter of the cache at most per blob: one big file must not evict all the rest.
-        self.blobs: LruCache[str, bytes] = LruCache(
-            self.blob_cache_bytes, len, largest=self.blob_cache_bytes // 4)
+        self.blobs = BlobReader(self.browser, self.blob_cache_bytes, self.spool_bytes,
+                                spool_dir=self.browser.layout.base)
         # Consecutive checkpoints share most directories; parse each stored tree once.
         self.listings: LruCache[str, list[TreeEntry]] = LruCache(
             LISTING_CACHE_ENTRIES, lambda entries: max(1, len(entries)))
-        # Git keeps no file times, and a per-checkpoint time would stop identical files
-        # from sharing an inode; files show when the store was created.
-        self.file_mtime_ns = int(self.browser.created_time() * 1e9)
+        # Files are shown as the store owner's, whoever serves the mount (often root).
+        self.uid, self.gid = self.browser.owner()
+        self.mode_mask = 0o777 if self.share_modes else PRIVATE_MASK
         self.started_ns = time.time_ns()
 
     def blob(self, oid: str, size: int = 0) -> bytes:
-        return self.blobs.get_or_load(oid, lambda key: self.browser.blob(key, size))
+        return self.blobs.whole(oid, size)
 
     def tree(self, tree_id: str) -> list[TreeEntry]:
         return self.listings.get_or_load(tree_id, self.browser.tree)
 
     def is_stale(self, refreshed_at: float | None) -> bool:
-        return refreshed_at is None or self.clock() - refreshed_at >= self.refresh_interval
+        """Whether a project or checkpoint list should be re-read before answering. Under
+        a watcher (watch.Watcher) only the first time: the watcher re-reads them and
+        tells the kernel what changed, so nothing else may change them under it."""
+        if refreshed_at is None:
+            return True
+        return not self.watched and self.clock() - refreshed_at >= self.refresh_interval

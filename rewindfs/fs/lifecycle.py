@@ -70,6 +70,14 @@ def mounted_type(path: Path) -> str | None:
     return found
 
 
+def mount_mode(path: Path) -> str | None:
+    """How the rewindfs mount at `path` is served (kernel cache or stock), or None."""
+    try:
+        return os.getxattr(path, "user.rewind.mount-mode").decode(errors="replace")
+    except OSError:
+        return None
+
+
 def mount_state(path: Path) -> MountState:
     try:
         # Opening sends a request (stat may be answered from cached attributes).
@@ -81,8 +89,34 @@ def mount_state(path: Path) -> MountState:
     return MountState.MOUNTED if mounted_type(path) is not None else MountState.NONE
 
 
-def prepare_mountpoint(mountpoint: str | os.PathLike[str], layout: Layout) -> Path:
-    """An absolute, existing, empty-of-mounts directory where `layout`'s store may be shown."""
+def project_around(path: Path, layout: Layout) -> Path | None:
+    """The project `path` is in or is (a registered working directory, or the nearest
+    directory holding a project marker such as .git), or None. A mount there would be
+    captured by the project's next checkpoint, or hide the project."""
+    from rewindfs.agent.workdir import PROJECT_MARKERS, project_root
+    from rewindfs.store import projects
+
+    registered: set[Path] = set()
+    if (layout.store / "HEAD").exists():
+        try:
+            registered = {r.workdir for r in projects.list_records(layout)}
+        except (OSError, RewindError):
+            registered = set()
+    for folder in (path, *path.parents):
+        if folder in registered:
+            return folder
+    root = project_root(path, registered)
+    if root != path and any((root / marker).exists() for marker in PROJECT_MARKERS):
+        return root
+    return None
+
+
+def prepare_mountpoint(mountpoint: str | os.PathLike[str], layout: Layout, *,
+                       force: bool = False) -> Path:
+    """An absolute, existing, empty-of-mounts directory where `layout`'s store may be shown.
+
+    Unless `force`: not inside a project or over one, and not over a directory that
+    has files (they would be hidden while mounted)."""
     path = Path(os.path.abspath(os.path.expanduser(mountpoint)))
     state = mount_state(path)
     if state is MountState.STALE:
@@ -98,6 +132,21 @@ def prepare_mountpoint(mountpoint: str | os.PathLike[str], layout: Layout) -> Pa
         raise Refused(f"refusing to mount at {path}: it is inside the checkpoint store")
     if path in store.parents:
         raise Refused(f"refusing to mount at {path}: it would hide the checkpoint store {store}")
+    if not force:  # checked before anything is created
+        project = project_around(path, layout)
+        if project is not None:
+            where = "over the project" if project == path else f"inside the project {project}"
+            raise Refused(f"refusing to mount at {path}: it is {where} (its checkpoints "
+                          "would capture the mount); choose another place, or --force")
+        if path.is_dir():
+            try:
+                with os.scandir(path) as entries:
+                    busy = any(entries)
+            except OSError as exc:
+                raise InvalidInput(f"cannot read mountpoint {path}: {exc.strerror}") from None
+            if busy:
+                raise Refused(f"refusing to mount at {path}: it is not empty (its files would "
+                              "be hidden); choose an empty directory, or --force")
     try:
         path.mkdir(parents=True, exist_ok=True)
     except FileExistsError:

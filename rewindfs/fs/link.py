@@ -9,13 +9,14 @@ from rewindfs.fs.node import LINK_MODE, Attributes, Symlink
 
 
 class StoredSymlink(Symlink):
-    def __init__(self, context: Context, oid: str, size: int):
-        super().__init__(context, inode_for("symlink", oid))
+    def __init__(self, context: Context, oid: str, size: int, mtime_ns: int):
+        super().__init__(context, inode_for("symlink", oid, mtime_ns))
         self.oid = oid
         self.size = size
+        self.mtime_ns = mtime_ns
 
     def attributes(self) -> Attributes:
-        return self._attrs(LINK_MODE, self.size, self.context.file_mtime_ns)
+        return self._attrs(LINK_MODE, self.size, self.mtime_ns)
 
     def target(self) -> bytes:
         return self.context.blob(self.oid, self.size)

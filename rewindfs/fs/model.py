@@ -27,14 +27,15 @@ class Model:
     def __init__(self, layout: Layout, *, only_project: str | None = None,
                  blob_cache_bytes: int = DEFAULT_BLOB_CACHE,
                  refresh_interval: float = REFRESH_INTERVAL,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic, share_modes: bool = True):
         self.context = Context(StoreBrowser(layout), blob_cache_bytes=blob_cache_bytes,
                                refresh_interval=refresh_interval, only_project=only_project,
-                               clock=clock)
+                               clock=clock, share_modes=share_modes)
         self.root = RootDir(self.context)
 
     def close(self) -> None:
         """Let go of what reading the store holds open (a git process for big blobs)."""
+        self.context.blobs.close()
         self.context.browser.close()
 
     def resolve(self, path: str | bytes) -> Node:

@@ -46,6 +46,8 @@ class Node:
         return {}
 
     def _attrs(self, mode: int, size: int, mtime_ns: int) -> Attributes:
+        if not stat.S_ISLNK(mode):  # a link's own bits mean nothing
+            mode = stat.S_IFMT(mode) | (stat.S_IMODE(mode) & self.context.mode_mask)
         return Attributes(self.inode, mode, size, mtime_ns, self.context.uid, self.context.gid)
 
 
@@ -67,6 +69,9 @@ class Directory(Node):
         """True when entries() answers without touching the store (no worker thread needed)."""
         return False
 
+    def prefetch(self) -> None:
+        """Start reading what is likely to be read next (the directory was just listed)."""
+
 
 class File(Node):
     def data(self) -> bytes:
@@ -74,6 +79,10 @@ class File(Node):
 
     def read(self, offset: int, size: int) -> bytes:
         return self.data()[offset:offset + size]
+
+    def cheap(self) -> bool:
+        """True when read() answers from memory (no worker thread needed)."""
+        return False
 
 
 class Symlink(Node):

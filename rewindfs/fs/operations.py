@@ -1,19 +1,30 @@
 """The pyfuse3 adapter: translates kernel requests into calls on the model, and nothing more.
 
-Rules it keeps:
+Two modes (capabilities.py; the one in use is logged at mount time and shown by
+`rewind status`):
+
+* kernel cache (rewindfs's patched pyfuse3, patches/pyfuse3/): `open` and `opendir`
+  answer ENOSYS, so the kernel stops sending open/release/opendir/releasedir, keeps
+  file pages and caches directory listings until told otherwise; symlink targets
+  are cached too. `read` and `readdir` then get the inode instead of a handle.
+  Inside a checkpoint nothing ever changes, so a warm pass sends no request at
+  all; what does change (the root and project directories, the `1`/`latest`/label
+  links) is invalidated by watch.Watcher.
+* stock pyfuse3 (or `rewind mount --no-kernel-cache`): every open and listing
+  comes to the daemon, as pyfuse3 3.5 requires.
+
+Rules it keeps in both:
 * Work that may touch the store (reading big blobs and trees, re-reading the
   checkpoint lists) runs in a worker thread, so other requests are served
   between its libgit2 calls, and while git reads a big blob for it (pygit2
   would hold the GIL for a whole object read; see store.catfile); answers
   already in memory, small blobs and link targets (cheaper to read than a
   thread hop) are given on the trio thread.
-* Each request costs a kernel round trip (tens of microseconds in pyfuse3), so
-  none is asked for needlessly: `flush` is left unimplemented (the kernel then
-  stops sending it), open files keep their page cache, and a small file's bytes
-  go to the page cache with its open (no read requests follow).
-* Inside a checkpoint nothing ever changes, so entries and attributes are
-  cached by the kernel for a day; the root and project directories change, so
-  their entries and attributes expire after a second.
+* No open file holds its content: reads go through the mount's byte-bounded
+  caches (fs.blobs), so memory stays bounded whatever is opened.
+* Inside a checkpoint entries and attributes are cached by the kernel for a day;
+  the root and project directories change, so their entries and attributes
+  expire after a second (and are invalidated when they change).
 * Only `FUSEError` may leave a handler (anything else would end the main
   loop): store errors become ENOENT (gone) or EIO (broken), logged.
 * Every write request is EROFS.
@@ -26,7 +37,7 @@ import logging
 import os
 import stat
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from typing import TypeVar
 
@@ -34,8 +45,10 @@ import pyfuse3
 import trio
 
 from rewindfs.errors import NotFound
+from rewindfs.fs import capabilities
 from rewindfs.fs.cache import LruCache
 from rewindfs.fs.context import LISTING_CACHE_ENTRIES
+from rewindfs.fs.file import INLINE_READ_LIMIT
 from rewindfs.fs.model import Model
 from rewindfs.fs.node import Attributes, Directory, File, Node, Symlink
 from rewindfs.fs.table import InodeTable
@@ -46,7 +59,6 @@ T = TypeVar("T")
 IMMUTABLE_TIMEOUT = 24 * 3600.0
 VOLATILE_TIMEOUT = 1.0
 BLOCK_SIZE = 4096
-INLINE_READ_LIMIT = 128 * 1024  # blobs up to this size are read on the trio thread
 MAX_REMEMBERED_PUSHES = 200_000
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_TRUNC | os.O_APPEND | os.O_CREAT
 
@@ -54,8 +66,6 @@ WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_TRUNC | os.O_APPEND | os.O_CREAT
 @dataclass
 class _OpenFile:
     node: File
-    data: bytes | None = None  # the whole blob while open (big blobs are not cached)
-    loading: trio.Lock = field(default_factory=trio.Lock)
 
 
 # One directory entry ready for readdirplus: name, node, the kernel's attributes.
@@ -71,9 +81,17 @@ class _OpenDir:
 class RewindOperations(pyfuse3.Operations):
     supports_dot_lookup = False  # not exported over NFS; the kernel then never asks for ".."
 
-    def __init__(self, model: Model):
+    def __init__(self, model: Model, *, kernel_cache: bool = True):
         super().__init__()
         self.model = model
+        # Opt in to what the patched pyfuse3 offers (stock pyfuse3 has no such attributes).
+        self.caching = kernel_cache and capabilities.patched()
+        if self.caching:
+            self.inode_in_read_and_readdir = True
+            self.enable_cache_symlinks = True
+        self.no_open = self.no_opendir = False
+        self._volatile: dict[int, Listing] = {}  # root/project listing being read (no opendir)
+        self.mode = self.describe_mode()
         self.table = InodeTable(model.root)
         self._files: dict[int, _OpenFile] = {}
         self._dirs: dict[int, _OpenDir] = {}
@@ -83,6 +101,28 @@ class RewindOperations(pyfuse3.Operations):
         # make a warm opendir a dictionary lookup (bounded by entries, like the model's).
         self._listings: LruCache[int, Listing] = LruCache(LISTING_CACHE_ENTRIES,
                                                           lambda listing: max(1, len(listing)))
+
+    def init(self) -> None:
+        """Called by pyfuse3 once the kernel said what it supports (patched build)."""
+        if self.caching:
+            self.no_open = bool(getattr(self, "kernel_no_open", False))
+            self.no_opendir = bool(getattr(self, "kernel_no_opendir", False))
+        self.mode = self.describe_mode()
+        self.model.context.mount_mode = self.mode
+        log.info("rewindfs: %s", self.mode)
+
+    def describe_mode(self) -> str:
+        version = capabilities.pyfuse3_version()
+        if not self.caching:
+            why = "disabled by --no-kernel-cache" if capabilities.patched() else "stock pyfuse3"
+            return (f"{capabilities.STOCK} ({why} {version}: every open and listing is "
+                    "served by the daemon)")
+        parts = [name for name, on in (("no-open", self.no_open),
+                                       ("no-opendir", self.no_opendir),
+                                       ("cached symlinks",
+                                        bool(getattr(self, "kernel_cache_symlinks", False))))
+                 if on]
+        return f"{capabilities.KERNEL_CACHE} (pyfuse3 {version}: {', '.join(parts) or 'pending'})"
 
     # -- helpers -------------------------------------------------------------------
 
@@ -182,34 +222,60 @@ class RewindOperations(pyfuse3.Operations):
 
     # -- directories -------------------------------------------------------------------
 
-    async def opendir(self, inode: int, ctx=None) -> int:
+    async def opendir(self, inode: int, ctx=None) -> int | pyfuse3.FileInfo:
         node = self._node(inode)
         if not isinstance(node, Directory):
             raise pyfuse3.FUSEError(errno.ENOTDIR)
+        if self.no_opendir:
+            # The kernel stops sending opendir/releasedir and caches every listing
+            # (watch.Watcher invalidates the ones that change).
+            raise pyfuse3.FUSEError(errno.ENOSYS)
+        listing = await self._listing(node)
+        handle = self._handle()
+        self._dirs[handle] = _OpenDir(node, listing)
+        if self.caching:  # a kernel without no-opendir: ask it to cache what never changes
+            cacheable = node.stable_entries and node.immutable
+            return pyfuse3.FileInfo(fh=handle, keep_cache=cacheable, cache_readdir=cacheable)
+        return handle
 
+    async def _listing(self, node: Directory) -> Listing:
+        """A snapshot of the entries: later changes never shift the offsets of a reader
+        that is halfway through. Inside a checkpoint nothing changes, so that snapshot
+        is made once."""
         timeout = self._entry_timeout(node)
 
         def snapshot(_: object = None) -> Listing:
             return [(name, child, self._entry(child, child.attributes(), timeout))
                     for name, child in node.entries()]
 
-        # A snapshot per open: entries added or removed later never shift offsets.
-        # Inside a checkpoint nothing changes, so that snapshot is made once.
         keep = node.stable_entries and node.immutable
-        listing = self._listings.get(inode) if keep else None
+        listing = self._listings.get(node.inode) if keep else None
         if listing is None:
-            load = partial(self._listings.get_or_load, inode, snapshot) if keep else snapshot
-            listing = await self._call(load, offload=not (node.stable_entries
-                                                          and node.entries_ready()))
-        handle = self._handle()
-        self._dirs[handle] = _OpenDir(node, listing)
-        return handle
+            load = partial(self._listings.get_or_load, node.inode, snapshot) if keep else snapshot
+            listing = await self._call(load, offload=not node.entries_ready())
+        return listing
 
-    async def readdir(self, fh: int, start_id: int, token: pyfuse3.ReaddirToken) -> None:
-        opened = self._dirs.get(fh)
-        if opened is None:
+    async def readdir(self, fh: int, start_id: int, token: pyfuse3.ReaddirToken,
+                      inode: int | None = None) -> None:
+        opened = self._dirs.get(fh) if fh else None
+        if opened is not None:
+            listing = opened.listing
+        elif inode is not None:  # no opendir: the kernel names the directory itself
+            node = self._node(inode)
+            if not isinstance(node, Directory):
+                raise pyfuse3.FUSEError(errno.ENOTDIR)
+            if node.stable_entries and node.immutable:
+                listing = await self._listing(node)
+            else:  # a changing directory: one snapshot from offset 0 to the end
+                listing = self._volatile.get(inode) if start_id else None
+                if listing is None:
+                    listing = self._volatile[inode] = await self._listing(node)
+        else:
             raise pyfuse3.FUSEError(errno.EBADF)
-        listing = opened.listing
+        if start_id == 0:
+            node_listed = opened.node if opened is not None else self._node(inode or 0)
+            if isinstance(node_listed, Directory):
+                node_listed.prefetch()
         for index in range(start_id, len(listing)):
             name, child, entry = listing[index]
             if not pyfuse3.readdir_reply(token, name, entry, index + 1):
@@ -231,12 +297,15 @@ class RewindOperations(pyfuse3.Operations):
         if not isinstance(node, File):
             raise pyfuse3.FUSEError(errno.EISDIR if stat.S_ISDIR(node.attributes().mode)
                                     else errno.EINVAL)
+        if self.no_open:
+            # The kernel stops sending open/release and keeps every file's pages.
+            raise pyfuse3.FUSEError(errno.ENOSYS)
         handle = self._handle()
-        opened = self._files[handle] = _OpenFile(node)
+        self._files[handle] = _OpenFile(node)
         size = node.attributes().size
         if 0 < size <= INLINE_READ_LIMIT and inode not in self._pushed:
-            opened.data = await self._call(node.data, offload=False)
-            self._push_to_page_cache(inode, opened.data)
+            data = await self._call(node.data, offload=not node.cheap())
+            self._push_to_page_cache(inode, data)
         # Blobs never change: keep the page cache across opens.
         return pyfuse3.FileInfo(fh=handle, keep_cache=True)
 
@@ -253,16 +322,17 @@ class RewindOperations(pyfuse3.Operations):
             return
         self._pushed.add(inode)
 
-    async def read(self, fh: int, off: int, size: int) -> bytes:
-        opened = self._files.get(fh)
-        if opened is None:
+    async def read(self, fh: int, off: int, size: int, inode: int | None = None) -> bytes:
+        opened = self._files.get(fh) if fh else None
+        if opened is not None:
+            node: Node = opened.node
+        elif inode is not None:  # no open: the kernel names the file itself
+            node = self._node(inode)
+        else:
             raise pyfuse3.FUSEError(errno.EBADF)
-        if opened.data is None:
-            async with opened.loading:  # the kernel may send several reads of one file at once
-                if opened.data is None:
-                    small = opened.node.attributes().size <= INLINE_READ_LIMIT
-                    opened.data = await self._call(opened.node.data, offload=not small)
-        return opened.data[off:off + size]
+        if not isinstance(node, File):
+            raise pyfuse3.FUSEError(errno.EISDIR)
+        return await self._call(node.read, off, size, offload=not node.cheap())
 
     async def release(self, fh: int) -> None:
         self._files.pop(fh, None)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,11 +45,16 @@ class ProjectDir(Directory):
         self._listing = _Listing()
         self._dirs: dict[str, CheckpointDir] = {}  # by commit: nodes outlive renumbering
         self._refreshed_at: float | None = None
+        self._signature: object = None
+        self._changed_ns = 0
         self._lock = threading.Lock()
 
     def attributes(self) -> Attributes:
         self._refresh()
-        return self._attrs(DIR_MODE, 0, self._listing.newest_ns or self.context.started_ns)
+        # The listing's last change (a pruned checkpoint or a moved label too), so a
+        # kernel that cached the listing sees the directory as modified.
+        return self._attrs(DIR_MODE, 0, max(self._listing.newest_ns, self._changed_ns)
+                           or self.context.started_ns)
 
     def xattrs(self) -> dict[bytes, bytes]:
         return {XATTR_WORKDIR: os.fsencode(str(self.workdir))} if self.workdir else {}
@@ -67,20 +73,41 @@ class ProjectDir(Directory):
     def checkpoint_dir(self, checkpoint: Checkpoint) -> CheckpointDir:
         node = self._dirs.get(checkpoint.id)
         if node is None:
-            node = self._dirs[checkpoint.id] = CheckpointDir(self.context, self.h16, checkpoint)
+            parent = checkpoint.parent_id
+            previous = (lambda: self._dirs.get(parent)) if parent else None
+            node = self._dirs[checkpoint.id] = CheckpointDir(self.context, self.h16, checkpoint,
+                                                             previous)
         else:
             node.update(checkpoint)
         return node
 
-    def _refresh(self) -> None:
-        if not self.context.is_stale(self._refreshed_at):
+    def names(self) -> dict[bytes, int]:
+        """Name -> inode of every entry now (what the kernel may have cached)."""
+        return {name: node.inode for name, node in self._listing.entries}
+
+    def refresh(self, signature: object = None) -> None:
+        """Re-read the checkpoint list now, unless `signature` (what the list is made
+        of, see StoreBrowser.signatures) is the one last seen."""
+        if signature is not None and signature == self._signature:
+            return
+        self._refresh(force=True)
+        self._signature = signature
+
+    def _refresh(self, force: bool = False) -> None:
+        if not force and not self.context.is_stale(self._refreshed_at):
             return
         with self._lock:
-            if not self.context.is_stale(self._refreshed_at):
+            if not force and not self.context.is_stale(self._refreshed_at):
                 return
             history = self.context.browser.checkpoints(self.h16)
-            self._listing = self._build(history)
+            before = self.names()
+            # Build into the full set of nodes first: a checkpoint's predecessor must be
+            # findable while the new listing is made.
+            listing = self._build(history)
             self._dirs = {cp.id: self._dirs[cp.id] for cp in history if cp.id in self._dirs}
+            self._listing = listing
+            if self._refreshed_at is not None and self.names() != before:
+                self._changed_ns = time.time_ns()
             self._refreshed_at = self.context.clock()
 
     def _build(self, history: list[Checkpoint]) -> _Listing:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections import Counter
 
 from rewindfs.fs.context import Context
@@ -17,6 +18,8 @@ from rewindfs.fs.inodes import ROOT_INODE
 from rewindfs.fs.node import DIR_MODE, Attributes, Directory, Node
 from rewindfs.fs.project import ProjectDir
 from rewindfs.store.browse import ProjectTip
+
+XATTR_MODE = b"user.rewind.mount-mode"  # `rewind status` shows it
 
 
 def project_names(tips: list[ProjectTip]) -> dict[bytes, ProjectTip]:
@@ -47,10 +50,26 @@ class RootDir(Directory):
         self._by_name: dict[bytes, Node] = {}
         self._projects: dict[str, ProjectDir] = {}
         self._refreshed_at: float | None = None
+        self._changed_ns = 0
         self._lock = threading.Lock()
 
     def attributes(self) -> Attributes:
-        return self._attrs(DIR_MODE, 0, self.context.started_ns)
+        return self._attrs(DIR_MODE, 0, self._changed_ns or self.context.started_ns)
+
+    def xattrs(self) -> dict[bytes, bytes]:
+        mode = self.context.mount_mode
+        return {XATTR_MODE: mode.encode()} if mode else {}
+
+    def names(self) -> dict[bytes, int]:
+        """Name -> inode of every project now (what the kernel may have cached)."""
+        return {name: node.inode for name, node in self._entries}
+
+    def projects(self) -> dict[bytes, ProjectDir]:
+        return {name: node for name, node in self._entries if isinstance(node, ProjectDir)}
+
+    def refresh(self) -> None:
+        """Re-read the project list now."""
+        self._refresh(force=True)
 
     def entries_ready(self) -> bool:
         return not self.context.is_stale(self._refreshed_at)
@@ -63,12 +82,12 @@ class RootDir(Directory):
         self._refresh()
         return self._by_name.get(name)
 
-    def _refresh(self) -> None:
+    def _refresh(self, force: bool = False) -> None:
         ctx = self.context
-        if not ctx.is_stale(self._refreshed_at):
+        if not force and not ctx.is_stale(self._refreshed_at):
             return
         with self._lock:
-            if not ctx.is_stale(self._refreshed_at):
+            if not force and not ctx.is_stale(self._refreshed_at):
                 return
             ctx.browser.notice_repack()
             tips = ctx.browser.projects()
@@ -82,7 +101,10 @@ class RootDir(Directory):
                     node = ProjectDir(ctx, tip.h16, tip.workdir)
                 projects[tip.h16] = node
                 entries.append((name, node))
+            before = self.names()
             self._projects = projects
             self._entries = entries
             self._by_name = dict(entries)
+            if self._refreshed_at is not None and self.names() != before:
+                self._changed_ns = time.time_ns()
             self._refreshed_at = ctx.clock()

@@ -18,6 +18,7 @@ import trio
 
 from rewindfs.fs.model import Model
 from rewindfs.fs.operations import RewindOperations
+from rewindfs.fs.watch import Watcher
 
 log = logging.getLogger(__name__)
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -25,6 +26,8 @@ MAX_WORKERS = 64  # concurrent requests in flight (pyfuse3 tasks)
 
 
 def mount_options(allow_other: bool) -> set[str]:
+    # default_permissions: the kernel checks the modes and owner shown (Context), so with
+    # allow_other a checkpoint is no more readable than its modes say.
     options = {"ro", "fsname=rewindfs", "subtype=rewindfs", "default_permissions"}
     if allow_other:
         options.add("allow_other")
@@ -33,21 +36,35 @@ def mount_options(allow_other: bool) -> set[str]:
 
 def serve(model: Model, mountpoint: Path, *, allow_other: bool = False,
           on_ready: Callable[[], None] | None = None,
-          operations: RewindOperations | None = None) -> None:
+          operations: RewindOperations | None = None, kernel_cache: bool = True) -> None:
     """Mount `model` at `mountpoint` and serve it; returns once unmounted.
 
     Serves from `/`: the process then keeps no directory busy, and fusermount3 does
     not take `fsname` for a path relative to where it was started. `operations`
-    replaces the adapter (scripts/bench_mount_requests counts its requests).
+    replaces the adapter (scripts/bench_mount_requests counts its requests);
+    `kernel_cache` False serves as with stock pyfuse3.
     """
     os.chdir("/")
-    pyfuse3.init(operations or RewindOperations(model), str(mountpoint),
-                 mount_options(allow_other))
+    ops = operations or RewindOperations(model, kernel_cache=kernel_cache)
+    watcher = Watcher(model.root, _invalidate_entry, _invalidate_inode,
+                      model.context.refresh_interval)
+    model.context.watched = True
+    pyfuse3.init(ops, str(mountpoint), mount_options(allow_other))
     try:
+        watcher.start()
         trio.run(_run, on_ready)
     finally:
+        watcher.stop()  # before close: no invalidation may reach a closed session
         pyfuse3.close(unmount=True)
         model.close()
+
+
+def _invalidate_entry(directory: int, name: bytes) -> None:
+    pyfuse3.invalidate_entry(directory, name)
+
+
+def _invalidate_inode(inode: int) -> None:
+    pyfuse3.invalidate_inode(inode, attr_only=False)
 
 
 async def _run(on_ready: Callable[[], None] | None) -> None:

@@ -33,7 +33,7 @@ from rewindfs.errors import NotFound, StoreError
 from rewindfs.store import history, notes, projects
 from rewindfs.store.catfile import BlobPipe
 from rewindfs.store.history import Checkpoint
-from rewindfs.store.layout import REFS_PREFIX, Layout
+from rewindfs.store.layout import LABELS_PREFIX, REFS_PREFIX, Layout
 from rewindfs.store.trees import unsafe_name
 
 T = TypeVar("T")
@@ -157,6 +157,38 @@ class StoreBrowser:
             result.append(ProjectTip(h16, record.workdir if record else None, tip))
         return result
 
+    def signatures(self) -> dict[str, tuple]:
+        """h16 -> what its checkpoint list is made of (tip, labels, prune boundaries),
+        for every project: equal signatures, equal lists. One pass over the refs, so a
+        watcher can ask every second and re-read only the projects that changed."""
+        if not self.exists():
+            return {}
+        try:
+            st = os.stat(self.layout.store / "shallow")
+            shallow: tuple = (st.st_mtime_ns, st.st_size, st.st_ino)
+        except OSError:
+            shallow = ()
+
+        def read(repo: pygit2.Repository) -> dict[str, list]:
+            found: dict[str, list] = {}
+            for ref in repo.references.iterator():
+                name = ref.name
+                if name.startswith(REFS_PREFIX):
+                    h16, what = name[len(REFS_PREFIX):], "tip"
+                elif name.startswith(LABELS_PREFIX):
+                    h16, _, what = name[len(LABELS_PREFIX):].partition("/")
+                else:
+                    continue
+                try:
+                    target = str(ref.resolve().target)
+                except _MISSING:
+                    target = "?"
+                found.setdefault(h16, []).append((what, target))
+            return found
+
+        return {h16: (shallow, *sorted(parts))
+                for h16, parts in self._read("the project list", read).items()}
+
     def tip(self, h16: str) -> str | None:
         """The newest checkpoint of the project, or None when it has none."""
         if not self.exists():
@@ -209,6 +241,42 @@ class StoreBrowser:
             except (OSError, StoreError):
                 pass  # no usable git: libgit2 reads it
         return self._read(f"file {oid[:8]}", lambda repo: repo.odb.read(oid)[1])
+
+    def copy_blob(self, oid: str, sink: Callable[[bytes], object]) -> int:
+        """Hand a big blob to `sink` piece by piece (never whole in memory); its size.
+
+        Through git (store.catfile); a blob git cannot find is asked again of a new git
+        process (a repack may have moved it), and only without a usable git is it read
+        whole by libgit2.
+        """
+        fed = [False]
+
+        def feed(data: bytes) -> None:
+            fed[0] = True
+            sink(data)
+
+        for attempt in range(2):
+            try:
+                return self._pipe.copy(oid, feed)
+            except KeyError:
+                self._pipe.close()
+                if attempt:
+                    raise NotFound(f"file {oid[:8]} is no longer in the store") from None
+            except (OSError, StoreError):
+                if fed[0]:
+                    raise
+                break
+        data = self._read(f"file {oid[:8]}", lambda repo: repo.odb.read(oid)[1])
+        sink(data)
+        return len(data)
+
+    def owner(self) -> tuple[int, int]:
+        """uid and gid of the store (the person whose checkpoints these are)."""
+        try:
+            st = os.stat(self.layout.store)
+        except OSError:
+            return os.getuid(), os.getgid()
+        return st.st_uid, st.st_gid
 
     def created_time(self) -> float:
         """When the store was created: HEAD of a bare repo is written once and never again."""

@@ -1,0 +1,95 @@
+"""Keeping the kernel's caches true while checkpoints, labels and projects come and go.
+
+Inside a checkpoint nothing ever changes, so the kernel may cache everything there
+for good. The root and project directories do change, and with kernel caching on
+the kernel answers their listings (and the `1`/`latest`/label links in them)
+without asking the daemon, so the daemon must tell it what changed. A watcher
+thread re-reads the store every interval (one pass over the refs; a project's
+checkpoint list only when its refs or the prune boundaries moved), compares each
+directory's names and inodes with what it last told the kernel, and invalidates
+exactly the difference:
+
+* a name gone, or now meaning another node (a number or label link whose target
+  moved gets a new inode: see link.PointerLink): `invalidate_entry(dir, name)`;
+* anything changed in a directory: `invalidate_inode(dir)` (its cached listing and
+  attributes; a new name needs this, since the kernel never saw it).
+
+Invalidations run on this thread, never on the trio thread: the kernel may need an
+answer from the daemon before it completes one.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+
+from rewindfs.fs.inodes import ROOT_INODE
+from rewindfs.fs.root import RootDir
+
+log = logging.getLogger(__name__)
+
+InvalidateEntry = Callable[[int, bytes], None]
+InvalidateInode = Callable[[int], None]
+
+
+class Watcher:
+    def __init__(self, root: RootDir, invalidate_entry: InvalidateEntry,
+                 invalidate_inode: InvalidateInode, interval: float = 1.0):
+        self.root = root
+        self.interval = interval
+        self._invalidate_entry = invalidate_entry
+        self._invalidate_inode = invalidate_inode
+        self._told: dict[int, dict[bytes, int]] = {}  # dir inode -> names as last shown
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._loop, name="rewindfs-watch", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval):
+            try:
+                self.tick()
+            except Exception:  # a bad moment in the store (a repack, a ref being written)
+                log.exception("refreshing the checkpoint lists failed; trying again")
+
+    def tick(self) -> None:
+        """One pass: refresh, compare, invalidate."""
+        root = self.root
+        root.context.browser.notice_repack()
+        shown = root.names()  # a directory not compared yet: the kernel may have this
+        root.refresh()
+        self._compare(ROOT_INODE, shown, root.names())
+        signatures = root.context.browser.signatures()
+        projects = root.projects()
+        for project in projects.values():
+            shown = project.names()
+            project.refresh(signatures.get(project.h16, ()))
+            self._compare(project.inode, shown, project.names())
+        alive = {ROOT_INODE} | {p.inode for p in projects.values()}
+        for inode in set(self._told) - alive:
+            del self._told[inode]
+
+    def _compare(self, directory: int, shown: dict[bytes, int], now: dict[bytes, int]) -> None:
+        before = self._told.get(directory, shown)
+        self._told[directory] = now
+        if before == now:
+            return
+        for name, inode in before.items():
+            if now.get(name) != inode:
+                self._call(self._invalidate_entry, directory, name)
+        self._call(self._invalidate_inode, directory)
+
+    @staticmethod
+    def _call(fn: Callable[..., None], *args: object) -> None:
+        try:
+            fn(*args)
+        except OSError as exc:  # ENOENT: the kernel holds nothing for it, nothing to drop
+            log.debug("invalidation %s%r: %s", getattr(fn, "__name__", fn), args, exc)
