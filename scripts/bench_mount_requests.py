@@ -3,7 +3,7 @@ own time: the numbers behind the README's "why it misses the targets" table.
 
 Mounts the generated project's store in this process with every handler counted,
 runs each warm case once to warm up and once to count, and prints a table.
-Usage: .venv/bin/python scripts/bench_mount_requests.py [--files N]
+Usage: .venv/bin/python scripts/bench_mount_requests.py [--files N] [--no-kernel-cache]
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ HANDLERS = ("lookup", "forget", "getattr", "readlink", "opendir", "readdir", "re
 class Counted(RewindOperations):
     """The real adapter, with each handler's calls and time inside it added up."""
 
-    def __init__(self, model: Model):
-        super().__init__(model)
+    def __init__(self, model: Model, kernel_cache: bool = True):
+        super().__init__(model, kernel_cache=kernel_cache)
         self.calls: Counter[str] = Counter()
         self.seconds: Counter[str] = Counter()
 
@@ -88,6 +88,8 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--files", type=int, default=5_000)
+    p.add_argument("--no-kernel-cache", action="store_true",
+                   help="count the requests of stock mode (what stock pyfuse3 makes)")
     args = p.parse_args()
     rep = bl.Reporter()
     tmp = Path(tempfile.mkdtemp(prefix="bench-mount-requests-"))
@@ -95,7 +97,7 @@ def main() -> int:
         work, home, name = bench_mount.prepare(tmp, args.files, rep)
         mnt = tmp / "mnt"
         mnt.mkdir()
-        ops = Counted(Model(Layout.for_home(home)))
+        ops = Counted(Model(Layout.for_home(home)), kernel_cache=not args.no_kernel_cache)
         rows: list[list[str]] = []
 
         def drive() -> None:
@@ -107,6 +109,7 @@ def main() -> int:
 
         threading.Thread(target=drive, daemon=True).start()
         serve.serve(ops.model, mnt, operations=ops)
+        print(f"mode: {ops.mode}")
         print(bl.markdown_table(["case", "requests", "most frequent", "wall", "wall per request",
                                  "handler per request"], rows))
     finally:

@@ -442,3 +442,22 @@ def test_file_time_is_when_its_bytes_were_checkpointed(store, project, model, st
     assert model.resolve("proj/1/README.md") is model.resolve("proj/2/README.md")
     assert model.resolve("proj/1/README.md").attributes().mtime_ns == t2
     assert model.resolve("proj/3/README.md").attributes().mtime_ns == t1
+
+
+def test_big_blobs_are_spooled_not_kept_in_memory(store, project, layout):
+    MiB = 1024 * 1024
+    data = {name: os.urandom(size) for name, size in
+            (("a.bin", 3 * MiB), ("b.bin", 2 * MiB), ("huge.bin", 5 * MiB))}
+    for name, content in data.items():
+        (project / name).write_bytes(content)
+    take(store, project, "big")
+    model = Model(layout, spool_bytes=4 * MiB)  # huge.bin is over the whole spool budget
+    for name, content in data.items():
+        node = model.resolve(f"proj/1/{name}")
+        assert isinstance(node, File)
+        for offset in (0, 1, MiB - 1, len(content) - 10, len(content), len(content) + 7):
+            assert node.read(offset, 70_000) == content[offset:offset + 70_000], (name, offset)
+    blobs = model.context.blobs
+    assert blobs.memory.weight == 0  # none of them was ever whole in memory
+    assert blobs.spools.weight <= 4 * MiB
+    model.close()

@@ -4,8 +4,9 @@ Small blobs are kept whole in a byte-bounded LRU (the kernel usually reads one i
 a single request). A blob of SPOOL_MIN or more is never whole in memory: git
 streams it into an unlinked temporary file (store.catfile), and reads are served
 from there with pread; the spooled files are bounded by total size on disk, and
-an evicted one goes when its last reader is done with it. So whatever is opened,
-and however many files at once, the mount's memory stays within its caches.
+an evicted one goes when its last reader is done with it (one blob bigger than the
+whole budget is kept on its own until another such blob is read). So whatever is
+opened, and however many files at once, the mount's memory stays within its caches.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ class BlobReader:
         self._queue: queue.SimpleQueue[list[str] | None] = queue.SimpleQueue()
         self._prefetcher: threading.Thread | None = None
         self._pipe = BlobPipe(browser.layout)  # its own git: never waits behind big reads
+        self._oversized: tuple[str, Spooled] | None = None
 
     def whole(self, oid: str, size: int) -> bytes:
         """A small blob's bytes (symlink targets, small files)."""
@@ -122,6 +124,14 @@ class BlobReader:
     def read(self, oid: str, size: int, offset: int, length: int) -> bytes:
         if size < SPOOL_MIN:
             return self.whole(oid, size)[offset:offset + length]
+        if size > self.spools.largest:  # too big for the spool budget: keep just the last one
+            with self._guard:
+                last = self._oversized
+            if last is None or last[0] != oid:
+                last = (oid, self._spool(oid))
+                with self._guard:
+                    self._oversized = last
+            return last[1].read(offset, length)
         return self.spools.get_or_load(oid, self._spool).read(offset, length)
 
     def cached(self, oid: str) -> bool:

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 
 from rewindfs.errors import NotFound
+from rewindfs.fs.blobs import DEFAULT_SPOOL
 from rewindfs.fs.context import DEFAULT_BLOB_CACHE, REFRESH_INTERVAL, Context
 from rewindfs.fs.node import Directory, Node, Symlink
 from rewindfs.fs.project import ProjectDir
@@ -27,10 +28,11 @@ class Model:
     def __init__(self, layout: Layout, *, only_project: str | None = None,
                  blob_cache_bytes: int = DEFAULT_BLOB_CACHE,
                  refresh_interval: float = REFRESH_INTERVAL,
-                 clock: Callable[[], float] = time.monotonic, share_modes: bool = True):
+                 clock: Callable[[], float] = time.monotonic, share_modes: bool = True,
+                 spool_bytes: int = DEFAULT_SPOOL):
         self.context = Context(StoreBrowser(layout), blob_cache_bytes=blob_cache_bytes,
                                refresh_interval=refresh_interval, only_project=only_project,
-                               clock=clock, share_modes=share_modes)
+                               clock=clock, share_modes=share_modes, spool_bytes=spool_bytes)
         self.root = RootDir(self.context)
 
     def close(self) -> None:
