@@ -16,7 +16,7 @@ import time
 
 import pytest
 from conftest import isolated_git_env
-from test_fs_mount import force_unmount
+from conftest import force_unmount
 from test_restore_helpers import checkpoint, manager, one_line_error, picture, ref_tip, write
 
 from rewindfs.store import project_hash
