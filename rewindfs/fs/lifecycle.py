@@ -17,6 +17,7 @@ from enum import Enum
 from pathlib import Path
 
 from rewindfs.errors import InvalidInput, Refused, RewindError
+from rewindfs.store import private
 from rewindfs.store.layout import Layout
 
 FUSE_DEVICE = Path("/dev/fuse")
@@ -185,13 +186,21 @@ def spawn_background(argv: list[str], mountpoint: Path, log_path: Path,
     `/` (it keeps no directory busy), and writes `ready` or its one-line error to the
     pipe whose number replaces `{ready_fd}` in `argv`.
     """
+    try:
+        # 0600 in a 0700 logs/ whatever the umask; a symlink planted at its name is
+        # refused, never followed.
+        log = private.open_append(log_path)
+    except OSError as exc:
+        raise Refused(f"cannot write the mount log {log_path}: {exc.strerror} (a symlink or "
+                      "something other than a file is there?)") from None
     read_end, write_end = os.pipe()
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(log_path, "ab") as log:
+    try:
         child = subprocess.Popen(
             [a.replace("{ready_fd}", str(write_end)) for a in argv], pass_fds=(write_end,),
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log, cwd="/",
             start_new_session=True)
+    finally:
+        os.close(log)
     os.close(write_end)
     try:
         message = _read_until_eof(read_end, time.monotonic() + timeout)

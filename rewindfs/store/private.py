@@ -16,6 +16,8 @@ import errno
 import os
 import stat
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 DIR_MODE = 0o700
@@ -62,6 +64,18 @@ def open_append(path: str | os.PathLike[str]) -> int:
     return open_file(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
 
 
+def write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    """Create or overwrite the private file at `path` with `data` (not atomic: for files
+    in a directory nobody else looks into yet)."""
+    fd = open_file(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+
+
 def append_text(path: str | os.PathLike[str], text: str) -> None:
     """Append `text` (UTF-8) to the private file at `path`."""
     fd = open_append(path)
@@ -100,3 +114,59 @@ def write_atomic(path: str | os.PathLike[str], text: str, *, errors: str = "stri
         except OSError:
             pass
         raise
+
+
+def place_marker(path: str | os.PathLike[str]) -> bool:
+    """An empty 0600 file at `path`, in a real directory (created 0700 if missing). A
+    symlink (or FIFO) planted at that name is removed, never followed; a parent that
+    is a symlink makes it give up (False)."""
+    path = Path(path)
+    try:
+        os.mkdir(path.parent, DIR_MODE)
+    except FileExistsError:
+        pass
+    with _real_dir(path.parent) as dir_fd:
+        if dir_fd is None:
+            return False
+        for _ in range(2):
+            try:
+                fd = os.open(path.name, os.O_WRONLY | os.O_CREAT | _FILE_FLAGS, FILE_MODE,
+                             dir_fd=dir_fd)
+            except OSError as exc:
+                if exc.errno not in (errno.ELOOP, errno.ENXIO):
+                    raise
+                os.unlink(path.name, dir_fd=dir_fd)  # a planted link or FIFO: not ours
+                continue
+            regular = stat.S_ISREG(os.fstat(fd).st_mode)
+            os.close(fd)
+            if regular:
+                return True
+            os.unlink(path.name, dir_fd=dir_fd)
+    return False
+
+
+def remove_marker(path: str | os.PathLike[str]) -> bool:
+    """Remove `path` if its parent is a real directory (never through a symlinked parent)."""
+    path = Path(path)
+    with _real_dir(path.parent) as dir_fd:
+        if dir_fd is None:
+            return False
+        try:
+            os.unlink(path.name, dir_fd=dir_fd)
+        except FileNotFoundError:
+            return False
+    return True
+
+
+@contextmanager
+def _real_dir(path: Path) -> Iterator[int | None]:
+    """A descriptor of `path` when it is a real directory (not a symlink), else None."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        yield None
+        return
+    try:
+        yield fd
+    finally:
+        os.close(fd)

@@ -204,16 +204,15 @@ def _write_admin_dir(admin: Path, h16: str, workdir: Path) -> None:
     tmp.mkdir(parents=True, mode=0o700)
     # HEAD names a branch that is never created: git fsck calls a worktree HEAD outside
     # refs/heads "strange", and nothing here reads HEAD (the project ref is used by name).
-    (tmp / "HEAD").write_text(f"ref: refs/heads/rewindfs-{h16}\n")
-    (tmp / "commondir").write_text("../..\n")
+    private.write_bytes(tmp / "HEAD", f"ref: refs/heads/rewindfs-{h16}\n".encode())
+    private.write_bytes(tmp / "commondir", b"../..\n")
     # libgit2 takes the workdir as the parent of the path in `gitdir`; no `.git` file
     # is ever written into the user's directory.
-    (tmp / "gitdir").write_bytes(os.fsencode(str(workdir / ".git")) + b"\n")
-    (tmp / "locked").write_text("rewindfs: per-project index, do not prune\n")
-    (tmp / "rewind-config").write_bytes(
-        b"[core]\n\texcludesFile = " + os.fsencode(str(admin / "exclude")) + b"\n"
-    )
-    (tmp / "exclude").write_text(".git\n")
+    private.write_bytes(tmp / "gitdir", os.fsencode(str(workdir / ".git")) + b"\n")
+    private.write_bytes(tmp / "locked", b"rewindfs: per-project index, do not prune\n")
+    private.write_bytes(tmp / "rewind-config", b"[core]\n\texcludesFile = "
+                        + os.fsencode(str(admin / "exclude")) + b"\n")
+    private.write_bytes(tmp / "exclude", b".git\n")
     try:
         tmp.rename(admin)
     except OSError:

@@ -63,6 +63,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rewindfs.errors import Busy
+from rewindfs.store import private
 from rewindfs.store.layout import Layout
 from rewindfs.store.locks import file_lock
 from rewindfs.store.maintenance import gitcli, writers
@@ -188,11 +189,7 @@ def clear_placeholders(layout: Layout) -> int:
 def _remove_placeholders(layout: Layout) -> int:
     removed = 0
     for pin in _pins(layout):
-        try:
-            pin.unlink()
-            removed += 1
-        except FileNotFoundError:
-            pass
+        removed += private.remove_marker(pin)
     return removed
 
 
@@ -207,12 +204,12 @@ def _fanout_pinned(layout: Layout) -> Iterator[None]:
     pins = _pins(layout)
     try:
         for pin in pins:
-            pin.parent.mkdir(exist_ok=True)
-            pin.touch()
+            # Never through a symlink planted at the placeholder's (or its directory's) name.
+            private.place_marker(pin)
         yield
     finally:
         for pin in pins:
-            pin.unlink(missing_ok=True)
+            private.remove_marker(pin)
 
 
 def _run(layout: Layout, args: list[str], show_progress: bool) -> None:
