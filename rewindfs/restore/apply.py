@@ -22,6 +22,7 @@ import os
 import re
 import secrets
 import stat
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -34,6 +35,7 @@ from rewindfs.store.trees import EXECUTABLE, Entry
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 TMP_NAME = re.compile(rb"^\..*\.rewind-[0-9a-f]{8}\.tmp\Z", re.DOTALL)
 _PROC_FD = "/proc/self/fd"
+OPEN_DIRS = 64  # directory descriptors a restore keeps open at most
 
 # A long restore reports `(actions done, actions in all, bytes written)` here; the CLI
 # sets it on a terminal. A context variable, so other threads' restores stay quiet.
@@ -76,7 +78,9 @@ class Tree:
     def __init__(self, root: bytes, removable_dirs: set[bytes] | None = None,
                  modes: dict[bytes, int] | None = None):
         self.root_fd = os.open(root, DIR_FLAGS)
-        self.fds: dict[bytes, int] = {b"": self.root_fd}
+        # Least recently used last; at most OPEN_DIRS stay open (a restore touching
+        # thousands of directories must not run out of descriptors).
+        self.fds: OrderedDict[bytes, int] = OrderedDict({b"": self.root_fd})
         self.umask = _umask()
         self.created: list[bytes] = []
         self.removable = removable_dirs  # None: any directory a delete leaves empty
@@ -88,7 +92,10 @@ class Tree:
         self.fds.clear()
 
     def dir_fd(self, rel_dir: bytes, *, create: bool) -> int:
+        """A descriptor of the directory, valid until the next call (older ones may be
+        closed to stay under OPEN_DIRS)."""
         if rel_dir in self.fds:
+            self.fds.move_to_end(rel_dir)
             return self.fds[rel_dir]
         parent, _, name = rel_dir.rpartition(b"/")
         parent_fd = self.dir_fd(parent, create=create)
@@ -107,6 +114,9 @@ class Tree:
                 raise UnsafePath(exc.errno, "a symlink or file is in the way", rel_dir) from exc
             raise
         self.fds[rel_dir] = fd
+        while len(self.fds) > OPEN_DIRS:
+            oldest = next(d for d in self.fds if d)  # never the root
+            os.close(self.fds.pop(oldest))
         return fd
 
     def forget(self, rel_dir: bytes) -> None:
@@ -227,12 +237,10 @@ class Tree:
     def finish(self) -> None:
         """Give the directories this restore created their modes (deepest first)."""
         for rel_dir in sorted(self.created, key=lambda d: d.count(b"/"), reverse=True):
-            fd = self.fds.get(rel_dir)
-            if fd is not None:
-                try:
-                    os.fchmod(fd, self.new_dir_mode(rel_dir))
-                except OSError:
-                    pass
+            try:
+                os.fchmod(self.dir_fd(rel_dir, create=False), self.new_dir_mode(rel_dir))
+            except OSError:
+                pass  # removed since (an undo dropping it), or a link in the way now
 
     def current_mode(self, rel: bytes) -> int | None:
         """st_mode of what is at `rel` (links not followed), None if nothing (or no
