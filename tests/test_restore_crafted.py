@@ -15,8 +15,7 @@ import subprocess
 import time
 
 import pytest
-from conftest import isolated_git_env
-from conftest import force_unmount
+from conftest import force_unmount, isolated_git_env
 from test_restore_helpers import checkpoint, manager, one_line_error, picture, ref_tip, write
 
 from rewindfs.store import project_hash

@@ -1,7 +1,10 @@
 """The read-only FUSE mount of every checkpoint.
 
     model.py       the browsable model (root, project, checkpoint, tree, file, link nodes)
-    operations.py  the thin pyfuse3 adapter over the model
+    blobs.py       file contents with bounded memory (LRU, spool files, read-ahead)
+    operations.py  the thin pyfuse3 adapter over the model (kernel cache or stock mode)
+    capabilities.py  whether pyfuse3 is rewindfs's patched build
+    watch.py       telling the kernel what changed (new, pruned, relabelled checkpoints)
     serve.py       running a mount until unmounted or signalled
     lifecycle.py   FUSE availability, mountpoint checks, background start, unmount
     locate.py      where a project's checkpoints are in a live mount
