@@ -7,6 +7,7 @@ remembers where it came from (`rewind config` shows it).
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -67,6 +68,12 @@ def _path_or_none(value: Any) -> str | None:
 
 
 def _patterns(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str) and value.strip().startswith("["):
+        # REWIND_EXTRA_EXCLUDES='["*.log", "tmp/"]': a YAML (or JSON) list, as in the file
+        try:
+            value = yaml.safe_load(value)
+        except yaml.YAMLError:
+            raise ValueError("expected a YAML or JSON list of patterns") from None
     if isinstance(value, str):
         return tuple(p.strip() for p in value.split(",") if p.strip())
     if isinstance(value, list) and all(isinstance(p, str) for p in value):
@@ -92,11 +99,16 @@ KEYS: dict[str, tuple[Any, Callable[[Any], Any]]] = {
 }
 
 
+# REWIND_* variables that are not settings (read where they are used).
+OTHER_ENV = {"REWIND_PAGER", "REWIND_PROGRESS_DELAY"}
+
+
 @dataclass(frozen=True)
 class Settings:
     home: Path
     values: Mapping[str, Any]
     sources: Mapping[str, str] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()  # unknown keys, each with the closest known one
 
     def __getattr__(self, key: str) -> Any:
         try:
@@ -128,18 +140,31 @@ def load(home: str | os.PathLike[str] | None = None, flags: Mapping[str, Any] | 
     for key, (default, _) in KEYS.items():
         values[key], sources[key] = default, "default"
 
+    warnings: list[str] = []
     config_file = home_path / "config.yaml"
     for key, raw in _file_section(config_file).items():
         if key in KEYS:
             values[key], sources[key] = _parse(key, raw, str(config_file)), str(config_file)
+        else:
+            warnings.append(f"unknown setting checkpoints.{key} in {config_file}"
+                            f"{_did_you_mean(str(key), KEYS)}")
     for key in KEYS:
         name = ENV_PREFIX + key.upper()
         if name in env:
             values[key], sources[key] = _parse(key, env[name], f"${name}"), f"${name}"
+    known_env = {ENV_PREFIX + key.upper() for key in KEYS} | OTHER_ENV
+    for name in sorted(env):
+        if name.startswith(ENV_PREFIX) and name not in known_env:
+            warnings.append(f"unknown setting ${name}{_did_you_mean(name, known_env)}")
     for key, raw in (flags or {}).items():
         if raw is not None:
             values[key], sources[key] = _parse(key, raw, "command line"), "command line"
-    return Settings(home_path, values, sources)
+    return Settings(home_path, values, sources, tuple(warnings))
+
+
+def _did_you_mean(name: str, known) -> str:
+    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else " (ignored)"
 
 
 def _file_section(path: Path) -> dict[str, Any]:

@@ -12,6 +12,8 @@ import sys
 import click
 
 from rewindfs.cli.app import App
+from rewindfs.cli.feedback import lock_waits
+from rewindfs.cli.help import examples
 from rewindfs.cli.term import COLOR_CHOICES
 from rewindfs.errors import RewindError
 
@@ -34,7 +36,16 @@ class RewindGroup(click.Group):
             sys.exit(3)
 
 
-@click.group(cls=RewindGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=RewindGroup, context_settings={"help_option_names": ["-h", "--help"]},
+             epilog=examples(
+                 "rewind list                       # checkpoints here, 1 = newest",
+                 "rewind diff 3                     # what changed since checkpoint 3",
+                 "rewind restore 3 src/app.py       # one file back; `rewind undo` reverses",
+                 "rewind log src/app.py             # the checkpoints that changed a file",
+                 "rewind show '1 hour ago':setup.py # a file as it was an hour ago",
+                 "rewind mount && ls ~/.hermes/mnt/",
+                 "man rewind                        # the manual (see README: MANPATH)",
+             ))
 @click.option("--home", type=click.Path(file_okay=False), envvar="HERMES_HOME",
               help="Hermes home holding checkpoints/ (default $HERMES_HOME or ~/.hermes).")
 @click.option("--color", type=click.Choice(COLOR_CHOICES), default="auto", metavar="WHEN",
@@ -46,10 +57,13 @@ class RewindGroup(click.Group):
 def main(ctx: click.Context, home: str | None, color: str, no_pager: bool) -> None:
     """rewindfs: checkpoints of your working directory you can list, diff, mount and restore."""
     ctx.obj = App(home, color, not no_pager)
+    # Any command may wait on another process's lock: say so on a terminal.
+    ctx.with_resource(lock_waits(ctx.obj.term))
 
 
 # Each module lists its click commands in COMMANDS.
-COMMAND_MODULES = ("checkpoints", "files", "restore", "show", "mount", "maintenance", "steps")
+COMMAND_MODULES = ("checkpoints", "files", "restore", "show", "manage", "mount", "maintenance",
+                   "steps")
 
 
 def _register() -> None:

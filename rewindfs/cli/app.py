@@ -20,7 +20,10 @@ class App:
 
     @cached_property
     def settings(self) -> config.Settings:
-        return config.load(self.home, self.flags)
+        loaded = config.load(self.home, self.flags)
+        for warning in loaded.warnings:
+            self.term.warn(warning)
+        return loaded
 
     @cached_property
     def manager(self) -> CheckpointManager:

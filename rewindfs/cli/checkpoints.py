@@ -15,7 +15,7 @@ from rich.text import Text
 from rewindfs import store as st
 from rewindfs.agent.manager import checkpoint_dict
 from rewindfs.cli.app import App
-from rewindfs.cli.feedback import capture_progress, lock_waits
+from rewindfs.cli.feedback import capture_progress
 from rewindfs.cli.help import examples
 from rewindfs.cli.human import human_age, human_bytes
 from rewindfs.cli.options import (
@@ -60,7 +60,7 @@ def checkpoint(app: App, directory: str | None, reason: str, label: str | None,
     workdir = app.project_dir(_directory(directory, kw.get("directory_opt")))
     if label:
         st.validate_label(label)
-    with capture_progress(app.term, "checkpoint"), lock_waits(app.term):
+    with capture_progress(app.term, "checkpoint"):
         result = app.manager.take(str(workdir), reason)
     if label and result.commit:
         st.set_label(app.store, result.project, label, result.commit)
@@ -216,7 +216,7 @@ def diff(ctx: click.Context, refs: tuple[str, ...], directory: str | None, stat:
     base = st.resolve(repo, h16, refs[0] if refs else "latest")
     paths = _paths(ctx.meta.get("paths"), workdir)
     if len(refs) < 2:
-        with lock_waits(app.term):
+        with capture_progress(app.term, "reading the working tree"):
             target_tree = st.working_tree_tree(app.store, workdir, app.manager.limits,
                                                app.manager.extra_excludes)
     else:

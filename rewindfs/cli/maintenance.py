@@ -11,7 +11,7 @@ import json
 import shlex
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any, TypeVar
 
@@ -19,6 +19,7 @@ import click
 
 from rewindfs import config
 from rewindfs.cli.app import App
+from rewindfs.cli.help import examples
 from rewindfs.cli.human import human_age, human_bytes, human_span
 from rewindfs.errors import Refused
 from rewindfs.store.layout import Layout
@@ -43,12 +44,6 @@ def _table(header: Sequence[str], rows: list[Sequence[str]], right: set[int]) ->
     return [line(header), *(line(r) for r in rows)]
 
 
-def _bar(items: Sequence[T], label: str) -> Iterator[T]:
-    """A progress bar on stderr (only used when stderr is a terminal)."""
-    with click.progressbar(items, label=label, file=sys.stderr) as bar:
-        yield from bar
-
-
 def _on_terminal() -> bool:
     return sys.stderr.isatty()
 
@@ -63,7 +58,10 @@ def _confirm(question: str, what: str) -> None:
 
 # -- config -----------------------------------------------------------------------------
 
-@click.command("config")
+@click.command("config", epilog=examples(
+    "rewind config                       # each setting, its value and where it came from",
+    "REWIND_MAX_SNAPSHOTS=50 rewind config --json",
+))
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.pass_obj
 def config_(app: App, as_json: bool) -> None:
@@ -100,7 +98,10 @@ def _show(value: Any) -> str:
 
 # -- status -----------------------------------------------------------------------------
 
-@click.command()
+@click.command(epilog=examples(
+    "rewind status                       # sizes, projects, mount, next automatic prune",
+    "rewind status --limit 0 --json",
+))
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--limit", type=click.IntRange(min=0), default=50, show_default=True,
               help="Projects listed (0 = all).")
@@ -223,7 +224,10 @@ def _schedule_text(schedule: dict[str, Any]) -> str:
 
 # -- prune ------------------------------------------------------------------------------
 
-@click.command()
+@click.command(epilog=examples(
+    "rewind prune --dry-run              # what would go",
+    "rewind prune --retention-days 3 --max-size-mb 200 -f",
+))
 @click.option("--retention-days", type=float,
               help="Remove projects untouched for N days (default: config retention_days).")
 @click.option("--max-size-mb", type=int,
@@ -269,7 +273,7 @@ def prune(app: App, retention_days: float | None, max_size_mb: int | None, keep_
         _confirm(f"remove these {doomed} project(s) and their history?",
                  f"prune would remove {doomed} project(s)")
     terminal = _on_terminal() and not as_json
-    report = sweep.run(layout, policy, todo, progress=_bar if terminal else quiet,
+    report = sweep.run(layout, policy, todo, progress=app.term.iterate if terminal else quiet,
                        show_git_progress=terminal)
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2))
@@ -356,7 +360,9 @@ def _report_lines(report: sweep.Report) -> list[str]:
 
 # -- clear ------------------------------------------------------------------------------
 
-@click.command()
+@click.command(epilog=examples(
+    "rewind clear                        # asks first; -f in scripts",
+))
 @click.option("-f", "--force", is_flag=True, help="Do not ask.")
 @click.pass_obj
 def clear(app: App, force: bool) -> None:
@@ -390,7 +396,9 @@ def _unmount_if_mounted(path) -> None:
         click.echo(f"unmounted {path}")
 
 
-@click.command("clear-legacy")
+@click.command("clear-legacy", epilog=examples(
+    "rewind clear-legacy -f",
+))
 @click.option("-f", "--force", is_flag=True, help="Do not ask.")
 @click.pass_obj
 def clear_legacy(app: App, force: bool) -> None:

@@ -10,15 +10,21 @@ from pathlib import Path
 import click
 
 from rewindfs.cli.app import App
+from rewindfs.cli.help import examples
 from rewindfs.errors import RewindError
 from rewindfs.store import Layout, project_hash
 
 LOG_NAME = "rewind-mount.log"
 
 
-@click.command()
+@click.command(epilog=examples(
+    "rewind mount                          # every project under $HERMES_HOME/mnt",
+    "ls ~/.hermes/mnt/myproject/3/",
+    "diff -r ~/.hermes/mnt/myproject/3/ .",
+    "rewind mount /tmp/view -C ~/src/app   # one project only",
+))
 @click.argument("mountpoint", required=False, type=click.Path(file_okay=False))
-@click.option("--project", "project_dir", type=click.Path(),
+@click.option("-C", "--project", "project_dir", type=click.Path(), metavar="DIR",
               help="Show only this project (default: every project in the store).")
 @click.option("-f", "--foreground", is_flag=True,
               help="Serve in this process until unmounted or interrupted.")
@@ -118,7 +124,10 @@ class _Handshake:
             pass
 
 
-@click.command()
+@click.command(epilog=examples(
+    "rewind umount",
+    "rewind umount /tmp/view --lazy     # detach now although a shell is still inside",
+))
 @click.argument("mountpoint", required=False, type=click.Path(file_okay=False))
 @click.option("-z", "--lazy", is_flag=True, help="Detach now even if busy; release when unused.")
 @click.pass_obj

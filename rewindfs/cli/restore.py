@@ -14,7 +14,7 @@ from rewindfs import restore as rs
 from rewindfs.agent.manager import names, restore_dict
 from rewindfs.agent.state import restore_report
 from rewindfs.cli.app import App
-from rewindfs.cli.feedback import lock_waits, restore_progress
+from rewindfs.cli.feedback import restore_progress
 from rewindfs.cli.help import examples
 from rewindfs.cli.options import dir_option, json_option, refuse_together
 from rewindfs.errors import Refused
@@ -71,8 +71,7 @@ def restore(app: App, reference: str, paths: tuple[str, ...], directory: str | N
         safe=False if restore_all else (True if safe else None),
         limits=app.manager.limits, extra_excludes=app.manager.extra_excludes,
     )
-    with lock_waits(app.term):
-        plan_result = rs.dry_run(app.store, workdir, reference, options)
+    plan_result = rs.dry_run(app.store, workdir, reference, options)
     if plan_result.safe and options.safe is None:
         app.term.note("safe restore (the agent recorded writes since this checkpoint): files "
                       "a person changed are kept; --all restores them too")
@@ -84,7 +83,7 @@ def restore(app: App, reference: str, paths: tuple[str, ...], directory: str | N
     if deletes and not yes:
         _confirm(app, plan_result)
     options.confirmed_deletes = set(deletes)
-    with lock_waits(app.term), restore_progress(app.term):
+    with restore_progress(app.term):
         result = rs.restore(app.store, workdir, reference, options)
     _report(app, result, paths, as_json, f"restored {workdir} to {_target(result)}",
             restore_report(app.store, result))
@@ -100,7 +99,7 @@ def restore(app: App, reference: str, paths: tuple[str, ...], directory: str | N
 def undo(app: App, directory: str | None, as_json: bool) -> None:
     """Undo the last restore (an undo can itself be undone)."""
     workdir = app.project_dir(directory)
-    with lock_waits(app.term), restore_progress(app.term):
+    with restore_progress(app.term):
         result = rs.undo(app.store, workdir, rs.Options(
             limits=app.manager.limits, extra_excludes=app.manager.extra_excludes))
     _report(app, result, None, as_json, f"undid the last restore of {workdir}: back to "

@@ -8,13 +8,15 @@ import sys
 import click
 
 from rewindfs.cli.app import App
+from rewindfs.cli.help import examples
+from rewindfs.cli.options import dir_option
 from rewindfs.errors import RewindError
 
-dir_option = click.option("-C", "--dir", "directory", type=click.Path(),
-                          help="Project directory (default: the project around the cwd).")
 
-
-@click.command()
+@click.command(epilog=examples(
+    "rewind revert turn-3           # the files as before turn 3 (and every later step)",
+    "rewind revert step-7 --json",
+))
 @click.argument("step_or_turn")
 @dir_option
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
@@ -26,7 +28,9 @@ def revert(app: App, step_or_turn: str, directory: str | None, as_json: bool) ->
          "reverted")
 
 
-@click.command()
+@click.command(epilog=examples(
+    "rewind redo                    # take the last revert back",
+))
 @dir_option
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.pass_obj

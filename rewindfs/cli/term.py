@@ -18,9 +18,9 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import IO
+from typing import IO, TypeVar
 
 from rich.console import Console
 from rich.progress import (
@@ -38,6 +38,7 @@ from rich.text import Text
 
 from rewindfs.cli.human import human_bytes
 
+T = TypeVar("T")
 COLOR_CHOICES = ("auto", "always", "never")
 PROGRESS_DELAY = 0.5  # seconds of work before a progress bar appears
 WIDE = 10_000  # width when not a terminal: tables never wrap or cut a script's lines
@@ -230,6 +231,14 @@ class Terminal:
                 bar().update(task[0], completed=completed, total=total, **fields)
 
             yield update
+
+    def iterate(self, items: Sequence[T], label: str) -> Iterator[T]:
+        """`items` one by one, with a progress bar named `label` (its last word is the unit:
+        "removing projects") on a terminal; store.maintenance.progress's protocol."""
+        with self.progress(label, total=len(items), unit=label.split()[-1]) as update:
+            for done, item in enumerate(items, start=1):
+                yield item
+                update(done)
 
     @contextmanager
     def waiting(self, message: str) -> Iterator[None]:

@@ -16,7 +16,7 @@ import time
 from enum import Enum
 from pathlib import Path
 
-from rewindfs.errors import InvalidInput, Refused, RewindError
+from rewindfs.errors import Busy, InvalidInput, Refused, RewindError
 from rewindfs.store import private
 from rewindfs.store.layout import Layout
 
@@ -172,7 +172,7 @@ def unmount(mountpoint: str | os.PathLike[str], *, lazy: bool = False) -> Path:
     if proc.returncode != 0:
         reason = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "failed"
         if "busy" in reason.lower():
-            raise Refused(f"{path} is busy (a shell or program is using it); leave it, "
+            raise Busy(f"{path} is busy (a shell or program is using it); leave it, "
                           "or use --lazy to detach it now")
         raise Refused(f"could not unmount {path}: {reason}")
     return path

@@ -167,7 +167,7 @@ def _checkpoint(commit: pygit2.Commit, number: int, stop: frozenset[str],
     return Checkpoint(number=number, id=str(commit.id), time=commit.author.time,
                       offset=commit.author.offset, reason=reason, trailers=trailers,
                       tree_id=str(commit.tree_id), parent_id=parent, labels=sorted(labels),
-                      root=not commit.parent_ids)
+                      root=not commit.parent_ids and not _records_parent(commit))
 
 
 def stats(repo: pygit2.Repository, checkpoint: Checkpoint) -> Stats:
@@ -224,6 +224,15 @@ def total_size(repo: pygit2.Repository, layout: Layout, h16: str, checkpoint: Ch
         except OSError:
             pass  # only a cache
     return size
+
+
+def _records_parent(commit: pygit2.Commit) -> bool:
+    """Whether the commit object names a parent (libgit2 hides it past a prune boundary)."""
+    try:
+        head = commit.read_raw().split(b"\n\n", 1)[0]
+    except pygit2.GitError:
+        return False
+    return head.startswith(b"parent ") or b"\nparent " in head
 
 
 def raw_parent(repo: pygit2.Repository, commit_id: str) -> pygit2.Commit | None:

@@ -9,7 +9,7 @@ import re
 
 import pygit2
 
-from rewindfs.errors import InvalidInput, StoreError
+from rewindfs.errors import InvalidInput, NotFound, StoreError
 from rewindfs.store.layout import LABELS_PREFIX, Layout
 
 LABEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -42,6 +42,34 @@ def set_label(store, h16: str, label: str, commit: str) -> None:
         raise InvalidInput(f"label {label!r} was just taken by another checkpoint") from None
     except pygit2.GitError as exc:
         raise StoreError(f"could not record label {label!r}: {exc}") from exc
+
+
+def move_label(store, h16: str, label: str, commit: str) -> str | None:
+    """Point `label` at `commit`, wherever it pointed before; returns the previous target."""
+    validate_label(label)
+    repo: pygit2.Repository = store.repo
+    name = Layout.label_ref(h16, label)
+    existing = repo.references.get(name)
+    try:
+        repo.references.create(name, pygit2.Oid(hex=commit), force=True)
+    except pygit2.GitError as exc:
+        raise StoreError(f"could not record label {label!r}: {exc}") from exc
+    return str(existing.target) if existing is not None else None
+
+
+def remove_label(store, h16: str, label: str) -> str:
+    """Delete `label`; returns the checkpoint it named. The checkpoint itself stays (until
+    it is pruned like any unlabelled one)."""
+    repo: pygit2.Repository = store.repo
+    ref = repo.references.get(Layout.label_ref(h16, label)) if LABEL_RE.match(label) else None
+    if ref is None:
+        raise NotFound(f"no label {label!r} in this project")
+    target = str(ref.target)
+    try:
+        ref.delete()
+    except pygit2.GitError as exc:
+        raise StoreError(f"could not remove label {label!r}: {exc}") from exc
+    return target
 
 
 def labels_by_commit(repo: pygit2.Repository, h16: str) -> dict[str, list[str]]:

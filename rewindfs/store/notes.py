@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pygit2
@@ -60,13 +61,30 @@ def write(repo: pygit2.Repository, h16: str, commit: str, doc: dict[str, Any],
     """Attach `doc` to `commit`, replacing its note; with `keep`, drop notes of other ids."""
     data = json.dumps(doc, sort_keys=True).encode()
     blob = repo.create_blob(data)
+
+    def change(current: dict[str, pygit2.Oid]) -> dict[str, pygit2.Oid]:
+        current[commit] = blob
+        if keep is not None:
+            current = {c: b for c, b in current.items() if c in keep or c == commit}
+        return current
+
+    _update(repo, h16, change)
+
+
+def rekey(repo: pygit2.Repository, h16: str, renamed: dict[str, str]) -> None:
+    """Move notes to the new ids of rewritten checkpoints (old id -> new id)."""
+    if renamed and _tree(repo, h16) is not None:
+        _update(repo, h16, lambda current: {renamed.get(c, c): b for c, b in current.items()})
+
+
+def _update(repo: pygit2.Repository, h16: str,
+            change: Callable[[dict[str, pygit2.Oid]], dict[str, pygit2.Oid]]) -> None:
+    """Replace the notes commit with one whose notes are `change(current notes)`."""
     name = Layout.notes_ref(h16)
     for _ in range(CAS_ATTEMPTS):
         ref = repo.references.get(name)
         current = _flatten(repo, ref.peel(pygit2.Tree)) if ref is not None else {}
-        current[commit] = blob
-        if keep is not None:
-            current = {c: b for c, b in current.items() if c in keep or c == commit}
+        current = change(current)
         builder = repo.TreeBuilder()
         for entry_name, oid in sorted(current.items()):
             builder.insert(entry_name, oid, FileMode.BLOB)
