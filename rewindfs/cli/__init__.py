@@ -63,7 +63,7 @@ def main(ctx: click.Context, home: str | None, color: str, no_pager: bool) -> No
 
 # Each module lists its click commands in COMMANDS.
 COMMAND_MODULES = ("checkpoints", "files", "restore", "show", "manage", "mount", "maintenance",
-                   "steps")
+                   "steps", "complete")
 
 
 def _register() -> None:

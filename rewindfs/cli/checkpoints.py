@@ -15,6 +15,7 @@ from rich.text import Text
 from rewindfs import store as st
 from rewindfs.agent.manager import checkpoint_dict
 from rewindfs.cli.app import App
+from rewindfs.cli.complete import complete_reference
 from rewindfs.cli.feedback import capture_progress
 from rewindfs.cli.help import examples
 from rewindfs.cli.human import human_age, human_bytes
@@ -190,7 +191,8 @@ def _changes(cp: dict) -> Text:
     "rewind diff @yesterday-14:00 -- src/app.py",
     "rewind diff 2 --stat",
 ))
-@click.argument("refs", nargs=-1, metavar="[OLD [NEW]] [-- PATH...]")
+@click.argument("refs", nargs=-1, metavar="[OLD [NEW]] [-- PATH...]",
+                shell_complete=complete_reference)
 @dir_option
 @click.option("--stat", is_flag=True, help="Only the summary of changed files (as git's).")
 @click.option("--name-only", is_flag=True, help="Only the names of changed files.")

@@ -17,6 +17,7 @@ from rich.text import Text
 
 from rewindfs import store as st
 from rewindfs.cli.app import App
+from rewindfs.cli.complete import complete_reference
 from rewindfs.cli.help import examples
 from rewindfs.cli.human import human_age
 from rewindfs.cli.options import PathsAfterDoubleDash, dir_option, json_option, output_options
@@ -56,7 +57,7 @@ def ref_name(cp: Checkpoint) -> str:
     "rewind log src/                # a directory: changes to anything below it",
     "rewind log README.md --json",
 ))
-@click.argument("path")
+@click.argument("path", type=click.Path())
 @dir_option
 @json_option
 @output_options
@@ -105,8 +106,8 @@ def log(app: App, path: str, directory: str | None, as_json: bool) -> None:
     "rewind cat '2 hours ago' setup.cfg > setup.cfg.old",
     "rewind show 3:src/app.py            # the same, git style",
 ))
-@click.argument("reference")
-@click.argument("path")
+@click.argument("reference", shell_complete=complete_reference)
+@click.argument("path", type=click.Path())
 @dir_option
 @click.pass_obj
 def cat(app: App, reference: str, path: str, directory: str | None) -> None:
@@ -130,7 +131,7 @@ def write_bytes(data: bytes) -> None:
     "rewind grep -l parse_args -- src/ # names of matching files under src/",
 ))
 @click.argument("pattern")
-@click.argument("references", nargs=-1)
+@click.argument("references", nargs=-1, shell_complete=complete_reference)
 @dir_option
 @click.option("-i", "--ignore-case", is_flag=True, help="Match without regard to case.")
 @click.option("-F", "--fixed-strings", is_flag=True, help="PATTERN is a string, not a regex.")

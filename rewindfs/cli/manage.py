@@ -13,6 +13,7 @@ import click
 
 from rewindfs import store as st
 from rewindfs.cli.app import App
+from rewindfs.cli.complete import complete_reference
 from rewindfs.cli.help import examples
 from rewindfs.cli.options import dir_option, dir_option_named, json_option
 from rewindfs.errors import NotFound, Refused
@@ -43,7 +44,7 @@ def _name(cp: st.Checkpoint) -> str:
     "rewind delete 3                 # asks first",
     "rewind delete 1a2b3c4d -f       # by id, without asking",
 ))
-@click.argument("reference")
+@click.argument("reference", shell_complete=complete_reference)
 @dir_option
 @click.option("-f", "--force", is_flag=True, help="Do not ask.")
 @json_option
@@ -86,7 +87,7 @@ def delete(app: App, reference: str, directory: str | None, force: bool, as_json
     "rewind label -d v1              # remove a label (the checkpoint stays)",
 ))
 @click.argument("name", required=False)
-@click.argument("reference", required=False)
+@click.argument("reference", required=False, shell_complete=complete_reference)
 @dir_option
 @click.option("--move", "-f", "move", is_flag=True,
               help="Move the label if it already names another checkpoint.")

@@ -13,6 +13,7 @@ import click
 from rewindfs import store as st
 from rewindfs.agent.show import checkpoint_report
 from rewindfs.cli.app import App
+from rewindfs.cli.complete import complete_reference
 from rewindfs.cli.help import examples
 from rewindfs.cli.options import dir_option, json_option, output_options
 from rewindfs.errors import InvalidInput, RewindError
@@ -30,7 +31,8 @@ SHOW_PATHS = 10
     "rewind show 3:src/app.py    # the file src/app.py as it was in checkpoint 3",
     "rewind show @yesterday-14:00:README.md",
 ))
-@click.argument("reference", default="latest", metavar="[REF | REF:PATH]")
+@click.argument("reference", default="latest", metavar="[REF | REF:PATH]",
+                shell_complete=complete_reference)
 @dir_option
 @click.option("--full", is_flag=True, help="State documents in full, pretty-printed.")
 @json_option

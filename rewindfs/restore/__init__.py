@@ -120,29 +120,39 @@ def restore(store: st.Store, workdir, reference: str | st.Checkpoint,
     return RestoreResult(wd, target, plan, pre.commit, outcome, safe, seen.kept_oversize)
 
 
-def dry_run(store: st.Store, workdir, reference: str, options: Options | None = None
-            ) -> RestoreResult:
+def dry_run(store: st.Store, workdir, reference: str | st.Checkpoint,
+            options: Options | None = None, *, _scope: list[bytes] | None = None,
+            _expect: dict[bytes, str | None] | None = None) -> RestoreResult:
     """The plan a restore would carry out; nothing in the project changes.
 
     The working tree is captured exactly as `restore` captures it (only the named
     paths, when there are some), so the plan is the one the restore will make.
+    `_scope`/`_expect` as for `restore` (an undo's dry run).
     """
     opts = options or Options()
     wd = _existing_workdir(workdir)
     repo, h16 = _history(store, wd)
-    target = st.resolve(repo, h16, reference)
+    target = reference if isinstance(reference, st.Checkpoint) else st.resolve(repo, h16, reference)
     _check_tree(repo, target)
-    scope = _scope_of(opts, wd)
+    scope = _scope if _scope is not None else _scope_of(opts, wd)
     safe = _safe(store, h16, target, opts, scope)
     with locked(store, wd) as project:
         seen = _capture_current(project, target, scope, opts)
         _recap(project, seen, opts)
-    plan = _plan(store, h16, wd, seen.tree, target, scope, safe, opts.delete_missing)
+    plan = _plan(store, h16, wd, seen.tree, target, scope, safe, opts.delete_missing,
+                 expect=_expect, lenient=_scope is not None)
     return RestoreResult(wd, target, plan, safe=safe, kept_oversize=seen.kept_oversize)
 
 
-def undo(store: st.Store, workdir, options: Options | None = None) -> RestoreResult:
+_plan_only = dry_run  # undo() has a parameter of that name
+
+
+def undo(store: st.Store, workdir, options: Options | None = None, *,
+         entry: journal.Entry | None = None, dry_run: bool = False) -> RestoreResult:
     """Put back what the last restore (or undo) changed, as it was just before it.
+
+    With `entry` (one of journal.undoable), that restore instead: `rewind undo
+    --steps N` undoes several, newest first. `dry_run`: the plan only.
 
     A restore that died midway (killed: no completion record; or interrupted, when
     the file being renamed at that moment may be missing from its record) is undone
@@ -152,7 +162,7 @@ def undo(store: st.Store, workdir, options: Options | None = None) -> RestoreRes
     """
     wd = _existing_workdir(workdir)
     h16 = st.project_hash(wd)
-    last = journal.last(journal.path_for(store.layout, h16))
+    last = entry or journal.last(journal.path_for(store.layout, h16))
     if last is None:
         raise NotFound(f"nothing to undo: no restore recorded for {wd}")
     opts = options or Options()
@@ -163,6 +173,9 @@ def undo(store: st.Store, workdir, options: Options | None = None) -> RestoreRes
         scope, removable, expect = last.planned_paths(), last.dir_paths(), last.expected()
     if not scope:
         raise NotFound("nothing to undo: the last restore changed no files")
+    if dry_run:
+        before = st.history.load(store.repo, last.pre_rollback)
+        return _plan_only(store, wd, before, opts, _scope=scope, _expect=expect)
     return restore(store, wd, last.pre_rollback, opts, _scope=scope, _kind="undo",
                    _removable_dirs=removable, _expect=expect, _undoes=last.id)
 

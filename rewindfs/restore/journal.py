@@ -159,6 +159,19 @@ def last(path: Path) -> Entry | None:
     return found[-1] if found else None
 
 
+def undoable(path: Path) -> list[Entry]:
+    """Restores (and reverts) still in effect, newest first: what `rewind undo --steps N`
+    walks back through. An undo cancels the entry it undoes, unless it was undone
+    itself (a redo); undos are not steps of their own."""
+    found = entries(path)
+    cancelled: set[str] = set()
+    for entry in reversed(found):  # newest first: an undone undo cancels nothing
+        if entry.undoes and entry.id not in cancelled:
+            cancelled.add(entry.undoes)
+    return [e for e in reversed(found)
+            if e.kind != "undo" and (e.id is None or e.id not in cancelled)]
+
+
 def unfinished(path: Path) -> Entry | None:
     """The last entry, when it did not run to its end (killed or interrupted)."""
     entry = last(path)
