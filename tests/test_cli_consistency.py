@@ -10,7 +10,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_fs_mount import force_unmount, fuse_usable, mnt, mount  # noqa: F401 - fixtures
+from conftest import force_unmount
+from test_fs_mount import mount  # noqa: F401 - a fixture
 
 from rewindfs.store import take
 
