@@ -11,6 +11,7 @@ from rewindfs.cli.app import App
 from rewindfs.cli.help import examples
 from rewindfs.cli.options import dir_option
 from rewindfs.errors import RewindError
+from rewindfs.store.quoting import quote_path
 
 
 @click.command(epilog=examples(
@@ -49,7 +50,7 @@ def _run(result: dict, as_json: bool, verb: str) -> None:
     click.echo(f"{verb} turn(s) {turns}")
     for key, label in (("restored_files", "restored"), ("deleted_files", "deleted")):
         if result.get(key):
-            click.echo(f"  {label}: {', '.join(result[key])}")
+            click.echo(f"  {label}: {', '.join(quote_path(p) for p in result[key])}")
     if result.get("pre_rollback"):
         click.echo(f"  pre-rollback snapshot {result['pre_rollback'][:8]}: `rewind undo` "
                    "puts everything back")

@@ -20,23 +20,14 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import IO, TypeVar
+from typing import IO, TYPE_CHECKING, TypeVar
 
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    Progress,
-    ProgressColumn,
-    SpinnerColumn,
-    Task,
-    TaskID,
-    TextColumn,
-    TimeRemainingColumn,
-)
-from rich.table import Column, Table
+from rich.table import Table
 from rich.text import Text
 
-from rewindfs.cli.human import human_bytes
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 T = TypeVar("T")
 COLOR_CHOICES = ("auto", "always", "never")
@@ -196,7 +187,9 @@ class Terminal:
 
     def _bar(self) -> Progress:
         if self._progress is None:
-            self._progress = _progress_bar(self.console(err=True))
+            from rewindfs.cli.bars import progress_bar  # rich.progress: only when shown
+
+            self._progress = progress_bar(self.console(err=True))
             self._progress.start()
         return self._progress
 
@@ -252,49 +245,6 @@ class Terminal:
             else:
                 console.print(text, soft_wrap=True)
         yield
-
-
-class _CountColumn(ProgressColumn):
-    """`1,200/3,000 files, 4.2/9.0 MB` (without totals: `1,200 files`); empty without a unit."""
-
-    def render(self, task: Task) -> Text:
-        unit = task.fields.get("unit")
-        if not unit:
-            return Text("")
-        of = f"/{task.total:,.0f}" if task.total is not None else ""
-        text = f"{task.completed:,.0f}{of} {unit}"
-        done = task.fields.get("bytes")
-        if done is not None:
-            total = task.fields.get("total_bytes")
-            text += f", {human_bytes(done)}" + (f"/{human_bytes(total)}" if total else "")
-        return Text(text, style="progress.download")
-
-
-class _RateColumn(ProgressColumn):
-    """`1,755 files/s, 788 KB/s`: averages since the task started."""
-
-    def render(self, task: Task) -> Text:
-        unit = task.fields.get("unit")
-        elapsed = task.elapsed or 0
-        if not unit or elapsed < 0.2:
-            return Text("")
-        text = f"{task.completed / elapsed:,.0f} {unit}/s"
-        done = task.fields.get("bytes")
-        if done is not None:
-            text += f", {human_bytes(done / elapsed)}/s"
-        return Text(text, style="progress.data.speed")
-
-
-def _progress_bar(console: Console) -> Progress:
-    def fixed(column: ProgressColumn) -> ProgressColumn:
-        column._table_column = Column(no_wrap=True, overflow="ellipsis")
-        return column
-
-    return Progress(
-        *(fixed(c) for c in (SpinnerColumn(), TextColumn("{task.description}"))),
-        BarColumn(bar_width=None), fixed(_CountColumn()), fixed(_RateColumn()),
-        fixed(TimeRemainingColumn()),
-        console=console, transient=False, refresh_per_second=8, expand=True)
 
 
 def _progress_delay() -> float:
