@@ -231,3 +231,22 @@ def test_pty_helper_sees_a_terminal(tty, tmp_path):
     proc = PtyProcess([sys.executable, "-c", "import sys; print(sys.stdout.isatty())"])
     proc.expect("True")
     assert proc.wait() == 0
+
+
+def test_prune_shows_progress(tty, store, tmp_path, home):
+    from conftest import age
+
+    from rewindfs.store import Layout
+
+    layout = Layout(home / "checkpoints")
+    for i in range(3):
+        stale = tmp_path / f"stale{i}"
+        stale.mkdir()
+        (stale / "f.txt").write_text(f"{i}\n" * 100)
+        take(store, stale, "old")
+        age(layout, stale, 30)
+    proc = tty("prune", "-f", "--retention-days", "7",
+               REWIND_PROGRESS_DELAY="0")
+    proc.expect(r"Bytes reclaimed")
+    assert proc.wait() == 0
+    assert re.search(rb"removing projects .*3/3 projects", proc.plain), proc.plain
