@@ -353,7 +353,8 @@ def test_refused_places(store, project, run_rewind, fuse_usable, tmp_path):
         forced = run_rewind("mount", str(full), "--force", check=True)
         assert forced.returncode == 0 and os.path.ismount(full)
     finally:
-        force_unmount(full)
+        for path in (*cases, full):  # a refusal that failed must not leave a mount behind
+            force_unmount(path)
 
 
 def test_gc_repack_while_a_cached_mount_is_read(store, project, mount, store_dir, files_of):

@@ -20,8 +20,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from conftest import REWIND
-from test_fs_mount import force_unmount
+from conftest import REWIND, force_unmount
 from test_restore_helpers import one_line_error, picture, write
 
 from rewindfs.store import project_hash
