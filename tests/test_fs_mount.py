@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from conftest import REWIND, isolated_git_env
+from conftest import REWIND, force_unmount, isolated_git_env  # noqa: F401 - force_unmount: older imports
 
 from rewindfs.fs.locate import mounted_checkpoints
 from rewindfs.store import project_hash, set_label, take
