@@ -21,7 +21,7 @@ from rewindfs.agent import state as agent_state
 from rewindfs.agent.steps import StepRecorder
 from rewindfs.agent.workdir import project_root
 from rewindfs.errors import NotFound, RewindError
-from rewindfs.store import meta, projects
+from rewindfs.store import meta, projects, secret_files
 from rewindfs.store.maintenance import auto
 from rewindfs.store.maintenance.sweep import Policy
 
@@ -104,6 +104,9 @@ class CheckpointManager:
                 return False
             self._checkpointed_dirs.add(abs_dir)
             result = self.take(abs_dir, reason)
+            if result.skipped_files.get("private_keys"):
+                log.warning("%s: %s", abs_dir,
+                            secret_files.warning(result.skipped_files["private_keys"]))
             self._maybe_auto_prune()
             return result.taken
         except RewindError as exc:

@@ -29,7 +29,7 @@ from rewindfs.cli.options import (
 )
 from rewindfs.errors import NotFound
 from rewindfs.fs.locate import mounted_checkpoints
-from rewindfs.store import diffstat, history
+from rewindfs.store import diffstat, history, secret_files
 from rewindfs.store.diff import DiffResult
 from rewindfs.store.quoting import quote_path
 
@@ -82,6 +82,9 @@ def checkpoint(app: App, directory: str | None, reason: str, label: str | None,
     if label and result.commit:
         click.echo(f"labelled {short} as {label!r}")
     for why, paths in result.skipped_files.items():
+        if why == "private_keys":
+            app.term.warn(secret_files.warning([quote_path(p) for p in paths]))
+            continue
         what = "over max_file_size_mb" if why == "oversize" else "unreadable"
         shown = ", ".join(quote_path(p) for p in paths[:10])
         app.term.warn(f"skipped {len(paths)} file(s) {what}: {shown}"

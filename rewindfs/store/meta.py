@@ -21,7 +21,7 @@ import pygit2
 
 from rewindfs.errors import InvalidInput
 from rewindfs.store import actions as actions_mod
-from rewindfs.store import notes
+from rewindfs.store import notes, secret_files
 from rewindfs.store.actions import Action
 from rewindfs.store.capture import DEFAULT_LIMITS, Limits
 from rewindfs.store.history import Checkpoint, checkpoints
@@ -93,6 +93,9 @@ def take_carrying(store: Store, workdir, reason: str, *, state: dict[str, Any] |
             meta = CheckpointMeta(state, batch.items, when)
             notes.write(repo, project.h16, result.commit, meta.to_json(), keep=kept)
             batch.clear()
+        keys = secret_files.report(project)  # once per project: [] ever after
+        if keys:
+            result.skipped_files["private_keys"] = keys
     return result
 
 
