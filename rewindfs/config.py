@@ -169,21 +169,36 @@ def _did_you_mean(name: str, known) -> str:
 
 def _file_section(path: Path) -> dict[str, Any]:
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except FileNotFoundError:
         return {}
     except OSError as exc:
         raise InvalidInput(f"cannot read {path}: {exc.strerror}") from exc
     try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise InvalidInput(f"{path}:{line}:{column}: not UTF-8 (byte 0x{raw[exc.start]:02x}); "
+                           "save the file as UTF-8") from None
+    try:
         data = yaml.safe_load(text) or {}
     except yaml.YAMLError as exc:
-        raise InvalidInput(f"{path} is not valid YAML: {str(exc).splitlines()[0]}") from exc
+        raise InvalidInput(_yaml_error(path, exc)) from None
     section = data.get("checkpoints") if isinstance(data, dict) else None
     if section is None:
         return {}
     if not isinstance(section, dict):
         raise InvalidInput(f"{path}: `checkpoints` must be a mapping")
     return section
+
+
+def _yaml_error(path: Path, exc: yaml.YAMLError) -> str:
+    """`<file>:<line>:<column>: <problem>` (1-based, as editors and compilers say it)."""
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    problem = getattr(exc, "problem", None) or getattr(exc, "context", None) or str(exc)
+    where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(path)
+    return f"{where}: not valid YAML: {' '.join(str(problem).split())}"
 
 
 def _parse(key: str, raw: Any, source: str) -> Any:

@@ -29,6 +29,15 @@ class StoreError(RewindError):
     exit_code = 3
 
 
+class StoreDamaged(StoreError):
+    """One store file is damaged: named, with what is wrong with it."""
+
+    def __init__(self, path: object, problem: str):
+        self.path = path
+        self.problem = problem
+        super().__init__(f"store damaged: {path} ({problem}); run `rewind check`")
+
+
 class Busy(RewindError):
     """Another process holds a lock that this operation may not wait for."""
 

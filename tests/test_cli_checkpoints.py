@@ -200,15 +200,32 @@ def test_refuses_home_and_root(run_rewind, tmp_path):
     assert "too broad" in one_line_error(proc)
 
 
-def test_duplicate_label_fails(run_rewind, project, history):
+def test_duplicate_label_refused_before_checkpoint(run_rewind, project, history):
     run_rewind("checkpoint", project, "--label", "stable", check=True)
+    before = json.loads(run_rewind("list", project, "--json", check=True).stdout)
     (project / "new.txt").write_text("new\n")
     proc = run_rewind("checkpoint", project, "--label", "stable")
     assert proc.returncode == 1
     assert "stable" in one_line_error(proc)
-    # the label still names the first checkpoint
+    # refused before capturing: no new checkpoint, the label still names the first one
     data = json.loads(run_rewind("list", project, "--json", check=True).stdout)
-    assert data[1]["labels"] == ["stable"] and data[0]["labels"] == []
+    assert [c["hash"] for c in data] == [c["hash"] for c in before]
+    assert data[0]["labels"] == ["stable"]
+
+
+def test_list_of_a_missing_directory_exits_1(run_rewind, project, tmp_path):
+    proc = run_rewind("list", tmp_path / "nonexistent")
+    assert proc.returncode == 1
+    assert "no such directory" in one_line_error(proc)
+
+
+def test_list_of_a_deleted_project_still_shows_its_checkpoints(run_rewind, project):
+    import shutil
+
+    run_rewind("checkpoint", project, check=True)
+    shutil.rmtree(project)
+    proc = run_rewind("list", project, check=True)
+    assert "1." in proc.stdout
 
 
 def test_max_files_refused_exit_1(run_rewind, project):

@@ -11,29 +11,28 @@ import sys
 
 import click
 
+from rewindfs.cli import failure
 from rewindfs.cli.app import App
 from rewindfs.cli.feedback import lock_waits
 from rewindfs.cli.help import examples
 from rewindfs.cli.term import COLOR_CHOICES
-from rewindfs.errors import RewindError
 
 
 class RewindGroup(click.Group):
-    """Turns RewindError into one line on stderr and its exit code: never a traceback."""
+    """Turns failures into one line on stderr and an exit code (cli.failure): never a
+    traceback, except for a bug."""
 
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
-        except RewindError as exc:
-            click.echo(f"rewind: {exc}", err=True)
-            sys.exit(exc.exit_code)
-        except KeyboardInterrupt:
-            click.echo("rewind: interrupted", err=True)
-            sys.exit(130)
-        except OSError as exc:
-            where = f": {exc.filename}" if exc.filename else ""
-            click.echo(f"rewind: {exc.strerror or exc}{where}", err=True)
-            sys.exit(3)
+        except (click.exceptions.ClickException, click.exceptions.Exit,
+                click.exceptions.Abort):
+            raise
+        except (Exception, KeyboardInterrupt) as exc:
+            code = failure.handle(ctx.obj, exc)
+            if code is None:
+                raise
+            sys.exit(code)
 
 
 @click.group(cls=RewindGroup, context_settings={"help_option_names": ["-h", "--help"]},
@@ -63,7 +62,7 @@ def main(ctx: click.Context, home: str | None, color: str, no_pager: bool) -> No
 
 # Each module lists its click commands in COMMANDS.
 COMMAND_MODULES = ("checkpoints", "files", "restore", "show", "manage", "mount", "maintenance",
-                   "steps", "complete")
+                   "steps", "complete", "check")
 
 
 def _register() -> None:

@@ -31,6 +31,7 @@ from rewindfs.errors import NotFound
 from rewindfs.fs.locate import mounted_checkpoints
 from rewindfs.store import diffstat, history, secret_files
 from rewindfs.store.diff import DiffResult
+from rewindfs.store.labels import refuse_taken as refuse_taken_label
 from rewindfs.store.quoting import quote_path
 
 PATCH_LINES = 80
@@ -60,7 +61,7 @@ def checkpoint(app: App, directory: str | None, reason: str, label: str | None,
     """Take a checkpoint of the project now."""
     workdir = app.project_dir(_directory(directory, kw.get("directory_opt")))
     if label:
-        st.validate_label(label)
+        refuse_taken_label(app.store, st.project_hash(workdir), label)
     with capture_progress(app.term, "checkpoint"):
         result = app.manager.take(str(workdir), reason)
     if label and result.commit:
@@ -115,7 +116,11 @@ def list_(app: App, directory: str | None, all_projects: bool, as_json: bool,
         workdirs = [r.workdir for r in st.projects.list_records(app.store.layout)] \
             if app.store.exists() else []
     else:
-        workdirs = [app.project_dir(_directory(directory, kw.get("directory_opt")))]
+        given = _directory(directory, kw.get("directory_opt"))
+        workdirs = [app.project_dir(given)]
+        if given and not workdirs[0].is_dir() and not _has_checkpoints(app, workdirs[0]):
+            # A deleted project's checkpoints stay listable; a typo is an error.
+            raise NotFound(f"no such directory: {workdirs[0]}")
     report = []
     for workdir in workdirs:
         h16 = st.project_hash(workdir)
@@ -143,6 +148,10 @@ def list_(app: App, directory: str | None, all_projects: bool, as_json: bool,
     with app.term.paged() as console:
         for workdir, cps in report:
             _print_list(app, console, str(workdir), cps)
+
+
+def _has_checkpoints(app: App, workdir) -> bool:
+    return app.store.exists() and bool(st.checkpoints(app.store.repo, st.project_hash(workdir)))
 
 
 def _print_list(app: App, console, workdir: str, cps: list[dict]) -> None:

@@ -22,6 +22,7 @@ from rewindfs.cli.app import App
 from rewindfs.cli.help import examples
 from rewindfs.cli.human import human_age, human_bytes, human_span
 from rewindfs.errors import Refused
+from rewindfs.store import odbguard
 from rewindfs.store.layout import Layout
 from rewindfs.store.maintenance import legacy, sizecap, sweep, wipe
 from rewindfs.store.maintenance.progress import quiet
@@ -115,7 +116,8 @@ def status(app: App, as_json: bool, limit: int) -> None:
     unfinished = _unfinished_restores(Layout(s.base), info)
     if as_json:
         click.echo(json.dumps({**info.to_dict(), "mount": mount, "auto_prune": schedule,
-                               "unfinished_restores": unfinished}, indent=2))
+                               "unfinished_restores": unfinished,
+                               "libgit2": odbguard.describe()}, indent=2))
         return
     for line in _status_lines(info, mount, schedule, limit):
         click.echo(line)
@@ -123,6 +125,7 @@ def status(app: App, as_json: bool, limit: int) -> None:
         click.echo(f"Unfinished {item['kind']} of {item['workdir']} to {item['target'][:8]} "
                    f"({item['state']} {human_age(item['time'])}): `{item['undo']}` puts back "
                    "the files as they were before it")
+    click.echo(f"libgit2: {odbguard.describe()}")
 
 
 def _unfinished_restores(layout: Layout, info: StoreStatus) -> list[dict[str, Any]]:

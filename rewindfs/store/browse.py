@@ -30,7 +30,7 @@ import pygit2
 from pygit2.enums import FileMode, RepositoryOpenFlag
 
 from rewindfs.errors import NotFound, StoreError
-from rewindfs.store import history, notes, projects
+from rewindfs.store import damage, history, notes, odbguard, projects
 from rewindfs.store.catfile import BlobPipe
 from rewindfs.store.history import Checkpoint
 from rewindfs.store.layout import LABELS_PREFIX, REFS_PREFIX, Layout
@@ -118,13 +118,19 @@ class StoreBrowser:
                 raise NotFound(f"no checkpoint store at {self.layout.store}")
             try:
                 local.repo = pygit2.Repository(str(self.layout.store), RepositoryOpenFlag.NO_SEARCH)
+                odbguard.install(local.repo, self.layout.store / "objects")
             except _MISSING as exc:
                 raise StoreError(f"checkpoint store at {self.layout.store} is unreadable: {exc}") \
                     from exc
         return local.repo
 
     def _read(self, what: str, fn: Callable[[pygit2.Repository], T]) -> T:
-        """fn(repo), retried once on a fresh handle: a repack may have moved the object."""
+        """fn(repo), retried once on a fresh handle: a repack may have moved the object.
+
+        Then an object that is damaged (or missing from a tree that names it) is
+        StoreDamaged, which the mount answers with EIO for that one file or directory;
+        anything else is NotFound (ENOENT).
+        """
         try:
             return fn(self._repo())
         except _MISSING:
@@ -132,6 +138,9 @@ class StoreBrowser:
         try:
             return fn(self._repo())
         except _MISSING as exc:
+            found = damage.explain(self.layout, exc, scan=False)
+            if found is not None:
+                raise found from exc
             raise NotFound(f"{what} is no longer in the store") from exc
 
     # -- projects and checkpoints ------------------------------------------------
@@ -301,6 +310,12 @@ def _entries(repo: pygit2.Repository, tree: pygit2.Tree) -> list[TreeEntry]:
             out.append(TreeEntry(entry.raw_name, EntryKind.SUBMODULE, True, str(entry.id), 0))
         else:
             kind = EntryKind.SYMLINK if mode == FileMode.LINK else EntryKind.FILE
-            size = odb.read_header(entry.id)[1]
+            try:
+                size = odb.read_header(entry.id)[1]
+            except _MISSING:
+                # Damaged or missing: listed all the same, with a size that is not 0 so
+                # that a read reaches the mount (which answers EIO) instead of an empty
+                # file being read from the kernel's cache.
+                size = 1
             out.append(TreeEntry(entry.raw_name, kind, bool(mode & 0o111), str(entry.id), size))
     return out

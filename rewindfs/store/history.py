@@ -16,13 +16,14 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import pygit2
 
-from rewindfs.errors import InvalidInput, NotFound, RewindError, StoreError
-from rewindfs.store import timeref, trees
+from rewindfs.errors import InvalidInput, NotFound, RewindError, StoreDamaged, StoreError
+from rewindfs.store import damage, timeref, trees
 from rewindfs.store.labels import labels_by_commit
-from rewindfs.store.layout import Layout
+from rewindfs.store.layout import Layout, objects_dir
 from rewindfs.store.locks import write_atomic
 from rewindfs.store.prune import boundaries
 from rewindfs.store.trailers import parse_message
@@ -117,9 +118,15 @@ def walk(repo: pygit2.Repository, ref: str) -> list[pygit2.Commit]:
                 break
             commit = commit.parents[0]
     except (pygit2.GitError, KeyError) as exc:
-        # A missing parent ends the history (a pruned boundary); anything else is damage.
-        if not out:
-            raise StoreError(f"checkpoint history of {ref} is corrupt: {exc}") from exc
+        # A missing parent ends the history (a pruned boundary); anything else is damage:
+        # a commit that is there but unreadable, or a tip that cannot be read at all.
+        if out:
+            parent = str(out[-1].parent_ids[0])
+            found = damage.object_problem(objects_dir(Path(repo.path)), parent)
+            if found is None or found.problem == "missing object":
+                return out
+            raise found from exc
+        raise StoreError(f"checkpoint history of {ref} is corrupt: {exc}") from exc
     return out
 
 
@@ -283,6 +290,7 @@ def resolve(repo: pygit2.Repository, h16: str, reference: str) -> Checkpoint:
             raise NotFound(f"{text} is not a checkpoint of this project")
     if text.isdigit():
         raise NotFound(f"no checkpoint {text}: this project has {len(numbered)}")
+    _raise_if_damaged_label(repo, h16, text)
     when = timeref.parse(text)
     if when is not None:
         return _at_or_before(numbered, when, text)
@@ -328,6 +336,20 @@ def _at_or_before(numbered: list[Checkpoint], when: float, text: str) -> Checkpo
     oldest = numbered[-1] if numbered else None
     since = f"; the oldest is from {timeref.describe(oldest.time)}" if oldest else ""
     raise NotFound(f"no checkpoint at or before {timeref.describe(when)} ({text!r}){since}")
+
+
+def _raise_if_damaged_label(repo: pygit2.Repository, h16: str, text: str) -> None:
+    """A label whose checkpoint cannot be read is damage, not an unknown name."""
+    try:
+        ref = repo.references.get(Layout.label_ref(h16, text))
+    except ValueError:
+        return  # not a valid ref name, so not a label
+    if ref is None:
+        return
+    target = str(ref.target)
+    objects = objects_dir(Path(repo.path))
+    raise damage.object_problem(objects, target) or StoreDamaged(
+        Path(repo.path) / Layout.label_ref(h16, text), f"names unreadable checkpoint {target[:8]}")
 
 
 def _exists_elsewhere(repo: pygit2.Repository, prefix: str) -> bool:

@@ -26,6 +26,18 @@ def validate_label(label: str) -> str:
     return label
 
 
+def refuse_taken(store, h16: str, label: str) -> None:
+    """InvalidInput when `label` already names a checkpoint of the project (checked before
+    a checkpoint is taken, so a refused label leaves nothing behind)."""
+    validate_label(label)
+    if not store.exists():
+        return
+    existing = store.repo.references.get(Layout.label_ref(h16, label))
+    if existing is not None:
+        raise InvalidInput(f"label {label!r} already names checkpoint {str(existing.target)[:8]}; "
+                           "labels are unique per project")
+
+
 def set_label(store, h16: str, label: str, commit: str) -> None:
     """Name `commit`; a label already naming another checkpoint of the project is an error."""
     validate_label(label)

@@ -37,6 +37,15 @@ def normalize_workdir(path: str | os.PathLike[str]) -> Path:
     return Path(path).expanduser().resolve()
 
 
+def objects_dir(gitdir: Path) -> Path:
+    """The objects folder of the store or of a project admin dir (through `commondir`)."""
+    try:
+        common = (gitdir / "commondir").read_text(encoding="utf-8").strip()
+    except (OSError, ValueError):
+        return gitdir / "objects"
+    return (gitdir / common).resolve() / "objects"
+
+
 def project_hash(workdir: str | os.PathLike[str]) -> str:
     """sha256 of the resolved absolute path, first 16 hex digits (Hermes's h16)."""
     raw = os.fsencode(str(normalize_workdir(workdir)))

@@ -23,8 +23,8 @@ from pygit2.errors import check_error
 from pygit2.ffi import C, ffi
 
 from rewindfs.errors import NotFound, Refused, StoreError
-from rewindfs.store import ignore, private, readfilter
-from rewindfs.store.layout import Layout, normalize_workdir, project_hash
+from rewindfs.store import ignore, odbguard, private, readfilter
+from rewindfs.store.layout import Layout, normalize_workdir, objects_dir, project_hash
 from rewindfs.store.locks import file_lock, remove_stale_lock
 from rewindfs.store.maintenance import firstuse
 
@@ -143,7 +143,13 @@ class Store:
                 self.ensure()  # once per handle: upgrades stores written by older versions
             if not exists:
                 _write_admin_dir(admin, h16, wd)
-            repo = _open(admin)
+            try:
+                repo = _open(admin)
+            except StoreError:
+                # HEAD, commondir and gitdir only say where things are: damaged ones are
+                # rewritten (the index, the project's stat cache, is kept).
+                rewrite_admin_files(admin, h16, wd)
+                repo = _open(admin)
             _use_project_excludes(repo, admin)
             project = Project(self, h16, wd, repo, threading.Lock())
             self._projects[h16] = project
@@ -168,10 +174,13 @@ def guard_workdir(workdir: str | os.PathLike[str]) -> Path:
 
 
 def _open(path: Path) -> pygit2.Repository:
+    """The repository at `path` (the store, or a project's admin dir inside it)."""
     try:
-        return pygit2.Repository(str(path), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
+        repo = pygit2.Repository(str(path), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
     except (pygit2.GitError, KeyError, ValueError) as exc:
         raise StoreError(f"checkpoint store at {path} is unreadable or corrupt: {exc}") from exc
+    odbguard.install(repo, objects_dir(path))
+    return repo
 
 
 def _apply_config(repo: pygit2.Repository, lock: Path) -> None:
@@ -202,16 +211,8 @@ def _write_admin_dir(admin: Path, h16: str, workdir: Path) -> None:
     unique = f"{os.getpid()}.{threading.get_ident()}"
     tmp = admin.parent.parent / "locks" / f".worktree-{h16}.{unique}.tmp"
     tmp.mkdir(parents=True, mode=0o700)
-    # HEAD names a branch that is never created: git fsck calls a worktree HEAD outside
-    # refs/heads "strange", and nothing here reads HEAD (the project ref is used by name).
-    private.write_bytes(tmp / "HEAD", f"ref: refs/heads/rewindfs-{h16}\n".encode())
-    private.write_bytes(tmp / "commondir", b"../..\n")
-    # libgit2 takes the workdir as the parent of the path in `gitdir`; no `.git` file
-    # is ever written into the user's directory.
-    private.write_bytes(tmp / "gitdir", os.fsencode(str(workdir / ".git")) + b"\n")
-    private.write_bytes(tmp / "locked", b"rewindfs: per-project index, do not prune\n")
-    private.write_bytes(tmp / "rewind-config", b"[core]\n\texcludesFile = "
-                        + os.fsencode(str(admin / "exclude")) + b"\n")
+    for name, data in _admin_files(admin, h16, workdir).items():
+        private.write_bytes(tmp / name, data)
     private.write_bytes(tmp / "exclude", b".git\n")
     try:
         tmp.rename(admin)
@@ -225,6 +226,28 @@ def _write_admin_dir(admin: Path, h16: str, workdir: Path) -> None:
         for child in tmp.iterdir():
             child.unlink()
         tmp.rmdir()
+
+
+def _admin_files(admin: Path, h16: str, workdir: Path) -> dict[str, bytes]:
+    """What makes worktrees/<h16>/ a git worktree admin dir (all derived from the workdir)."""
+    return {
+        # HEAD names a branch that is never created: git fsck calls a worktree HEAD outside
+        # refs/heads "strange", and nothing here reads HEAD (the project ref is used by name).
+        "HEAD": f"ref: refs/heads/rewindfs-{h16}\n".encode(),
+        "commondir": b"../..\n",
+        # libgit2 takes the workdir as the parent of the path in `gitdir`; no `.git` file
+        # is ever written into the user's directory.
+        "gitdir": os.fsencode(str(workdir / ".git")) + b"\n",
+        "locked": b"rewindfs: per-project index, do not prune\n",
+        "rewind-config": b"[core]\n\texcludesFile = " + os.fsencode(str(admin / "exclude")) + b"\n",
+    }
+
+
+def rewrite_admin_files(admin: Path, h16: str, workdir: Path) -> None:
+    """Rewrite the bookkeeping files of an existing admin dir (its index is kept)."""
+    for name, data in _admin_files(admin, h16, workdir).items():
+        private.write_atomic(admin / name, data.decode("utf-8", "surrogateescape"),
+                             errors="surrogateescape")
 
 
 def _use_project_excludes(repo: pygit2.Repository, admin: Path) -> None:

@@ -15,11 +15,14 @@ import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pygit2
 from pygit2.enums import DiffOption, FileMode
 
 from rewindfs.errors import StoreError
+from rewindfs.store import damage
+from rewindfs.store.layout import objects_dir
 
 LINK = int(FileMode.LINK)
 EXECUTABLE = int(FileMode.BLOB_EXECUTABLE)
@@ -114,6 +117,9 @@ def blob_bytes(repo: pygit2.Repository, oid: str) -> bytes:
     try:
         return repo[oid].data
     except (KeyError, pygit2.GitError) as exc:
+        found = damage.object_problem(objects_dir(Path(repo.path)), oid)
+        if found is not None:
+            raise found from exc
         raise StoreError(f"checkpoint store is missing object {oid[:12]}: {exc}") from exc
 
 
