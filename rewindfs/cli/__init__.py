@@ -11,7 +11,7 @@ import sys
 
 import click
 
-from rewindfs.cli import failure
+from rewindfs.cli import failure, watchdog
 from rewindfs.cli.app import App
 from rewindfs.cli.feedback import lock_waits
 from rewindfs.cli.help import examples
@@ -55,9 +55,15 @@ class RewindGroup(click.Group):
 @click.pass_context
 def main(ctx: click.Context, home: str | None, color: str, no_pager: bool) -> None:
     """rewindfs: checkpoints of your working directory you can list, diff, mount and restore."""
+    if ctx.invoked_subcommand not in UNWATCHED:
+        watchdog.start()
     ctx.obj = App(home, color, not no_pager)
     # Any command may wait on another process's lock: say so on a terminal.
     ctx.with_resource(lock_waits(ctx.obj.term))
+
+
+# The mount serves for hours and guards its reads itself (store.odbguard, patched libgit2).
+UNWATCHED = {"mount", "umount"}
 
 
 # Each module lists its click commands in COMMANDS.

@@ -32,7 +32,9 @@ def handle(app: object, exc: BaseException) -> int | None:
     if isinstance(exc, StoreError) and not isinstance(exc, StoreDamaged):
         from rewindfs.store import damage
 
-        named = damage.explain(_layout(app), exc, scan=False) if exc.__cause__ else None
+        # Only a libgit2 error behind it is worth a scan of the store (not a full disk).
+        named = damage.explain(_layout(app), exc, scan=damage.from_libgit2(exc)) \
+            if exc.__cause__ else None
         return _fail(str(named or exc), exc.exit_code)
     if isinstance(exc, RewindError):
         return _fail(str(exc), exc.exit_code)

@@ -18,6 +18,7 @@ admin dir whose bookkeeping files are damaged is rewritten from its project reco
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -423,13 +424,15 @@ def _commit_graph(layout: Layout) -> Iterator[Problem]:
 
 
 def remove_commit_graphs(layout: Layout) -> None:
-    """Remove every commit-graph file (git rebuilds them; libgit2 works without)."""
+    """Remove every commit-graph file (a cache: git rebuilds it, libgit2 works without).
+
+    Best effort: a git writing a new graph meanwhile keeps its files."""
     info = layout.store / "objects" / "info"
-    (info / "commit-graph").unlink(missing_ok=True)
     chain = info / "commit-graphs"
-    if chain.is_dir():
-        for child in chain.iterdir():
-            child.unlink(missing_ok=True)
+    for path in [info / "commit-graph", *(chain.glob("*") if chain.is_dir() else [])]:
+        with contextlib.suppress(OSError):
+            path.unlink()
+    with contextlib.suppress(OSError):
         chain.rmdir()
 
 

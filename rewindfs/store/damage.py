@@ -155,6 +155,11 @@ def as_store_error(layout: Layout, exc: BaseException) -> StoreError | None:
     return None
 
 
+def from_libgit2(exc: BaseException) -> bool:
+    """Whether a libgit2 error is behind `exc`."""
+    return any(isinstance(err, pygit2.GitError) for err in _chain(exc))
+
+
 def _packed_ref(store: Path, name: str) -> str | None:
     try:
         lines = (store / "packed-refs").read_text(encoding="utf-8", errors="replace").splitlines()

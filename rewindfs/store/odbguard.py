@@ -9,8 +9,8 @@ With a stock pygit2, every repository rewindfs opens gets an object database who
 loose objects are read by `VerifiedLoose` (Python: the zlib stream must be complete
 and the size as declared) instead of libgit2's loose backend, so libgit2 never
 inflates a loose object itself. Packs are still read by libgit2 (its pack reader
-already stops on a stream that makes no progress). A damaged loose object then reads
-as missing, and `damaged()` remembers why, for the error message.
+already stops on a stream that makes no progress). Reading a damaged loose object
+fails with StoreDamaged, and `damaged()` remembers it for error messages.
 
 `REWIND_LOOSE_GUARD=on|off` forces the fallback on (to measure it) or off (to show
 the hang it prevents); the default is on exactly when the libgit2 is stock.
@@ -79,9 +79,11 @@ def damaged(oid: str) -> StoreDamaged | None:
 class VerifiedLoose(pygit2.OdbBackend):
     """Loose objects read by rewindfs.store.loose; writes go to libgit2's loose backend.
 
-    A damaged object reads as missing (KeyError: libgit2 then says "not found"):
-    raising anything else from a backend leaves a Python exception pending inside
-    libgit2 calls made without the GIL, which pygit2 cannot always hand back.
+    A damaged object raises StoreDamaged, never KeyError: pygit2 turns KeyError into
+    "not found", which some libgit2 code takes as a normal answer (a capture then
+    silently keeps the old state of a changed file). Any other exception fails the
+    libgit2 call: pygit2 raises it, or, for calls made through cffi, Python raises
+    SystemError with it as the cause (store.damage finds it there).
     """
 
     def __init__(self, objects_dir: Path):
@@ -96,12 +98,12 @@ class VerifiedLoose(pygit2.OdbBackend):
         except FileNotFoundError:
             raise KeyError(oid) from None
         except OSError as exc:
-            _remember(oid, StoreDamaged(loose.path_of(self._dir, oid),
-                                        f"unreadable: {exc.strerror}"))
-            raise KeyError(oid) from None
+            damaged = StoreDamaged(loose.path_of(self._dir, oid), f"unreadable: {exc.strerror}")
+            _remember(oid, damaged)
+            raise damaged from None
         except StoreDamaged as exc:
             _remember(oid, exc)
-            raise KeyError(oid) from None
+            raise
 
     def read_cb(self, oid: pygit2.Oid) -> tuple[int, bytes]:
         return self._read(str(oid))
@@ -114,7 +116,8 @@ class VerifiedLoose(pygit2.OdbBackend):
         except FileNotFoundError:
             raise KeyError(str(oid)) from None
         except (OSError, StoreDamaged):
-            return self._read(str(oid))[0], 0  # records why, raises KeyError
+            kind, body = self._read(str(oid))  # says why (raises)
+            return kind, len(body)
 
     def read_prefix_cb(self, prefix: str) -> tuple[int, bytes, pygit2.Oid]:
         oid = self.exists_prefix_cb(prefix)

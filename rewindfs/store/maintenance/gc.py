@@ -64,6 +64,7 @@ from pathlib import Path
 
 from rewindfs.errors import Busy
 from rewindfs.store import private
+from rewindfs.store.check import remove_commit_graphs
 from rewindfs.store.layout import Layout
 from rewindfs.store.locks import file_lock
 from rewindfs.store.maintenance import gitcli, writers
@@ -125,6 +126,9 @@ def gc(layout: Layout, grace_minutes: float = GRACE_MINUTES, *, immediate: bool 
                     _prune_now(layout, result)
                 else:
                     _prune(layout, grace_minutes)
+                # A commit-graph (Hermes's `git gc` writes one) naming commits just pruned
+                # fails `git fsck` for good; git ignores it in a shallow store anyway.
+                remove_commit_graphs(layout)
     except Busy:
         raise Busy("another gc of the checkpoint store is running") from None
     result.bytes_after = objects_bytes(layout)

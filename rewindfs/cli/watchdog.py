@@ -1,0 +1,154 @@
+"""A bound on how long one `rewind` command may be stuck inside libgit2.
+
+A libgit2 call that never returns (issue 10: a truncated loose object in stock
+libgit2) holds the GIL, so no Python thread of the stuck process can run, not even
+a signal handler: Ctrl-C is ignored and the process spins forever. rewindfs fixes
+the known cause at the root (patches/libgit2, store.odbguard); this is the backstop
+for unknown ones, and it must work without the GIL:
+
+* The command's process writes a heartbeat byte every second from a thread. That
+  thread needs the GIL, so the beats stop exactly when something holds it.
+* A small helper, forked before the command starts, waits for the beats. After
+  `REWIND_STALL_SECONDS` (default 120) without one, while the command is not
+  stopped (Ctrl-Z), it prints one line and sends SIGQUIT.
+* SIGQUIT's handler in the command's process is libc's `_exit` itself: a C
+  function, async-signal-safe, that gets the signal number (3) as its argument. So
+  the stuck process exits at once, with status 3 (store damaged), GIL or not.
+
+Ctrl-C while stuck: the helper ignores SIGINT, but notices it; when no heartbeat
+follows within 2 seconds it ends the command the same way (exit 3, saying so).
+The helper exits as soon as the command does (it watches a pidfd). A held flock is
+released by the kernel on exit; git lock files a killed writer leaves are cleared
+by the next writer (store.locks).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import select
+import signal
+import threading
+import time
+
+ENV = "REWIND_STALL_SECONDS"
+DEFAULT_STALL_SECONDS = 120.0  # far above any single libgit2 call on a healthy store
+BEAT_SECONDS = 1.0
+INTERRUPT_GRACE = 2.0
+
+
+def stall_seconds() -> float:
+    try:
+        return max(0.0, float(os.environ.get(ENV, DEFAULT_STALL_SECONDS)))
+    except ValueError:
+        return DEFAULT_STALL_SECONDS
+
+
+def start() -> None:
+    """Watch this process from a forked helper (call before any thread or lock exists)."""
+    limit = stall_seconds()
+    if limit <= 0 or signal.SIGQUIT != 3 or not hasattr(os, "pidfd_open"):
+        return
+    if not _exit_on_sigquit():
+        return
+    read_end, write_end = os.pipe()
+    parent = os.getpid()
+    try:
+        pid = os.fork()
+    except OSError:
+        return
+    if pid == 0:
+        code = 0
+        try:
+            os.close(write_end)
+            _watch(parent, read_end, limit)
+        except BaseException:
+            code = 1
+        os._exit(code)
+    os.close(read_end)
+    threading.Thread(target=_beat, args=(write_end,), name="rewind-heartbeat",
+                     daemon=True).start()
+
+
+def _exit_on_sigquit() -> bool:
+    """Make SIGQUIT end this process with status 3 without running any Python code."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.signal.restype = ctypes.c_void_p
+        libc.signal.argtypes = [ctypes.c_int, ctypes.c_void_p]
+        handler = ctypes.cast(libc._exit, ctypes.c_void_p).value
+        return libc.signal(signal.SIGQUIT, handler) != ctypes.c_void_p(-1).value
+    except (OSError, AttributeError):
+        return False
+
+
+def _beat(fd: int) -> None:
+    while True:
+        try:
+            os.write(fd, b".")
+        except OSError:
+            return  # the helper is gone: nothing to tell
+        time.sleep(BEAT_SECONDS)
+
+
+def _watch(parent: int, beats: int, limit: float) -> None:
+    """The helper: end `parent` when it stops beating, or ignores Ctrl-C while stuck."""
+    interrupted: list[float] = []
+    signal.signal(signal.SIGINT, lambda *_: interrupted.append(time.monotonic()))
+    _quiet_stdio()
+    pidfd = os.pidfd_open(parent)
+    poller = select.poll()
+    poller.register(beats, select.POLLIN)
+    poller.register(pidfd, select.POLLIN)
+    last = time.monotonic()
+    while True:
+        try:
+            events = dict(poller.poll(1000 * BEAT_SECONDS))
+        except InterruptedError:
+            events = {}
+        if pidfd in events:
+            return  # the command ended
+        if beats in events:
+            if not os.read(beats, 4096):
+                return
+            last = time.monotonic()
+            interrupted.clear()
+            continue
+        now = time.monotonic()
+        if _stopped(parent):
+            last = now  # Ctrl-Z: not stuck, just paused
+            continue
+        if interrupted and now - max(interrupted[0], last) >= INTERRUPT_GRACE:
+            _end(pidfd, "interrupted while stuck inside libgit2 (a damaged store?); "
+                        "run `rewind check`")
+            return
+        if now - last >= limit:
+            _end(pidfd, f"no progress for {int(now - last)} s inside libgit2 (a damaged "
+                        f"store?); stopped. Run `rewind check` ({ENV} sets this limit)")
+            return
+
+
+def _end(pidfd: int, message: str) -> None:
+    with contextlib.suppress(OSError):
+        os.write(2, f"rewind: {message}\n".encode())
+    with contextlib.suppress(OSError):
+        signal.pidfd_send_signal(pidfd, signal.SIGQUIT)
+
+
+def _stopped(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            state = f.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state in (b"T", b"t")
+
+
+def _quiet_stdio() -> None:
+    """The helper keeps stderr (for its one line) and lets go of stdin and stdout, so a
+    reader of the command's output sees it end when the command ends."""
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(null, 1)
+    os.close(null)
