@@ -366,7 +366,10 @@ def _records(layout: Layout, counts: dict[str, int]) -> Iterator[Problem]:
 
 
 def _logs(layout: Layout) -> Iterator[Problem]:
-    """JSON-lines files: restore journals, agent step logs, pending actions, write ledgers."""
+    """JSON-lines files: restore journals, agent step logs, pending actions, write ledgers.
+
+    Their readers skip a line they cannot parse (a writer killed mid-line leaves one),
+    so such lines are reported, not counted as damage."""
     store = layout.store
     files = [*store.glob("worktrees/*/restores.jsonl"), *store.glob("steps/*.jsonl"),
              *store.glob("actions/*.jsonl"), *store.glob("ledger/*.jsonl")]
@@ -374,6 +377,7 @@ def _logs(layout: Layout) -> Iterator[Problem]:
         raw = _read_bytes(path)
         if raw is None:
             continue
+        bad = []
         for number, line in enumerate(raw.split(b"\n"), start=1):
             if not line.strip():
                 continue
@@ -381,8 +385,11 @@ def _logs(layout: Layout) -> Iterator[Problem]:
                 if not isinstance(json.loads(line.decode("utf-8")), dict):
                     raise ValueError
             except (UnicodeDecodeError, ValueError):
-                yield Problem(path, f"line {number} is not a JSON object")
-                break
+                bad.append(number)
+        if bad:
+            lines = ", ".join(map(str, bad[:5])) + (" ..." if len(bad) > 5 else "")
+            yield Problem(path, f"unreadable line(s) {lines}, skipped by rewindfs",
+                          harmless=True)
 
 
 def _leftovers(layout: Layout) -> Iterator[Problem]:
