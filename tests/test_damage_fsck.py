@@ -23,7 +23,7 @@ def test_prune_after_a_hermes_gc_keeps_the_store_fsck_clean(project, run_rewind,
     assert (store_dir / "objects" / "info" / "commit-graph").exists()  # git wrote one
     fsck()
     _checkpoints(run_rewind, project, 1, start=6, REWIND_MAX_SNAPSHOTS="2")
-    run_rewind("prune", "--grace-minutes", "0", "-f", check=True)
+    run_rewind("prune", "-f", check=True)
     fsck()  # without the fix: "Could not read <commit> ... for commit-graph", forever
     assert run_rewind("check", check=True).returncode == 0
 
@@ -33,7 +33,7 @@ def test_check_repairs_a_stale_commit_graph(project, run_rewind, store_git, stor
     _hermes_style_gc(store_git)
     graph = (store_dir / "objects" / "info" / "commit-graph").read_bytes()
     _checkpoints(run_rewind, project, 1, start=6, REWIND_MAX_SNAPSHOTS="2")
-    run_rewind("prune", "--grace-minutes", "0", "-f", check=True)
+    run_rewind("prune", "-f", check=True)
     # Put the stale graph back, as a gc killed half way or an older rewindfs leaves it.
     (store_dir / "objects" / "info" / "commit-graph").write_bytes(graph)
     assert store_git("fsck", check=False).returncode != 0

@@ -60,9 +60,9 @@ def describe() -> str:
     return f"{how}; loose-object guard off ({ENV}): a truncated object can hang"
 
 
-def install(repo: pygit2.Repository, objects_dir: Path) -> None:
-    """Give `repo` the fallback object database when the guard is on (else leave it be)."""
-    if not guarded():
+def install(repo: pygit2.Repository, objects_dir: Path, force: bool = False) -> None:
+    """Give `repo` the fallback object database when the guard is on (or `force`)."""
+    if not (force or guarded()):
         return
     odb = pygit2.Odb()
     odb.add_backend(pygit2.OdbBackendPack(str(objects_dir)), 2)
