@@ -54,9 +54,13 @@ def start() -> None:
         return
     read_end, write_end = os.pipe()
     parent = os.getpid()
+    # A Ctrl-C in the instant between fork and the helper's handler must neither kill the
+    # helper nor be lost: blocked across the fork, delivered once each side is ready.
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         pid = os.fork()
     except OSError:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
         return
     if pid == 0:
         code = 0
@@ -66,6 +70,7 @@ def start() -> None:
         except BaseException:
             code = 1
         os._exit(code)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     os.close(read_end)
     threading.Thread(target=_beat, args=(write_end,), name="rewind-heartbeat",
                      daemon=True).start()
@@ -96,6 +101,7 @@ def _watch(parent: int, beats: int, limit: float) -> None:
     """The helper: end `parent` when it stops beating, or ignores Ctrl-C while stuck."""
     interrupted: list[float] = []
     signal.signal(signal.SIGINT, lambda *_: interrupted.append(time.monotonic()))
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     _quiet_stdio()
     pidfd = os.pidfd_open(parent)
     poller = select.poll()
@@ -112,8 +118,9 @@ def _watch(parent: int, beats: int, limit: float) -> None:
         if beats in events:
             if not os.read(beats, 4096):
                 return
+            # A Ctrl-C stays noted: the beat may have slipped in just before the command
+            # entered the call that then never returns.
             last = time.monotonic()
-            interrupted.clear()
             continue
         now = time.monotonic()
         if _stopped(parent):

@@ -91,7 +91,9 @@ def held(layout: Layout, h16: str) -> Iterator[Batch]:
 
 def _read(layout: Layout, h16: str) -> list[Action]:
     try:
-        lines = layout.pending_actions(h16).read_text(encoding="utf-8").splitlines()
+        # A line a killed writer cut short (or any non-UTF-8 byte) is skipped below.
+        text = layout.pending_actions(h16).read_text(encoding="utf-8", errors="replace")
+        lines = text.splitlines()
     except OSError:
         return []
     out = []

@@ -42,7 +42,8 @@ def writes_since(layout: Layout, h16: str, since: float) -> dict[bytes, str | No
     """Newest recorded oid per path among writes at or after `since` (epoch seconds)."""
     out: dict[bytes, str | None] = {}
     try:
-        lines = _path(layout, h16).read_text(encoding="utf-8").splitlines()
+        # A line a killed writer cut short (or any non-UTF-8 byte) is skipped below.
+        lines = _path(layout, h16).read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return out
     for line in lines:
@@ -61,7 +62,7 @@ def exists(layout: Layout, h16: str) -> bool:
 
 def _compact(path: Path) -> None:
     newest: dict[str, str] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         try:
             newest[json.loads(line)["path"]] = line
         except (ValueError, KeyError, TypeError):

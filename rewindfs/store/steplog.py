@@ -72,7 +72,7 @@ def read(layout: Layout, h16: str) -> list[dict[str, Any]]:
 
 def _read(path: Path) -> list[dict[str, Any]]:
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return []
     out = []
