@@ -194,7 +194,7 @@ def test_ctrl_c_ends_a_command_stuck_in_libgit2(store, project, store_dir, home,
     proc = subprocess.Popen([REWIND, "list", str(project)], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
-        time.sleep(1.0)  # let it get stuck (no assertion depends on how long this takes)
+        _wait_until_stuck(proc.pid)
         os.killpg(proc.pid, signal.SIGINT)
         _, err = proc.communicate(timeout=TIMEOUT)
     finally:
@@ -202,6 +202,30 @@ def test_ctrl_c_ends_a_command_stuck_in_libgit2(store, project, store_dir, home,
             os.killpg(proc.pid, signal.SIGKILL)
     assert proc.returncode in (3, 130), err
     assert len(err.strip().splitlines()) == 1 and "interrupted" in err
+
+
+def _wait_until_stuck(pid: int) -> None:
+    """Until the command spins in libgit2: its watchdog helper is up (so it is past its
+    imports) and its main thread has used a second of CPU without finishing."""
+    end = time.monotonic() + TIMEOUT
+
+    def cpu_seconds() -> float:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def has_child() -> bool:
+        return any(Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[1]
+                   == str(pid) for p in os.listdir("/proc") if p.isdigit()
+                   and Path(f"/proc/{p}/stat").exists())
+
+    while time.monotonic() < end:
+        try:
+            if has_child() and cpu_seconds() > 2.0:
+                return
+        except (OSError, IndexError):
+            pass
+        time.sleep(0.1)
+    raise AssertionError("the command never got stuck")
 
 
 # -- the mount --------------------------------------------------------------------------

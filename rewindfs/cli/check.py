@@ -8,6 +8,7 @@ import sys
 import click
 
 from rewindfs.cli.app import App
+from rewindfs.cli.help import examples
 from rewindfs.store import check as checker
 from rewindfs.store import odbguard
 from rewindfs.store.layout import Layout
@@ -15,7 +16,11 @@ from rewindfs.store.layout import Layout
 SHOWN = 12  # problems listed per group, so the report fits one screen
 
 
-@click.command()
+@click.command(epilog=examples(
+    "rewind check              # report only; changes nothing",
+    "rewind check --repair     # then fix what is safe to fix, and check again",
+    "rewind check --json       # every problem, for scripts",
+))
 @click.option("--repair", is_flag=True,
               help="Also fix what can be fixed without losing anything (stat caches, "
                    "stale locks and caches, admin dirs).")
@@ -25,11 +30,6 @@ def check(app: App, repair: bool, as_json: bool) -> None:
     """Verify the store: objects, packs, refs, indexes, projects, labels, notes, journals.
 
     Exit status 0 when nothing is damaged, 3 when something is.
-
-    \b
-    Examples:
-      rewind check              # report only; changes nothing
-      rewind check --repair     # then fix what is safe to fix, and check again
     """
     layout = Layout(app.settings.base)
     report = checker.verify(layout)
