@@ -33,8 +33,16 @@ from rewindfs.store import diffstat, history, secret_files
 from rewindfs.store.diff import DiffResult
 from rewindfs.store.labels import refuse_taken as refuse_taken_label
 from rewindfs.store.quoting import quote_path
+from rewindfs.store.store import refuse_inside_mount
 
 PATCH_LINES = 80
+# How `rewind checkpoint` names each kind of skipped path (SnapshotResult.skipped_files).
+SKIPPED = {
+    "oversize": "file(s) over max_file_size_mb",
+    "unreadable": "unreadable path(s)",
+    "changing": "file(s) that kept changing while read (previous version kept)",
+    "too_deep": "directory(ies) nested too deep to capture",
+}
 
 
 def _directory(positional: str | None, option: str | None) -> str | None:
@@ -59,7 +67,10 @@ def _directory(positional: str | None, option: str | None) -> str | None:
 def checkpoint(app: App, directory: str | None, reason: str, label: str | None,
                as_json: bool, **kw: str | None) -> None:
     """Take a checkpoint of the project now."""
-    workdir = app.project_dir(_directory(directory, kw.get("directory_opt")))
+    given = _directory(directory, kw.get("directory_opt"))
+    if given is None:
+        refuse_inside_mount(os.getcwd())  # a project found above a mount is not meant
+    workdir = app.project_dir(given)
     if label:
         refuse_taken_label(app.store, st.project_hash(workdir), label)
     with capture_progress(app.term, "checkpoint"):
@@ -86,9 +97,8 @@ def checkpoint(app: App, directory: str | None, reason: str, label: str | None,
         if why == "private_keys":
             app.term.warn(secret_files.warning([quote_path(p) for p in paths]))
             continue
-        what = "over max_file_size_mb" if why == "oversize" else "unreadable"
         shown = ", ".join(quote_path(p) for p in paths[:10])
-        app.term.warn(f"skipped {len(paths)} file(s) {what}: {shown}"
+        app.term.warn(f"skipped {len(paths)} {SKIPPED.get(why, why)}: {shown}"
                       + (" ..." if len(paths) > 10 else ""))
 
 

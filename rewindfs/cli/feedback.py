@@ -20,20 +20,19 @@ from rewindfs.store import capture, locks
 
 @contextmanager
 def capture_progress(term: Terminal, description: str = "capturing") -> Iterator[None]:
-    """Files (and bytes, when the capture knows them) staged, with totals and rates.
+    """Files and bytes found (while scanning), then captured out of their totals.
 
-    The capture reports `(files done[, files in all[, bytes done[, bytes in all]]])`.
+    The capture reports a `capture.Progress` (files, bytes, and the totals once known).
     """
     if not sys.stderr.isatty():
         yield
         return
     with term.progress(description, unit="files") as update:
 
-        def report(done: int, total: int | None = None, done_bytes: int | None = None,
-                   total_bytes: int | None = None) -> None:
-            update(done, total, done_bytes, total_bytes)
+        def report(p: capture.Progress) -> None:
+            update(p.files, p.files_total, p.bytes, p.bytes_total)
 
-        with capture.reporting_progress(report):
+        with capture.reporting_progress(report, detailed=True):
             yield
 
 

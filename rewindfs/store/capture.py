@@ -1,18 +1,28 @@
 """Capturing a working directory into its project's index and writing the tree.
 
-libgit2's `git_index_add_all` walks the tree honouring every ignore source,
-re-hashes only files whose stat data changed (the index persists between
-checkpoints, so it is a stat cache), and calls back once per candidate path
-before touching it. The callback is where rewindfs applies what git itself has
-no notion of: the per-file size cap, the max_files guard (aborting the walk as
-soon as the count is exceeded), unreadable files, and nested repositories, which
-add_all would otherwise store as gitlinks (contents lost) or fail on (an empty
-nested repo). Nested repositories are captured file by file instead; once their
-files are in the index, later walks descend into them normally.
+Two stages.
+
+Finding what changed: libgit2's `git_index_add_all` walks the tree honouring every
+ignore source and compares each path's stat data with the project's index (which
+persists between checkpoints, so it is a stat cache), calling back once per new,
+changed or deleted path before touching it. The callback lets libgit2 drop deleted
+paths and keeps everything else for rewindfs to store: libgit2 itself reads no file.
+The callback is also where rewindfs applies what git has no notion of: the size
+cap, the max_files guard (the walk aborts as soon as the count is exceeded, before
+any object is written), and nested repositories, which add_all would store as
+gitlinks (contents lost); they are walked file by file instead.
+
+Storing: each file found is read once (`fileread`: what is on disk, or a truthful
+"changing"/"unreadable"), hashed and deflated. Many objects go into one new pack
+(`packwrite`), a few become loose objects. Index entries, with the files' full stat
+data so the next walk's stat cache hits without hashing them again, are added only
+once their objects are on disk; the ref moves later still (snapshot), so a crash at
+any point leaves no checkpoint and no index entry referring to a missing object.
 """
 
 from __future__ import annotations
 
+import gc
 import os
 import stat
 import time
@@ -27,19 +37,46 @@ from pygit2.ffi import C, ffi
 from pygit2.utils import StrArray
 
 from rewindfs.errors import Refused, StoreError
-from rewindfs.store.locks import remove_stale_lock
+from rewindfs.store import fileread, gitextra, interrupts, mounts
+from rewindfs.store.locks import remove_stale_lock, write_atomic
+from rewindfs.store.packwrite import BLOB, PackWriter, add_trees, deflate
 from rewindfs.store.store import Project
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How far a capture is. `scan`: finding what changed (no totals yet); `store`:
+    reading and writing what was found, out of known totals."""
+
+    phase: str
+    files: int
+    bytes: int
+    files_total: int | None = None
+    bytes_total: int | None = None
+
 
 # Long captures (a first checkpoint of a big tree) report progress here; the CLI sets it
 # on a terminal. A context variable, so concurrent captures in other threads stay quiet.
-_progress: ContextVar[Callable[[int], None] | None] = ContextVar("capture_progress",
-                                                                 default=None)
-PROGRESS_EVERY = 500  # files staged between two reports
+_progress: ContextVar[Callable[[Progress], None] | None] = ContextVar("capture_progress",
+                                                                      default=None)
+PROGRESS_EVERY = 500  # files found between two reports while scanning
+PROGRESS_SECONDS = 0.1  # at most this often while storing
 
 
 @contextmanager
-def reporting_progress(report: Callable[[int], None]) -> Iterator[None]:
-    """Within the block, captures call `report(files_staged_so_far)` now and then."""
+def reporting_progress(report: Callable, *, detailed: bool = False) -> Iterator[None]:
+    """Within the block, captures report how far they are.
+
+    By default `report(files_found_so_far)` every PROGRESS_EVERY files while scanning;
+    with `detailed`, `report(Progress)` in both phases.
+    """
+    if not detailed:
+        plain = report
+
+        def report(p: Progress) -> None:
+            if p.phase == "scan":
+                plain(p.files)
+
     token = _progress.set(report)
     try:
         yield
@@ -47,10 +84,19 @@ def reporting_progress(report: Callable[[int], None]) -> Iterator[None]:
         _progress.reset(token)
 
 
-ATTEMPTS = 5  # a file vanishing or changing mid-walk makes add_all fail; retry without it
+ATTEMPTS = 3  # a walk that failed on a changing tree is tried again (see capture)
 # libgit2's GIT_INDEX_ADD_DISABLE_PATHSPEC_MATCH: paths are literal (no globbing), and
 # a directory still matches everything below it.
 LITERAL_PATHS = 1 << 1
+# libgit2's walk refuses to enter a directory this deep (its FILESYSTEM_MAX_DEPTH).
+MAX_DEPTH = 100
+# Up to this much, objects are written loose (one file each, as git does for small
+# changes); beyond it, into one pack. A pack costs two fsyncs and a rename; a loose
+# object a file creation each.
+LOOSE_MAX_FILES = 64
+LOOSE_MAX_BYTES = 1 << 20
+TOO_DEEP_FILE = "too-deep"  # in the admin dir: ignore rules for directories libgit2 can't enter
+_STAGE_MASK = 0x3000  # an index entry's merge stage (0 for every entry we write)
 
 
 @dataclass(frozen=True)
@@ -67,8 +113,16 @@ class Capture:
     tree_id: pygit2.Oid
     file_count: int
     oversize: list[str] = field(default_factory=list)
-    unreadable: list[str] = field(default_factory=list)
+    unreadable: list[str] = field(default_factory=list)  # directories end with "/"
+    changing: list[str] = field(default_factory=list)  # kept changing while read
+    too_deep: list[str] = field(default_factory=list)  # directories not descended into
     nested_repos: list[str] = field(default_factory=list)
+
+    def skipped(self) -> dict[str, list[str]]:
+        """What was left out (or kept at its previous version), by reason."""
+        kinds = (("oversize", self.oversize), ("unreadable", self.unreadable),
+                 ("changing", self.changing), ("too_deep", self.too_deep))
+        return {k: v for k, v in kinds if v}
 
 
 class _TooManyFiles(Exception):
@@ -76,86 +130,86 @@ class _TooManyFiles(Exception):
 
 
 class _Walk:
-    """State shared by the add_all callback and the nested-repository walk."""
+    """What one pass over the working tree found (the add_all callback, named paths,
+    nested repositories)."""
 
-    def __init__(self, project: Project, index: pygit2.Index, limits: Limits,
-                 unstable: set[bytes]):
+    def __init__(self, project: Project, index: pygit2.Index, limits: Limits):
         self.root = os.fsencode(str(project.workdir))
-        self.unstable = unstable  # paths that kept changing while being read: skipped
-        self.last: bytes | None = None  # the path libgit2 is about to read
         self.saw_gitignore = False
         self.repo = project.repo
         self.index = index
         self.limits = limits
         self.count = len(index)
+        self.found: list[tuple[bytes, os.stat_result]] = []  # files and links to store
+        self.found_bytes = 0
         self.oversize: list[bytes] = []
         self.unreadable: list[bytes] = []
         self.nested: list[bytes] = []
+        self.too_deep: list[bytes] = []
         self.replaced_by_dir: list[bytes] = []  # tracked files that are directories now
         self.dirty = False  # whether the index changed (else it is not rewritten)
-        self.staged = 0
         self.report = _progress.get()
         self.error: BaseException | None = None
+        self.packed = False  # whether what was found went into a pack
+        self.first = len(index) == 0  # nothing captured before
 
     def tracked(self, rel: bytes) -> bool:
         return C.git_index_get_bypath(self.index._index, rel, 0) != ffi.NULL
 
-    def admit(self, rel: bytes) -> int:
-        """0 = stage this path (or drop it, if it is gone), 1 = leave it alone."""
-        if rel in self.unstable:
-            self.unreadable.append(rel)
-            return 1
+    def admit(self, rel: bytes) -> None:
+        """Note what one new, changed or deleted path is now, and what to do about it."""
         if rel == b".gitignore" or rel.endswith(b"/.gitignore"):
             self.saw_gitignore = True
-        self.last = rel
         try:
             st = os.lstat(self.root + b"/" + rel)
         except (FileNotFoundError, NotADirectoryError):
-            self.dirty = True
-            return 0  # deleted (or a parent dir became a file): add_all removes it
+            # Deleted (or a parent directory became a file).
+            if self.tracked(rel):
+                C.git_index_remove(self.index._index, rel, 0)
+                self.dirty = True
+            return
         except OSError:
-            self.unreadable.append(rel)
-            return 1
+            self.unreadable.append(rel)  # e.g. below a directory we may not enter
+            return
         if stat.S_ISREG(st.st_mode):
             if self.limits.max_file_size and st.st_size > self.limits.max_file_size:
                 self.oversize.append(rel)
-                return 1
-            try:
-                os.close(os.open(self.root + b"/" + rel, os.O_RDONLY | os.O_NONBLOCK))
-            except (FileNotFoundError, NotADirectoryError):
-                return 0
-            except OSError:
-                self.unreadable.append(rel)
-                return 1
+                return
         elif stat.S_ISDIR(st.st_mode):
             if self.tracked(rel):
                 self.replaced_by_dir.append(rel)  # dropped after the walk
-            return 1
+            return
         elif not stat.S_ISLNK(st.st_mode):
-            return 1  # sockets, fifos, devices: not content
-        self.dirty = True
-        self.staged += 1
-        if self.report is not None and self.staged % PROGRESS_EVERY == 0:
-            self.report(self.staged)
+            return  # sockets, fifos, devices: not content
         if not self.tracked(rel):
             self.count += 1
             if self.count > self.limits.max_files:
                 raise _TooManyFiles
-        return 0
+        self.found.append((rel, st))
+        self.found_bytes += st.st_size
+        if self.report is not None and len(self.found) % PROGRESS_EVERY == 0:
+            self.report(Progress("scan", len(self.found), self.found_bytes))
+
+    def look_at(self, rel: bytes) -> None:
+        """A path the walk found new, changed or deleted (a directory holding a nested
+        repository ends with "/")."""
+        if rel.endswith(b"/"):
+            self.nested.append(rel.rstrip(b"/"))
+        else:
+            self.admit(rel)
 
     def on_path(self, path, _matched, _payload) -> int:
+        """libgit2's add_all callback: 1 = leave the path to us."""
         try:
-            rel = ffi.string(path)
-            if rel.endswith(b"/"):
-                self.nested.append(rel.rstrip(b"/"))
-                return 1
-            return self.admit(rel)
+            interrupts.check()
+            self.look_at(ffi.string(path))
+            return 1
         except BaseException as exc:  # noqa: BLE001 - must not unwind through C
             self.error = exc
             return -1
 
     def stage_one(self, rel: bytes) -> None:
-        """Stage a single named path: add it, or drop it (and anything below it) if gone.
+        """Stage a single named path: take it, or drop it (and anything below it) if gone.
 
         A parent that is no longer a real directory (a symlink, a file) is staged
         instead: what lies behind a link is not project content.
@@ -179,11 +233,8 @@ class _Walk:
             return
         # A file or link where a directory was tracked: what was below it is gone.
         check_error(C.git_index_remove_directory(self.index._index, rel, 0))
-        if self.ignored(rel) or self.admit(rel) != 0:
-            return
-        err = C.git_index_add_bypath(self.index._index, rel)
-        if err != C.GIT_ENOTFOUND:
-            check_error(err, io=True)
+        if not self.ignored(rel):
+            self.admit(rel)
 
     def ignored(self, rel: bytes) -> bool:
         try:
@@ -193,23 +244,24 @@ class _Walk:
 
     def add_nested(self, top: bytes) -> None:
         for dirpath, dirnames, filenames in os.walk(self.root + b"/" + top):
+            interrupts.check()
             rel_dir = dirpath[len(self.root) + 1 :]
             keep = []
             for name in dirnames:
                 rel = rel_dir + b"/" + name
                 if os.path.islink(dirpath + b"/" + name):
                     filenames.append(name)  # a link is content; never followed
-                elif name != b".git" and not self.ignored(rel + b"/"):
+                elif name == b".git" or self.ignored(rel + b"/"):
+                    continue
+                elif rel.count(b"/") + 1 >= MAX_DEPTH:
+                    self.too_deep.append(rel)  # as deep as libgit2's walk goes, no deeper
+                else:
                     keep.append(name)
             dirnames[:] = keep
             for name in filenames:
                 rel = rel_dir + b"/" + name
-                if name == b".git" or self.ignored(rel) or self.admit(rel) != 0:
-                    continue
-                err = C.git_index_add_bypath(self.index._index, rel)
-                if err == C.GIT_ENOTFOUND:
-                    continue  # vanished since admit()
-                check_error(err, io=True)
+                if name != b".git" and not self.ignored(rel):
+                    self.admit(rel)
 
 
 def capture(project: Project, limits: Limits, paths: list[bytes] | None = None) -> Capture:
@@ -218,65 +270,47 @@ def capture(project: Project, limits: Limits, paths: list[bytes] | None = None) 
     With `paths`, only those files and directories are looked at; every other
     entry stays as the last capture saw it. The caller holds the project lock.
     Raises Refused when the project has more than `limits.max_files` files
-    (nothing is written then).
+    (nothing is written then). Ctrl-C stops it within moments, index untouched.
     """
-    index = project.repo.index
-    # We hold the project lock, so an index.lock now is a killed process's.
-    remove_stale_lock(project.store.layout.worktree_admin(project.h16) / "index.lock", 0.0)
-    index.read(False)
-    files, dirs = _split_paths(project, paths)
-    unstable: set[bytes] = set()
-    for attempt in range(ATTEMPTS):
-        walk = _Walk(project, index, limits, unstable)
+    with interrupts.deferred():
+        return _capture(project, limits, paths)
+
+
+def _capture(project: Project, limits: Limits, paths: list[bytes] | None) -> Capture:
+    index = _read_index(project)
+    hidden = _hidden_dirs(project)
+    rules = _too_deep_rules(project) + [r for r in map(_literal_dir_rule, hidden) if r]
+    with _ignoring(project.repo, rules), _no_gc():
+        walk = _walk(project, index, limits, paths, rules, hidden)
+        walk.too_deep[:0] = _known_too_deep(project, walk.root)
+        changing: list[bytes] = []
         try:
-            # libgit2 hashes a tracked file whose stat changed before any callback runs,
-            # so a file that keeps changing is taken out of the index for the walk
-            # (untracked files are not read) and its previous version put back after.
-            held = [index[os.fsdecode(rel)] for rel in unstable if walk.tracked(rel)]
-            for entry in held:
-                index.remove(entry.path)
-            for rel in files:
-                walk.stage_one(rel)
-            if paths is None or dirs:
-                _add_all(walk, [os.fsdecode(d) for d in dirs])
-            for rel in walk.nested:
-                walk.add_nested(rel)
-            for entry in held:
-                index.add(pygit2.IndexEntry(entry.path, entry.id, entry.mode))
-        except _TooManyFiles:
-            index.read(True)  # drop the partial staging
-            raise Refused(
-                f"{project.workdir} has more than {limits.max_files} files "
-                "(raise max_files or add ignore rules)"
-            ) from None
-        except (OSError, pygit2.GitError) as exc:
-            if attempt + 1 < ATTEMPTS and _looks_transient(exc):
-                # libgit2 does not say which file changed under it. The last path it
-                # asked about is the usual culprit; from the second failure on, skip
-                # every tracked file written in the last moments too.
-                if walk.last is not None:
-                    unstable.add(walk.last)
-                if attempt >= 1:
-                    unstable.update(_recently_written(walk))
-                continue
+            _store(project, walk, changing)  # a file that kept changing keeps its entry
+            for rel in (*walk.oversize, *walk.replaced_by_dir):
+                if walk.tracked(rel):
+                    C.git_index_remove(index._index, rel, 0)
+                    walk.dirty = True
+            stamp = _IgnoreStamp(project)
+            if walk.saw_gitignore or stamp.changed:
+                _drop_now_ignored(walk)
+                walk.dirty = True
+            interrupts.check()
+            known = _pack_trees(project, index) if walk.packed else None
+            if walk.first or walk.packed:
+                # A first (or large) checkpoint also looks for directories the walk
+                # could not enter. (Files below a directory that became unreadable
+                # later are reported one by one, by every checkpoint.)
+                known = known if known is not None else _index_dirs(index)
+                walk.unreadable += _unreadable_dirs(walk, known)
+            tree_id = index.write_tree()
+            if walk.dirty:
+                index.write()  # the stat cache; skipped when nothing changed (it is large)
+        except interrupts.Interrupted:
             index.read(True)
-            raise StoreError(f"could not capture {project.workdir}: {exc}") from exc
-        break
-    for rel in (*walk.oversize, *walk.replaced_by_dir):
-        if walk.tracked(rel):
-            C.git_index_remove(index._index, rel, 0)
-            walk.dirty = True
-    stamp = _IgnoreStamp(project)
-    if walk.saw_gitignore or stamp.changed:
-        _drop_now_ignored(walk)
-        walk.dirty = True
-    try:
-        tree_id = index.write_tree()
-        if walk.dirty or held:
-            index.write()  # the stat cache; skipped when nothing changed (it is large)
-    except (OSError, pygit2.GitError) as exc:
-        index.read(True)
-        raise StoreError(f"could not write to the checkpoint store: {exc}") from exc
+            raise
+        except (OSError, pygit2.GitError) as exc:
+            index.read(True)
+            raise StoreError(f"could not write to the checkpoint store: {exc}") from exc
     stamp.save()  # only now: the drop it stands for is in the index on disk
     decode = os.fsdecode
     return Capture(
@@ -284,11 +318,131 @@ def capture(project: Project, limits: Limits, paths: list[bytes] | None = None) 
         file_count=len(index),
         oversize=[decode(p) for p in walk.oversize],
         unreadable=[decode(p) for p in walk.unreadable],
+        changing=[decode(p) for p in changing],
+        too_deep=[decode(p) + "/" for p in walk.too_deep],
         nested_repos=[decode(p) for p in walk.nested],
     )
 
 
+def _walk(project: Project, index: pygit2.Index, limits: Limits, paths: list[bytes] | None,
+          rules: list[bytes], hidden: list[bytes]) -> _Walk:
+    """Find what changed; nothing is written yet."""
+    files, dirs = _split_paths(project, paths)
+    for attempt in range(ATTEMPTS):
+        if attempt:
+            index.read(True)  # undo what the failed attempt staged
+        walk = _Walk(project, index, limits)
+        try:
+            for rel in hidden:  # captured before this rule existed: not project content
+                walk.dirty |= _remove_below(index, rel)
+            if attempt:
+                # The last attempt failed on a file libgit2 hashed (a tracked file
+                # whose stat changed but not its size) that changed or vanished under
+                # it. Make such files plainly modified, so the walk hands them to us
+                # unhashed: first the ones changed by now, on a last try every file.
+                _mark_modified(walk, everything=attempt + 1 == ATTEMPTS)
+            for rel in files:
+                walk.stage_one(rel)
+            if paths is None or dirs:
+                _find_changes(walk, dirs)
+            for rel in walk.nested:
+                walk.add_nested(rel)
+            return walk
+        except _TooManyFiles:
+            index.read(True)  # drop the partial staging
+            raise Refused(
+                f"{project.workdir} has more than {limits.max_files} files "
+                "(raise max_files or add ignore rules)"
+            ) from None
+        except interrupts.Interrupted:
+            index.read(True)
+            raise
+        except (OSError, pygit2.GitError) as exc:
+            if attempt + 1 < ATTEMPTS and "nesting too deep" in str(exc):
+                # Leave the too-deep directories out (and say so), capture the rest.
+                new_rules = _remember_too_deep(project, _too_deep_dirs(walk))
+                gitextra.add_ignore_rules(project.repo, [r for r in new_rules if r not in rules])
+                rules = new_rules
+                continue
+            if attempt + 1 < ATTEMPTS and _looks_transient(exc):
+                continue
+            index.read(True)
+            raise StoreError(f"could not capture {project.workdir}: {exc}") from exc
+    raise AssertionError("unreachable")
+
+
+@contextmanager
+def _no_gc() -> Iterator[None]:
+    """Python's cycle collector off while a capture allocates an object or two per file
+    (it would traverse them all again and again); nothing here makes cycles."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _hidden_dirs(project: Project) -> list[bytes]:
+    """Directories inside the project a capture never enters: rewindfs mounts (their
+    checkpoints are not project content) and the checkpoint store itself."""
+    root = os.fsencode(str(project.workdir))
+    points = mounts.rewindfs_mounts()
+    base = project.store.layout.base
+    points.append(os.fsencode(str(base.resolve() if base.exists() else base)))
+    return mounts.under(root, points)
+
+
+def _remove_below(index: pygit2.Index, rel: bytes) -> bool:
+    before = C.git_index_entrycount(index._index)
+    C.git_index_remove_directory(index._index, rel, 0)
+    return C.git_index_entrycount(index._index) != before
+
+
+@contextmanager
+def _ignoring(repo: pygit2.Repository, rules: list[bytes]) -> Iterator[None]:
+    """`rules` in force for the walk of this handle, and only for it."""
+    gitextra.add_ignore_rules(repo, rules)
+    try:
+        yield
+    finally:
+        if rules:
+            gitextra.clear_ignore_rules(repo)
+
+
+def _read_index(project: Project) -> pygit2.Index:
+    """The project's index, loaded; a damaged one is only a stat cache: start afresh."""
+    admin = project.store.layout.worktree_admin(project.h16)
+    # We hold the project lock, so an index.lock now is a killed process's.
+    remove_stale_lock(admin / "index.lock", 0.0)
+    try:
+        index = project.repo.index
+        index.read(False)
+    except pygit2.GitError:
+        try:
+            os.unlink(admin / "index")
+        except FileNotFoundError:
+            pass
+        index = project.repo.index
+        index.read(True)
+    return index
+
+
+def _find_changes(walk: _Walk, dirs: list[bytes]) -> None:
+    """Every path (under `dirs`, or everywhere) that is new, changed or deleted since
+    the index, as `git add -A` would see it, handed to the walk."""
+    if not gitextra.AVAILABLE:  # pragma: no cover - see gitextra
+        _add_all(walk, [os.fsdecode(d) for d in dirs])
+        return
+    with gitextra.index_to_workdir(walk.repo, walk.index, dirs) as deltas:
+        for delta in deltas:
+            interrupts.check()
+            walk.look_at(ffi.string(delta.old_file.path))
+
+
 def _add_all(walk: _Walk, pathspecs: list[str]) -> None:
+    """The same through libgit2's add_all (which also builds a patch of every change)."""
     callback = ffi.callback("git_index_matched_path_cb", walk.on_path)
     with StrArray(pathspecs) as spec:
         flags = LITERAL_PATHS if pathspecs else 0
@@ -296,6 +450,307 @@ def _add_all(walk: _Walk, pathspecs: list[str]) -> None:
     if walk.error is not None:
         raise walk.error
     check_error(err, io=True)
+
+
+# -- storing ------------------------------------------------------------------------
+
+
+class _LooseObjects:
+    """A few objects: one loose file each, through libgit2 (which skips existing ones)."""
+
+    def __init__(self, repo: pygit2.Repository):
+        self.odb = repo.odb
+
+    def put(self, data: bytes) -> bytes:
+        return self.odb.write(pygit2.enums.ObjectType.BLOB, data).raw
+
+    def finish(self) -> None:
+        pass
+
+    def abort(self) -> None:
+        pass
+
+
+class _PackedObjects:
+    """Many objects: deflated into one new pack, published by finish()."""
+
+    def __init__(self, project: Project):
+        self.pack = PackWriter(project.store.layout.store / "objects")
+
+    def put(self, data: bytes) -> bytes:
+        oid = fileread.blob_id(data)
+        if oid not in self.pack:
+            self.pack.add(oid, BLOB, len(data), deflate(data))
+        return oid
+
+    def finish(self) -> None:
+        self.pack.finish()
+
+    def abort(self) -> None:
+        self.pack.abort()
+
+
+def _store(project: Project, walk: _Walk, changing: list[bytes]) -> None:
+    """Read, hash and write everything the walk found; then add its index entries."""
+    if not walk.found:
+        return
+    walk.dirty = True
+    walk.packed = len(walk.found) > LOOSE_MAX_FILES or walk.found_bytes > LOOSE_MAX_BYTES
+    sink = _PackedObjects(project) if walk.packed else _LooseObjects(project.repo)
+    total_files, total_bytes = len(walk.found), walk.found_bytes
+    report = walk.report
+    next_report = time.monotonic() + PROGRESS_SECONDS if report is not None else None
+    done_bytes = 0
+    staged: list[tuple[bytes, fileread.Read, bytes]] = []
+    cap = walk.limits.max_file_size
+    try:
+        for i, (rel, st) in enumerate(walk.found):
+            interrupts.check()
+            read = fileread.read_path(walk.root + b"/" + rel, cap, st)
+            outcome = read.outcome
+            if outcome == fileread.BLOB or outcome == fileread.LINK:
+                staged.append((rel, read, sink.put(read.data)))
+                done_bytes += len(read.data)
+                read.data = b""  # the object is written; keep only what the index needs
+            elif outcome == fileread.GONE:
+                if walk.tracked(rel):
+                    C.git_index_remove(walk.index._index, rel, 0)
+            elif outcome == fileread.CHANGING:
+                changing.append(rel)
+            elif outcome == fileread.UNREADABLE:
+                walk.unreadable.append(rel)
+            elif outcome == fileread.OVERSIZE:
+                walk.oversize.append(rel)
+            elif outcome == fileread.DIRECTORY:
+                if walk.tracked(rel):
+                    walk.replaced_by_dir.append(rel)
+            if next_report is not None and time.monotonic() >= next_report:
+                report(Progress("store", i + 1, done_bytes, total_files, total_bytes))
+                next_report = time.monotonic() + PROGRESS_SECONDS
+        interrupts.check()
+        sink.finish()
+    except BaseException:
+        sink.abort()
+        raise
+    if report is not None:
+        report(Progress("store", total_files, done_bytes, total_files, total_bytes))
+    entry = ffi.new("git_index_entry *")
+    for rel, read, oid in staged:
+        _index_add(walk.index, entry, rel, read, oid)
+
+
+def _pack_trees(project: Project, index: pygit2.Index) -> set[bytes]:
+    """Write the index's trees into a pack of their own, before libgit2's write_tree,
+    which then finds them all present instead of writing one loose file per directory.
+    Returns the directories the trees hold.
+
+    The trees are built from the index exactly as libgit2 builds them; if they ever
+    differed, libgit2 would write its own and these would only be unreferenced."""
+    pack = PackWriter(project.store.layout.store / "objects")
+    idx = index._index
+    dirs: set[bytes] = set()
+
+    def entries() -> Iterator[tuple[bytes, int, bytes]]:
+        for i in range(C.git_index_entrycount(idx)):
+            e = C.git_index_get_byindex(idx, i)
+            if not e.flags & _STAGE_MASK:
+                path = ffi.string(e.path)
+                _add_parents(dirs, path)
+                yield path, e.mode, ffi.buffer(e.id.id, 20)[:]
+
+    try:
+        add_trees(pack, entries())
+        interrupts.check()
+        pack.finish()
+    except BaseException:
+        pack.abort()
+        raise
+    return dirs
+
+
+def _index_dirs(index: pygit2.Index) -> set[bytes]:
+    dirs: set[bytes] = set()
+    for entry in index:
+        _add_parents(dirs, os.fsencode(entry.path))
+    return dirs
+
+
+def _add_parents(dirs: set[bytes], path: bytes) -> None:
+    parent = path.rpartition(b"/")[0]
+    while parent and parent not in dirs:
+        dirs.add(parent)
+        parent = parent.rpartition(b"/")[0]
+
+
+def _unreadable_dirs(walk: _Walk, known: set[bytes]) -> list[bytes]:
+    """Directories (not ignored) this process may not list: libgit2's walk passes
+    them over in silence. `known` are the directories holding captured files, which
+    are readable and not ignored; only the others need an ignore lookup."""
+    out: list[bytes] = []
+    stack: list[bytes] = [b""]
+    while stack:
+        rel = stack.pop()
+        interrupts.check()
+        try:
+            entries = os.scandir(walk.root + b"/" + rel if rel else walk.root)
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                if entry.name == b".git" or not entry.is_dir(follow_symlinks=False):
+                    continue
+                child = rel + b"/" + entry.name if rel else entry.name
+                if child in known:
+                    stack.append(child)
+                elif not walk.ignored(child + b"/"):
+                    if os.access(entry.path, os.R_OK | os.X_OK):
+                        stack.append(child)  # empty, or only ignored or unreadable below
+                    else:
+                        out.append(child + b"/")
+    return sorted(out)
+
+
+def _index_add(index: pygit2.Index, entry, rel: bytes, read: fileread.Read,
+               oid: bytes) -> None:
+    """Add one entry with the stat data of what was read (as libgit2's add_bypath does:
+    `dev` holds st_rdev, times are 32-bit seconds plus nanoseconds)."""
+    st = read.st
+    path = ffi.new("char[]", rel)
+    entry.path = path
+    entry.ctime.seconds = _int32(st.st_ctime_ns // 1_000_000_000)
+    entry.ctime.nanoseconds = st.st_ctime_ns % 1_000_000_000
+    entry.mtime.seconds = _int32(st.st_mtime_ns // 1_000_000_000)
+    entry.mtime.nanoseconds = st.st_mtime_ns % 1_000_000_000
+    entry.dev = st.st_rdev & 0xFFFFFFFF
+    entry.ino = st.st_ino & 0xFFFFFFFF
+    entry.mode = read.mode
+    entry.uid = st.st_uid & 0xFFFFFFFF
+    entry.gid = st.st_gid & 0xFFFFFFFF
+    # A size git never matches makes the next walk hash a racily written file again.
+    entry.file_size = 0 if read.racy and st.st_size else st.st_size & 0xFFFFFFFF
+    ffi.memmove(entry.id.id, oid, 20)
+    entry.flags = 0
+    entry.flags_extended = 0
+    check_error(C.git_index_add(index._index, entry))
+
+
+def _int32(value: int) -> int:
+    return (value + 2**31) % 2**32 - 2**31
+
+
+# -- retries: a tree changing under the walk, directories nested too deep -----------
+
+
+def _mark_modified(walk: _Walk, *, everything: bool) -> None:
+    """Give tracked entries (those whose stat no longer matches, or all) a size their
+    file does not have: libgit2 then calls them modified without hashing them, and
+    they are read like new files. An entry whose file keeps changing stays marked
+    (and keeps its content), so the next checkpoint reads it again."""
+    idx = walk.index._index
+    for i in range(C.git_index_entrycount(idx)):
+        e = C.git_index_get_byindex(idx, i)
+        try:
+            st = os.lstat(walk.root + b"/" + ffi.string(e.path))
+        except OSError:
+            if everything:  # gone now, maybe back (at its old size) when the walk looks
+                e.file_size = _unlike(e.file_size, e.file_size)
+            continue
+        size = st.st_size & 0xFFFFFFFF
+        if everything or (e.file_size != size
+                          or e.mtime.seconds != _int32(st.st_mtime_ns // 1_000_000_000)
+                          or e.mtime.nanoseconds != st.st_mtime_ns % 1_000_000_000
+                          or e.ino != st.st_ino & 0xFFFFFFFF):
+            e.file_size = _unlike(size, e.file_size)
+    walk.dirty = True
+
+
+def _unlike(a: int, b: int) -> int:
+    """A 32-bit size other than `a` and `b`, and never 0 (an entry of size 0 is
+    "unknown", which libgit2 hashes to settle)."""
+    size = max(a, b) + 1
+    return size if size <= 0xFFFFFFFF else 1 if 1 not in (a, b) else 2
+
+
+def _too_deep_dirs(walk: _Walk) -> list[bytes]:
+    """Directories libgit2 cannot enter (MAX_DEPTH levels down), outside ignored ones."""
+    out: list[bytes] = []
+    stack: list[tuple[bytes, int]] = [(b"", 0)]
+    while stack:
+        rel, depth = stack.pop()
+        try:
+            entries = os.scandir(walk.root + b"/" + rel if rel else walk.root)
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                if entry.name == b".git" or not entry.is_dir(follow_symlinks=False):
+                    continue
+                child = rel + b"/" + entry.name if rel else entry.name
+                if walk.ignored(child + b"/"):
+                    continue
+                if depth + 1 >= MAX_DEPTH:
+                    out.append(child)
+                else:
+                    stack.append((child, depth + 1))
+    return sorted(out)
+
+
+def _remember_too_deep(project: Project, dirs: list[bytes]) -> list[bytes]:
+    """Record `dirs` (as literal ignore rules) for this and later captures; all rules."""
+    known = _too_deep_rules(project)
+    rules = known + [r for r in map(_literal_dir_rule, dirs) if r is not None and r not in known]
+    write_atomic(project.store.layout.worktree_admin(project.h16) / TOO_DEEP_FILE,
+                 os.fsdecode(b"".join(r + b"\n" for r in rules)), errors="surrogateescape")
+    return rules
+
+
+def _too_deep_rules(project: Project) -> list[bytes]:
+    path = project.store.layout.worktree_admin(project.h16) / TOO_DEEP_FILE
+    try:
+        return [line for line in path.read_bytes().splitlines() if line.startswith(b"/")]
+    except FileNotFoundError:
+        return []
+
+
+def _known_too_deep(project: Project, root: bytes) -> list[bytes]:
+    """The directories earlier captures left out for depth that still exist."""
+    out = []
+    for rule in _too_deep_rules(project):
+        rel = _unescape_pattern(rule[1:-1])
+        if _is_real_dir(root + b"/" + rel):
+            out.append(rel)
+    return out
+
+
+def _literal_dir_rule(rel: bytes) -> bytes | None:
+    """An ignore rule matching exactly the directory `rel` (None if none can: a newline)."""
+    if b"\n" in rel or b"\r" in rel:
+        return None
+    return b"/" + _escape_pattern(rel) + b"/"
+
+
+def _escape_pattern(rel: bytes) -> bytes:
+    out = bytearray()
+    for byte in rel:
+        if byte in b"\\*?[]!# ":
+            out.append(0x5C)
+        out.append(byte)
+    return bytes(out)
+
+
+def _unescape_pattern(pattern: bytes) -> bytes:
+    out = bytearray()
+    escaped = False
+    for byte in pattern:
+        if byte == 0x5C and not escaped:
+            escaped = True
+            continue
+        escaped = False
+        out.append(byte)
+    return bytes(out)
+
+
+# -- helpers ------------------------------------------------------------------------
 
 
 def _blocking_parent(root: bytes, rel: bytes) -> bytes | None:
@@ -330,28 +785,14 @@ def _split_paths(project: Project, paths: list[bytes] | None) -> tuple[list[byte
     return files, dirs
 
 
-_TRANSIENT = ("not found", "no such file", "changed before", "failed to read", "error reading",
-              "could not read", "read error", "short read")
+_TRANSIENT = ("not found", "no such file", "could not find", "changed before",
+              "failed to read", "error reading", "could not read", "read error", "short read")
 
 
 def _looks_transient(exc: BaseException) -> bool:
     """A file deleted, replaced or rewritten between the walk and its hashing."""
     text = str(exc).lower()
     return isinstance(exc, FileNotFoundError) or any(t in text for t in _TRANSIENT)
-
-
-def _recently_written(walk: _Walk, window: float = 2.0) -> set[bytes]:
-    """Tracked files modified within `window` seconds: candidates for "still being written"."""
-    recent = set()
-    cutoff = time.time() - window
-    for entry in walk.index:
-        rel = os.fsencode(entry.path)
-        try:
-            if os.lstat(walk.root + b"/" + rel).st_mtime >= cutoff:
-                recent.add(rel)
-        except OSError:
-            continue
-    return recent
 
 
 class _IgnoreStamp:

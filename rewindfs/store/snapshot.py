@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import pygit2
 
 from rewindfs.errors import StoreError
-from rewindfs.store import projects
+from rewindfs.store import interrupts, projects
 from rewindfs.store.capture import DEFAULT_LIMITS, Capture, Limits, capture
 from rewindfs.store.history import STATS_TRAILER, TIME_TRAILER, tree_stats
 from rewindfs.store.maintenance import adopt, writers
@@ -76,7 +76,7 @@ def locked(store: Store, workdir) -> Iterator[Project]:
     The store's writers lock is held (shared) too: an explicit gc waits for the
     block to end before it prunes (see store.maintenance.writers).
     """
-    wd = guard_workdir(workdir)
+    wd = guard_workdir(workdir, store.layout)
     store.project(wd)  # a missing store is created (with its modes) before any lock file
     with writers.writing(store.layout):
         project = store.project(wd)  # again: `rewind clear` may have run while we waited
@@ -102,11 +102,14 @@ def take_locked(
     """
     store = project.store
     store.refresh_excludes(project, extra_excludes)
-    cap = capture(project, limits, paths)
-    moved = adopt.continue_moved(project, cap.tree_id) if paths is None else None
-    if moved is not None:  # a first checkpoint continuing a moved project's history
-        trailers, allow_empty = {**(trailers or {}), MOVED_TRAILER: moved.old_workdir}, True
-    commit = _commit(project, cap, reason, trailers or {}, allow_empty)
+    # Ctrl-C stops the capture at once (nothing recorded); once the capture is done,
+    # the commit and ref update are not cut in half.
+    with interrupts.deferred():
+        cap = capture(project, limits, paths)
+        moved = adopt.continue_moved(project, cap.tree_id) if paths is None else None
+        if moved is not None:  # a first checkpoint continuing a moved project's history
+            trailers, allow_empty = {**(trailers or {}), MOVED_TRAILER: moved.old_workdir}, True
+        commit = _commit(project, cap, reason, trailers or {}, allow_empty)
     if commit is not None and keep:
         enforce_max_snapshots(project.repo, store.layout, project.h16, keep)
     projects.touch(store.layout, project.h16, project.workdir)
@@ -117,11 +120,7 @@ def take_locked(
         workdir=str(project.workdir),
         reason=reason,
         tree=str(cap.tree_id),
-        skipped_files={
-            k: v
-            for k, v in (("oversize", cap.oversize), ("unreadable", cap.unreadable))
-            if v
-        },
+        skipped_files=cap.skipped(),
         adopted_from=moved.old_workdir if moved is not None else None,
     )
 

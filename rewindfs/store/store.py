@@ -23,7 +23,7 @@ from pygit2.errors import check_error
 from pygit2.ffi import C, ffi
 
 from rewindfs.errors import NotFound, Refused, StoreError
-from rewindfs.store import ignore, odbguard, private, readfilter
+from rewindfs.store import ignore, mounts, odbguard, private, readfilter
 from rewindfs.store.layout import Layout, normalize_workdir, objects_dir, project_hash
 from rewindfs.store.locks import file_lock, remove_stale_lock
 from rewindfs.store.maintenance import firstuse
@@ -46,6 +46,7 @@ STORE_CONFIG = {
 }
 ATTRIBUTES = f"* -text -ident -filter -working-tree-encoding {readfilter.ATTRIBUTE}\n"
 STALE_LOCK_SECONDS = 2.0  # git holds config/HEAD locks for milliseconds
+TOO_DEEP_FILE = "too-deep"  # in a worktree admin dir: exclude patterns capture adds
 SUBDIRS = ("projects", "indexes", "worktrees", "locks", "refs/hermes", "info")
 
 
@@ -156,12 +157,20 @@ class Store:
             return project
 
     def refresh_excludes(self, project: Project, extra: tuple[str, ...] = ()) -> None:
+        admin = self.layout.worktree_admin(project.h16)
         text = ignore.project_exclude_text(project.workdir, extra)
-        ignore.write_if_changed(self.layout.worktree_admin(project.h16) / "exclude", text)
+        try:  # directories nested deeper than libgit2 walks (written by capture)
+            text += (admin / TOO_DEEP_FILE).read_text(encoding="utf-8",
+                                                     errors="surrogateescape")
+        except FileNotFoundError:
+            pass
+        ignore.write_if_changed(admin / "exclude", text)
 
 
-def guard_workdir(workdir: str | os.PathLike[str]) -> Path:
-    """Resolve `workdir` and refuse what must never be checkpointed."""
+def guard_workdir(workdir: str | os.PathLike[str], layout: Layout | None = None) -> Path:
+    """Resolve `workdir` and refuse what must never be checkpointed: too broad a
+    directory, anything inside a rewindfs mount, and (given the store's `layout`) the
+    Hermes home or the checkpoint store itself."""
     wd = normalize_workdir(workdir)
     if not wd.exists():
         raise NotFound(f"working directory not found: {wd}")
@@ -170,6 +179,17 @@ def guard_workdir(workdir: str | os.PathLike[str]) -> Path:
     home = normalize_workdir(Path.home())
     if wd == Path("/") or wd == home or wd in home.parents:
         raise Refused(f"refusing to checkpoint {wd}: directory too broad")
+    mount = mounts.inside(os.fsencode(str(wd)), mounts.rewindfs_mounts())
+    if mount is not None:
+        raise Refused(f"refusing to checkpoint {wd}: it is inside the rewindfs mount at "
+                      f"{os.fsdecode(mount)} (checkpoints are read-only copies)")
+    if layout is not None:
+        base = normalize_workdir(layout.base)
+        if wd == base or base in wd.parents:
+            raise Refused(f"refusing to checkpoint {wd}: it is inside the checkpoint store")
+        if base.name == "checkpoints" and wd == base.parent:
+            raise Refused(f"refusing to checkpoint {wd}: it is the Hermes home, which holds "
+                          "the checkpoint store")
     return wd
 
 

@@ -1,0 +1,85 @@
+"""A few libgit2 functions pygit2 does not declare, bound from the very same library.
+
+pygit2's cffi module declares only the libgit2 functions pygit2 itself calls. These
+are public libgit2 API (stable since libgit2 0.2x): in-memory ignore rules of a
+repository handle, and walking a diff's deltas without generating patches. They are
+bound with ctypes through pygit2's own extension module (dlsym there also finds its
+libgit2), so they run in the same libgit2 instance, on the same objects.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pygit2
+from pygit2 import _libgit2 as _cffi_module
+from pygit2.enums import DiffOption
+from pygit2.errors import check_error
+from pygit2.ffi import C, ffi
+
+try:
+    _lib = ctypes.CDLL(_cffi_module.__file__)
+    _ignore_add_rule = _lib.git_ignore_add_rule
+    _ignore_add_rule.argtypes = (ctypes.c_void_p, ctypes.c_char_p)
+    _ignore_clear = _lib.git_ignore_clear_internal_rules
+    _ignore_clear.argtypes = (ctypes.c_void_p,)
+    _num_deltas = _lib.git_diff_num_deltas
+    _num_deltas.argtypes = (ctypes.c_void_p,)
+    _num_deltas.restype = ctypes.c_size_t
+    _get_delta = _lib.git_diff_get_delta
+    _get_delta.argtypes = (ctypes.c_void_p, ctypes.c_size_t)
+    _get_delta.restype = ctypes.c_void_p
+    _diff_free = _lib.git_diff_free
+    _diff_free.argtypes = (ctypes.c_void_p,)
+    AVAILABLE = True
+except (OSError, AttributeError):  # pragma: no cover - a libgit2 built without exports
+    AVAILABLE = False
+
+_ADD_ALL = DiffOption.INCLUDE_TYPECHANGE | DiffOption.INCLUDE_UNTRACKED \
+    | DiffOption.RECURSE_UNTRACKED_DIRS  # what libgit2's index_add_all diffs with
+
+
+def _address(cdata) -> int:
+    return int(ffi.cast("uintptr_t", cdata))
+
+
+def add_ignore_rules(repo: pygit2.Repository, rules: list[bytes]) -> None:
+    """Ignore rules in force for this repository handle only (never written anywhere),
+    taking precedence over every ignore file."""
+    if rules:
+        check_error(_ignore_add_rule(_address(repo._repo), b"\n".join(rules)))
+
+
+def clear_ignore_rules(repo: pygit2.Repository) -> None:
+    """Back to libgit2's built-in rules (".", "..", ".git") for this handle."""
+    check_error(_ignore_clear(_address(repo._repo)))
+
+
+@contextmanager
+def index_to_workdir(repo: pygit2.Repository, index: pygit2.Index, pathspecs: list[bytes]
+                     ) -> Iterator[Iterator]:
+    """The changes from `index` to the working tree, as `git add -A` sees them
+    (untracked files one by one, typechanges), limited to `pathspecs` taken literally.
+
+    Yields an iterator of git_diff_delta pointers. Unlike libgit2's index_add_all,
+    which builds a full patch of every delta (reading both sides) before calling back,
+    this only compares stat data (and hashes a tracked file whose stat changed but not
+    its size, as git does).
+    """
+    opts = ffi.new("git_diff_options *")
+    check_error(C.git_diff_options_init(opts, 1))
+    opts.flags = int(_ADD_ALL | (DiffOption.DISABLE_PATHSPEC_MATCH if pathspecs else 0))
+    strings = [ffi.new("char[]", p) for p in pathspecs]  # alive until the call returns
+    array = ffi.new("char *[]", strings)
+    opts.pathspec.strings = array
+    opts.pathspec.count = len(strings)
+    out = ffi.new("git_diff **")
+    check_error(C.git_diff_index_to_workdir(out, repo._repo, index._index, opts), io=True)
+    diff = _address(out[0])
+    try:
+        yield (ffi.cast("git_diff_delta *", _get_delta(diff, i))
+               for i in range(_num_deltas(diff)))
+    finally:
+        _diff_free(diff)
