@@ -151,6 +151,9 @@ class _Walk:
         self.report = _progress.get()
         self.error: BaseException | None = None
         self.packed = False  # whether what was found went into a pack
+        self.force_pack = False  # pack whatever is found, however little
+        self.written: set[bytes] = set()  # objects written into packs
+        self.damaged: set[bytes] = set()  # damaged objects the index holds
         self.first = len(index) == 0  # nothing captured before
 
     def tracked(self, rel: bytes) -> bool:
@@ -280,8 +283,9 @@ def _capture(project: Project, limits: Limits, paths: list[bytes] | None) -> Cap
     index = _read_index(project)
     hidden = _hidden_dirs(project)
     rules = _too_deep_rules(project) + [r for r in map(_literal_dir_rule, hidden) if r]
+    damaged = _damaged(project)
     with _ignoring(project.repo, rules), _no_gc():
-        walk = _walk(project, index, limits, paths, rules, hidden)
+        walk = _walk(project, index, limits, paths, rules, hidden, damaged)
         walk.too_deep[:0] = _known_too_deep(project, walk.root)
         changing: list[bytes] = []
         try:
@@ -295,7 +299,8 @@ def _capture(project: Project, limits: Limits, paths: list[bytes] | None) -> Cap
                 _drop_now_ignored(walk)
                 walk.dirty = True
             interrupts.check()
-            known = _pack_trees(project, index) if walk.packed else None
+            known = (_pack_trees(project, index, walk.written, walk.damaged)
+                     if walk.packed else None)
             if walk.first or walk.packed:
                 # A first (or large) checkpoint also looks for directories the walk
                 # could not enter. (Files below a directory that became unreadable
@@ -305,6 +310,8 @@ def _capture(project: Project, limits: Limits, paths: list[bytes] | None) -> Cap
             tree_id = index.write_tree()
             if walk.dirty:
                 index.write()  # the stat cache; skipped when nothing changed (it is large)
+            if damaged:
+                _forget_repaired(project, damaged, walk.written)
         except interrupts.Interrupted:
             index.read(True)
             raise
@@ -325,7 +332,7 @@ def _capture(project: Project, limits: Limits, paths: list[bytes] | None) -> Cap
 
 
 def _walk(project: Project, index: pygit2.Index, limits: Limits, paths: list[bytes] | None,
-          rules: list[bytes], hidden: list[bytes]) -> _Walk:
+          rules: list[bytes], hidden: list[bytes], damaged: set[bytes]) -> _Walk:
     """Find what changed; nothing is written yet."""
     files, dirs = _split_paths(project, paths)
     for attempt in range(ATTEMPTS):
@@ -341,6 +348,9 @@ def _walk(project: Project, index: pygit2.Index, limits: Limits, paths: list[byt
                 # it. Make such files plainly modified, so the walk hands them to us
                 # unhashed: first the ones changed by now, on a last try every file.
                 _mark_modified(walk, everything=attempt + 1 == ATTEMPTS)
+            if damaged and _mark_modified(walk, oids=damaged):
+                walk.force_pack = True  # packed objects are found before loose ones
+                walk.damaged = damaged
             for rel in files:
                 walk.stage_one(rel)
             if paths is None or dirs:
@@ -470,6 +480,8 @@ class _LooseObjects:
     def abort(self) -> None:
         pass
 
+    written: set[bytes] = set()  # loose objects are only written when missing
+
 
 class _PackedObjects:
     """Many objects: deflated into one new pack, published by finish()."""
@@ -489,13 +501,18 @@ class _PackedObjects:
     def abort(self) -> None:
         self.pack.abort()
 
+    @property
+    def written(self) -> set[bytes]:
+        return self.pack.oids
+
 
 def _store(project: Project, walk: _Walk, changing: list[bytes]) -> None:
     """Read, hash and write everything the walk found; then add its index entries."""
     if not walk.found:
         return
     walk.dirty = True
-    walk.packed = len(walk.found) > LOOSE_MAX_FILES or walk.found_bytes > LOOSE_MAX_BYTES
+    walk.packed = (walk.force_pack or len(walk.found) > LOOSE_MAX_FILES
+                   or walk.found_bytes > LOOSE_MAX_BYTES)
     sink = _PackedObjects(project) if walk.packed else _LooseObjects(project.repo)
     total_files, total_bytes = len(walk.found), walk.found_bytes
     report = walk.report
@@ -529,6 +546,9 @@ def _store(project: Project, walk: _Walk, changing: list[bytes]) -> None:
                 next_report = time.monotonic() + PROGRESS_SECONDS
         interrupts.check()
         sink.finish()
+        walk.written |= sink.written
+        if walk.damaged:
+            _drop_loose_copies(project, walk.damaged & sink.written)
     except BaseException:
         sink.abort()
         raise
@@ -539,7 +559,8 @@ def _store(project: Project, walk: _Walk, changing: list[bytes]) -> None:
         _index_add(walk.index, entry, rel, read, oid)
 
 
-def _pack_trees(project: Project, index: pygit2.Index) -> set[bytes]:
+def _pack_trees(project: Project, index: pygit2.Index, written: set[bytes],
+                damaged: set[bytes]) -> set[bytes]:
     """Write the index's trees into a pack of their own, before libgit2's write_tree,
     which then finds them all present instead of writing one loose file per directory.
     Returns the directories the trees hold.
@@ -565,6 +586,9 @@ def _pack_trees(project: Project, index: pygit2.Index) -> set[bytes]:
     except BaseException:
         pack.abort()
         raise
+    written.update(pack.oids)
+    if damaged:
+        _drop_loose_copies(project, damaged & pack.oids)
     return dirs
 
 
@@ -638,17 +662,65 @@ def _int32(value: int) -> int:
     return (value + 2**31) % 2**32 - 2**31
 
 
+# -- damaged objects ----------------------------------------------------------------
+
+
+def _damaged(project: Project) -> set[bytes]:
+    """Objects found damaged (by `rewind check`) that the working tree may still hold."""
+    try:
+        text = project.store.layout.damaged_objects.read_text(errors="replace")
+    except FileNotFoundError:
+        return set()
+    out = set()
+    for line in text.split():
+        try:
+            out.add(bytes.fromhex(line))
+        except ValueError:
+            continue
+    return {oid for oid in out if len(oid) == 20}
+
+
+def _drop_loose_copies(project: Project, oids: set[bytes]) -> None:
+    """Objects now in a fresh pack are whole again: drop their damaged loose copy
+    (libgit2 would read it and fail rather than look further; git fsck complains)."""
+    objects = project.store.layout.store / "objects"
+    for oid in oids:
+        hexid = oid.hex()
+        try:
+            os.unlink(objects / hexid[:2] / hexid[2:])
+        except FileNotFoundError:
+            pass
+
+
+def _forget_repaired(project: Project, damaged: set[bytes], written: set[bytes]) -> None:
+    """Strike what was written whole again off the list of damaged objects."""
+    left = damaged - written
+    path = project.store.layout.damaged_objects
+    if left:
+        write_atomic(path, "".join(sorted(oid.hex() + "\n" for oid in left)))
+    else:
+        path.unlink(missing_ok=True)
+
+
 # -- retries: a tree changing under the walk, directories nested too deep -----------
 
 
-def _mark_modified(walk: _Walk, *, everything: bool) -> None:
-    """Give tracked entries (those whose stat no longer matches, or all) a size their
-    file does not have: libgit2 then calls them modified without hashing them, and
-    they are read like new files. An entry whose file keeps changing stays marked
-    (and keeps its content), so the next checkpoint reads it again."""
+def _mark_modified(walk: _Walk, *, everything: bool = False,
+                   oids: set[bytes] | None = None) -> int:
+    """Give tracked entries (those whose stat no longer matches, all, or those holding
+    `oids`) a size their file does not have: libgit2 then calls them modified without
+    hashing them, and they are read like new files. An entry whose file keeps
+    changing stays marked (and keeps its content), so the next checkpoint reads it
+    again. Returns how many were marked."""
     idx = walk.index._index
+    marked = 0
     for i in range(C.git_index_entrycount(idx)):
         e = C.git_index_get_byindex(idx, i)
+        if oids is not None:
+            if ffi.buffer(e.id.id, 20)[:] in oids:
+                e.file_size = _unlike(e.file_size, e.file_size)
+                marked += 1
+            continue
         try:
             st = os.lstat(walk.root + b"/" + ffi.string(e.path))
         except OSError:
@@ -661,7 +733,9 @@ def _mark_modified(walk: _Walk, *, everything: bool) -> None:
                           or e.mtime.nanoseconds != st.st_mtime_ns % 1_000_000_000
                           or e.ino != st.st_ino & 0xFFFFFFFF):
             e.file_size = _unlike(size, e.file_size)
-    walk.dirty = True
+            marked += 1
+    walk.dirty |= marked > 0
+    return marked
 
 
 def _unlike(a: int, b: int) -> int:

@@ -96,3 +96,9 @@ class Layout:
 
     def pending_actions(self, h16: str) -> Path:
         return self.store / "actions" / f"{h16}.jsonl"
+
+    @property
+    def damaged_objects(self) -> Path:
+        """Ids (hex, one a line) of objects found damaged; the next checkpoint whose
+        working tree still holds one writes it again (store.capture)."""
+        return self.store / "rewind-damaged-objects"

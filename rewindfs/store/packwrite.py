@@ -92,6 +92,10 @@ class PackWriter:
         return oid in self._entries
 
     @property
+    def oids(self) -> set[bytes]:
+        return set(self._entries)
+
+    @property
     def size(self) -> int:
         return self._offset
 

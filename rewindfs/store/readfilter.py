@@ -1,12 +1,13 @@
 """Keep libgit2 from memory-mapping working-tree files.
 
-When no filter applies to a file, libgit2 hashes it through mmap; if another
-process truncates the file meanwhile, touching the vanished pages raises SIGBUS
-and kills the whole process (an agent harness calling `ensure_checkpoint` in
-process would die). When any filter applies, libgit2 reads the file with
-read() instead, and a file that changes underneath yields an ordinary error the
-capture retries. This filter passes bytes through unchanged; the store's
-`info/attributes` turns it on for every path (git itself ignores the attribute).
+When no filter applies to a file, libgit2 memory-maps it to build a patch against the
+working tree (`rewind diff N`); if another process truncates the file meanwhile,
+touching the vanished pages raises SIGBUS and kills the whole process (an agent
+harness calling in process would die). When any filter applies, libgit2 reads the
+file with read() instead, and a file that changes underneath yields an ordinary
+error. This filter passes bytes through unchanged; the store's `info/attributes`
+turns it on for every path (git itself ignores the attribute). Checkpoints do not
+depend on it: the capture reads new and changed files itself (store.fileread).
 """
 
 from __future__ import annotations

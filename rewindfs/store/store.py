@@ -179,10 +179,7 @@ def guard_workdir(workdir: str | os.PathLike[str], layout: Layout | None = None)
     home = normalize_workdir(Path.home())
     if wd == Path("/") or wd == home or wd in home.parents:
         raise Refused(f"refusing to checkpoint {wd}: directory too broad")
-    mount = mounts.inside(os.fsencode(str(wd)), mounts.rewindfs_mounts())
-    if mount is not None:
-        raise Refused(f"refusing to checkpoint {wd}: it is inside the rewindfs mount at "
-                      f"{os.fsdecode(mount)} (checkpoints are read-only copies)")
+    refuse_inside_mount(wd)
     if layout is not None:
         base = normalize_workdir(layout.base)
         if wd == base or base in wd.parents:
@@ -191,6 +188,16 @@ def guard_workdir(workdir: str | os.PathLike[str], layout: Layout | None = None)
             raise Refused(f"refusing to checkpoint {wd}: it is the Hermes home, which holds "
                           "the checkpoint store")
     return wd
+
+
+def refuse_inside_mount(path: str | os.PathLike[str]) -> None:
+    """Refuse to checkpoint from (or of) a directory inside a rewindfs mount: what is
+    there is a checkpoint, not a project."""
+    path = normalize_workdir(path)
+    mount = mounts.inside(os.fsencode(str(path)), mounts.rewindfs_mounts())
+    if mount is not None:
+        raise Refused(f"refusing to checkpoint {path}: it is inside the rewindfs mount at "
+                      f"{os.fsdecode(mount)} (checkpoints are read-only copies)")
 
 
 def _open(path: Path) -> pygit2.Repository:
