@@ -193,11 +193,19 @@ class _Walk:
         if self.report is not None and len(self.found) % PROGRESS_EVERY == 0:
             self.report(Progress("scan", len(self.found), self.found_bytes))
 
-    def look_at(self, rel: bytes) -> None:
+    def look_at(self, rel: bytes, exists: bool = True) -> None:
         """A path the walk found new, changed or deleted (a directory holding a nested
         repository ends with "/")."""
         if rel.endswith(b"/"):
             self.nested.append(rel.rstrip(b"/"))
+        elif not exists:
+            # Deleted, as the walk saw it (lstat here could follow a directory since
+            # replaced by a symlink, and find a file outside the project).
+            if rel == b".gitignore" or rel.endswith(b"/.gitignore"):
+                self.saw_gitignore = True
+            if self.tracked(rel):
+                C.git_index_remove(self.index._index, rel, 0)
+                self.dirty = True
         else:
             self.admit(rel)
 
@@ -448,7 +456,8 @@ def _find_changes(walk: _Walk, dirs: list[bytes]) -> None:
     with gitextra.index_to_workdir(walk.repo, walk.index, dirs) as deltas:
         for delta in deltas:
             interrupts.check()
-            walk.look_at(ffi.string(delta.old_file.path))
+            walk.look_at(ffi.string(delta.old_file.path),
+                         bool(delta.new_file.flags & gitextra.FLAG_EXISTS))
 
 
 def _add_all(walk: _Walk, pathspecs: list[str]) -> None:

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 
 import pygit2
 from pygit2 import _libgit2 as _cffi_module
-from pygit2.enums import DiffOption
+from pygit2.enums import DiffFlag, DiffOption
 from pygit2.errors import check_error
 from pygit2.ffi import C, ffi
 
@@ -37,6 +37,7 @@ try:
 except (OSError, AttributeError):  # pragma: no cover - a libgit2 built without exports
     AVAILABLE = False
 
+FLAG_EXISTS = int(DiffFlag.EXISTS)  # a delta's file exists on that side
 _ADD_ALL = DiffOption.INCLUDE_TYPECHANGE | DiffOption.INCLUDE_UNTRACKED \
     | DiffOption.RECURSE_UNTRACKED_DIRS  # what libgit2's index_add_all diffs with
 
