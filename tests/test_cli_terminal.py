@@ -44,7 +44,7 @@ def test_first_checkpoint_shows_progress_with_rate(tty, project):
     proc = tty("checkpoint", project, REWIND_PROGRESS_DELAY="0")
     proc.expect(r"checkpoint [0-9a-f]{8} taken")
     assert proc.wait() == 0
-    assert re.search(rb"checkpoint .*[\d,]+(/[\d,]+)? files .*[\d,]+ files/s", proc.plain), \
+    assert re.search(rb"checkpoint .*[\d,]+(/[\d,]+)? files\b.*[\d,]+ files/s", proc.plain), \
         proc.plain
 
 

@@ -68,8 +68,8 @@ def checkpoint(app: App, directory: str | None, reason: str, label: str | None,
                as_json: bool, **kw: str | None) -> None:
     """Take a checkpoint of the project now."""
     given = _directory(directory, kw.get("directory_opt"))
-    if given is None:
-        refuse_inside_mount(os.getcwd())  # a project found above a mount is not meant
+    # A checkpoint in a mount is not a project, whatever project is found above it.
+    refuse_inside_mount(given or os.getcwd())
     workdir = app.project_dir(given)
     if label:
         refuse_taken_label(app.store, st.project_hash(workdir), label)
