@@ -8,7 +8,7 @@ import json
 import os
 
 import pytest
-from test_fs_mount import force_unmount, fuse_usable  # noqa: F401 - fixture
+from conftest import force_unmount
 
 from rewindfs.agent.manager import CheckpointManager
 
@@ -53,7 +53,7 @@ def test_store_inside_the_project_is_not_walked(tmp_path, run_rewind, files_of):
     assert sorted(e.name for e in tree) == ["a.txt", "b.txt"]
 
 
-def test_mount_inside_a_project_is_never_captured(fuse_usable, tmp_path,  # noqa: F811
+def test_mount_inside_a_project_is_never_captured(fuse_usable, tmp_path,
                                                   other_project, run_rewind, files_of):
     proj = tmp_path / "proj"
     mnt = proj / "mnt"
