@@ -24,9 +24,8 @@ import os, sys
 path = sys.argv[1]
 i = 0
 while True:  # another process of the agent (a build, a logger) rewriting one big file
-    size = 1_000_000 + (i * 7919) % 500_000
-    with open(path, "wb") as f:
-        f.write(bytes([i % 251]) * size)
+    with open(path, "wb") as f:  # same size every time: git must hash it to see a change
+        f.write(bytes([i % 251]) * 1_000_000)
     i += 1
 """
 
