@@ -2,22 +2,23 @@
 
 Two stages.
 
-Finding what changed: libgit2's `git_index_add_all` walks the tree honouring every
-ignore source and compares each path's stat data with the project's index (which
-persists between checkpoints, so it is a stat cache), calling back once per new,
-changed or deleted path before touching it. The callback lets libgit2 drop deleted
-paths and keeps everything else for rewindfs to store: libgit2 itself reads no file.
-The callback is also where rewindfs applies what git has no notion of: the size
-cap, the max_files guard (the walk aborts as soon as the count is exceeded, before
-any object is written), and nested repositories, which add_all would store as
-gitlinks (contents lost); they are walked file by file instead.
+Finding what changed: libgit2 diffs the project's index against the working tree
+exactly as its `git_index_add_all` does, honouring every ignore source and comparing
+each path's stat data with the index (which persists between checkpoints, so it is a
+stat cache); rewindfs walks the resulting changes itself (gitextra) rather than
+through add_all, which would also build a patch of every change. Here rewindfs applies
+what git has no notion of: the size cap, the max_files guard (the walk stops as soon as
+the count is exceeded, before any object is written), nested repositories (captured
+file by file instead of as gitlinks), directories nested deeper than libgit2 walks,
+and places never walked (rewindfs mounts, the store itself).
 
 Storing: each file found is read once (`fileread`: what is on disk, or a truthful
 "changing"/"unreadable"), hashed and deflated. Many objects go into one new pack
-(`packwrite`), a few become loose objects. Index entries, with the files' full stat
-data so the next walk's stat cache hits without hashing them again, are added only
-once their objects are on disk; the ref moves later still (snapshot), so a crash at
-any point leaves no checkpoint and no index entry referring to a missing object.
+(`packwrite`), trees into another; a few become loose objects. Index entries, with
+the files' full stat data so the next walk's stat cache hits without hashing them
+again, are added only once their objects are on disk; the ref moves later still
+(snapshot), so a crash at any point leaves no checkpoint and no index entry referring
+to a missing object.
 """
 
 from __future__ import annotations
