@@ -17,7 +17,7 @@ import pygit2
 import pytest
 
 from rewindfs.errors import StoreError
-from rewindfs.store import take
+from rewindfs.store import damaged, take
 
 REWRITER = r"""
 import os, sys
@@ -159,7 +159,7 @@ def test_damaged_object_is_rewritten_by_the_next_checkpoint(store, project, stor
     loose.write_bytes(b"x\x9c damaged beyond repair")
     assert subprocess.run(["git", "--git-dir", str(store_dir), "fsck"],
                           capture_output=True).returncode != 0
-    store.layout.damaged_objects.write_text(f"{blob}\n{'0' * 40}\n")
+    damaged.note(store.layout, [str(blob), "0" * 40])  # as `rewind check` would
     second = take(store, project, "second")
     assert not second.taken  # same files: the same tree, now whole
     assert pygit2.Repository(str(store_dir))[blob].data == (project / "README.md").read_bytes()

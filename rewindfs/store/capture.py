@@ -38,8 +38,8 @@ from pygit2.ffi import C, ffi
 from pygit2.utils import StrArray
 
 from rewindfs.errors import Refused, StoreError
-from rewindfs.store import fileread, gitextra, interrupts, mounts
-from rewindfs.store.locks import remove_stale_lock, write_atomic
+from rewindfs.store import damaged, deepdirs, fileread, gitextra, interrupts, mounts
+from rewindfs.store.locks import remove_stale_lock
 from rewindfs.store.packwrite import BLOB, PackWriter, add_trees, deflate
 from rewindfs.store.store import Project
 
@@ -89,14 +89,11 @@ ATTEMPTS = 3  # a walk that failed on a changing tree is tried again (see captur
 # libgit2's GIT_INDEX_ADD_DISABLE_PATHSPEC_MATCH: paths are literal (no globbing), and
 # a directory still matches everything below it.
 LITERAL_PATHS = 1 << 1
-# libgit2's walk refuses to enter a directory this deep (its FILESYSTEM_MAX_DEPTH).
-MAX_DEPTH = 100
 # Up to this much, objects are written loose (one file each, as git does for small
 # changes); beyond it, into one pack. A pack costs two fsyncs and a rename; a loose
 # object a file creation each.
 LOOSE_MAX_FILES = 64
 LOOSE_MAX_BYTES = 1 << 20
-TOO_DEEP_FILE = "too-deep"  # in the admin dir: ignore rules for directories libgit2 can't enter
 _STAGE_MASK = 0x3000  # an index entry's merge stage (0 for every entry we write)
 
 
@@ -265,7 +262,7 @@ class _Walk:
                     filenames.append(name)  # a link is content; never followed
                 elif name == b".git" or self.ignored(rel + b"/"):
                     continue
-                elif rel.count(b"/") + 1 >= MAX_DEPTH:
+                elif rel.count(b"/") + 1 >= deepdirs.MAX_DEPTH:
                     self.too_deep.append(rel)  # as deep as libgit2's walk goes, no deeper
                 else:
                     keep.append(name)
@@ -291,11 +288,12 @@ def capture(project: Project, limits: Limits, paths: list[bytes] | None = None) 
 def _capture(project: Project, limits: Limits, paths: list[bytes] | None) -> Capture:
     index = _read_index(project)
     hidden = _hidden_dirs(project)
-    rules = _too_deep_rules(project) + [r for r in map(_literal_dir_rule, hidden) if r]
-    damaged = _damaged(project)
+    admin = project.store.layout.worktree_admin(project.h16)
+    rules = deepdirs.rules(admin) + [r for r in map(deepdirs.literal_rule, hidden) if r]
+    listed = damaged.listed_ids(project.store.layout)
     with _ignoring(project.repo, rules), _no_gc():
-        walk = _walk(project, index, limits, paths, rules, hidden, damaged)
-        walk.too_deep[:0] = _known_too_deep(project, walk.root)
+        walk = _walk(project, index, limits, paths, rules, hidden, listed)
+        walk.too_deep[:0] = deepdirs.still_there(admin, walk.root)
         changing: list[bytes] = []
         try:
             _store(project, walk, changing)  # a file that kept changing keeps its entry
@@ -319,8 +317,8 @@ def _capture(project: Project, limits: Limits, paths: list[bytes] | None) -> Cap
             tree_id = index.write_tree()
             if walk.dirty:
                 index.write()  # the stat cache; skipped when nothing changed (it is large)
-            if damaged:
-                _forget_repaired(project, damaged, walk.written)
+            if listed:
+                damaged.forget(project.store.layout, listed, walk.written)
         except interrupts.Interrupted:
             index.read(True)
             raise
@@ -341,7 +339,7 @@ def _capture(project: Project, limits: Limits, paths: list[bytes] | None) -> Cap
 
 
 def _walk(project: Project, index: pygit2.Index, limits: Limits, paths: list[bytes] | None,
-          rules: list[bytes], hidden: list[bytes], damaged: set[bytes]) -> _Walk:
+          rules: list[bytes], hidden: list[bytes], listed: set[bytes]) -> _Walk:
     """Find what changed; nothing is written yet."""
     files, dirs = _split_paths(project, paths)
     for attempt in range(ATTEMPTS):
@@ -357,9 +355,9 @@ def _walk(project: Project, index: pygit2.Index, limits: Limits, paths: list[byt
                 # it. Make such files plainly modified, so the walk hands them to us
                 # unhashed: first the ones changed by now, on a last try every file.
                 _mark_modified(walk, everything=attempt + 1 == ATTEMPTS)
-            if damaged and _mark_modified(walk, oids=damaged):
+            if listed and _mark_modified(walk, oids=listed):
                 walk.force_pack = True  # packed objects are found before loose ones
-                walk.damaged = damaged
+                walk.damaged = listed
             for rel in files:
                 walk.stage_one(rel)
             if paths is None or dirs:
@@ -379,7 +377,9 @@ def _walk(project: Project, index: pygit2.Index, limits: Limits, paths: list[byt
         except (OSError, pygit2.GitError) as exc:
             if attempt + 1 < ATTEMPTS and "nesting too deep" in str(exc):
                 # Leave the too-deep directories out (and say so), capture the rest.
-                new_rules = _remember_too_deep(project, _too_deep_dirs(walk))
+                new_rules = deepdirs.remember(
+                    project.store.layout.worktree_admin(project.h16),
+                    deepdirs.find(walk.root, walk.ignored))
                 gitextra.add_ignore_rules(project.repo, [r for r in new_rules if r not in rules])
                 rules = new_rules
                 continue
@@ -558,7 +558,7 @@ def _store(project: Project, walk: _Walk, changing: list[bytes]) -> None:
         sink.finish()
         walk.written |= sink.written
         if walk.damaged:
-            _drop_loose_copies(project, walk.damaged & sink.written)
+            damaged.drop_loose_copies(project.store.layout, walk.damaged & sink.written)
     except BaseException:
         sink.abort()
         raise
@@ -570,7 +570,7 @@ def _store(project: Project, walk: _Walk, changing: list[bytes]) -> None:
 
 
 def _pack_trees(project: Project, index: pygit2.Index, written: set[bytes],
-                damaged: set[bytes]) -> set[bytes]:
+                listed: set[bytes]) -> set[bytes]:
     """Write the index's trees into a pack of their own, before libgit2's write_tree,
     which then finds them all present instead of writing one loose file per directory.
     Returns the directories the trees hold.
@@ -597,8 +597,8 @@ def _pack_trees(project: Project, index: pygit2.Index, written: set[bytes],
         pack.abort()
         raise
     written.update(pack.oids)
-    if damaged:
-        _drop_loose_copies(project, damaged & pack.oids)
+    if listed:
+        damaged.drop_loose_copies(project.store.layout, listed & pack.oids)
     return dirs
 
 
@@ -672,47 +672,7 @@ def _int32(value: int) -> int:
     return (value + 2**31) % 2**32 - 2**31
 
 
-# -- damaged objects ----------------------------------------------------------------
-
-
-def _damaged(project: Project) -> set[bytes]:
-    """Objects found damaged (by `rewind check`) that the working tree may still hold."""
-    try:
-        text = project.store.layout.damaged_objects.read_text(errors="replace")
-    except FileNotFoundError:
-        return set()
-    out = set()
-    for line in text.split():
-        try:
-            out.add(bytes.fromhex(line))
-        except ValueError:
-            continue
-    return {oid for oid in out if len(oid) == 20}
-
-
-def _drop_loose_copies(project: Project, oids: set[bytes]) -> None:
-    """Objects now in a fresh pack are whole again: drop their damaged loose copy
-    (libgit2 would read it and fail rather than look further; git fsck complains)."""
-    objects = project.store.layout.store / "objects"
-    for oid in oids:
-        hexid = oid.hex()
-        try:
-            os.unlink(objects / hexid[:2] / hexid[2:])
-        except FileNotFoundError:
-            pass
-
-
-def _forget_repaired(project: Project, damaged: set[bytes], written: set[bytes]) -> None:
-    """Strike what was written whole again off the list of damaged objects."""
-    left = damaged - written
-    path = project.store.layout.damaged_objects
-    if left:
-        write_atomic(path, "".join(sorted(oid.hex() + "\n" for oid in left)))
-    else:
-        path.unlink(missing_ok=True)
-
-
-# -- retries: a tree changing under the walk, directories nested too deep -----------
+# -- retries: a tree changing under the walk ---------------------------------------
 
 
 def _mark_modified(walk: _Walk, *, everything: bool = False,
@@ -753,85 +713,6 @@ def _unlike(a: int, b: int) -> int:
     "unknown", which libgit2 hashes to settle)."""
     size = max(a, b) + 1
     return size if size <= 0xFFFFFFFF else 1 if 1 not in (a, b) else 2
-
-
-def _too_deep_dirs(walk: _Walk) -> list[bytes]:
-    """Directories libgit2 cannot enter (MAX_DEPTH levels down), outside ignored ones."""
-    out: list[bytes] = []
-    stack: list[tuple[bytes, int]] = [(b"", 0)]
-    while stack:
-        rel, depth = stack.pop()
-        try:
-            entries = os.scandir(walk.root + b"/" + rel if rel else walk.root)
-        except OSError:
-            continue
-        with entries:
-            for entry in entries:
-                if entry.name == b".git" or not entry.is_dir(follow_symlinks=False):
-                    continue
-                child = rel + b"/" + entry.name if rel else entry.name
-                if walk.ignored(child + b"/"):
-                    continue
-                if depth + 1 >= MAX_DEPTH:
-                    out.append(child)
-                else:
-                    stack.append((child, depth + 1))
-    return sorted(out)
-
-
-def _remember_too_deep(project: Project, dirs: list[bytes]) -> list[bytes]:
-    """Record `dirs` (as literal ignore rules) for this and later captures; all rules."""
-    known = _too_deep_rules(project)
-    rules = known + [r for r in map(_literal_dir_rule, dirs) if r is not None and r not in known]
-    write_atomic(project.store.layout.worktree_admin(project.h16) / TOO_DEEP_FILE,
-                 os.fsdecode(b"".join(r + b"\n" for r in rules)), errors="surrogateescape")
-    return rules
-
-
-def _too_deep_rules(project: Project) -> list[bytes]:
-    path = project.store.layout.worktree_admin(project.h16) / TOO_DEEP_FILE
-    try:
-        return [line for line in path.read_bytes().splitlines() if line.startswith(b"/")]
-    except FileNotFoundError:
-        return []
-
-
-def _known_too_deep(project: Project, root: bytes) -> list[bytes]:
-    """The directories earlier captures left out for depth that still exist."""
-    out = []
-    for rule in _too_deep_rules(project):
-        rel = _unescape_pattern(rule[1:-1])
-        if _is_real_dir(root + b"/" + rel):
-            out.append(rel)
-    return out
-
-
-def _literal_dir_rule(rel: bytes) -> bytes | None:
-    """An ignore rule matching exactly the directory `rel` (None if none can: a newline)."""
-    if b"\n" in rel or b"\r" in rel:
-        return None
-    return b"/" + _escape_pattern(rel) + b"/"
-
-
-def _escape_pattern(rel: bytes) -> bytes:
-    out = bytearray()
-    for byte in rel:
-        if byte in b"\\*?[]!# ":
-            out.append(0x5C)
-        out.append(byte)
-    return bytes(out)
-
-
-def _unescape_pattern(pattern: bytes) -> bytes:
-    out = bytearray()
-    escaped = False
-    for byte in pattern:
-        if byte == 0x5C and not escaped:
-            escaped = True
-            continue
-        escaped = False
-        out.append(byte)
-    return bytes(out)
 
 
 # -- helpers ------------------------------------------------------------------------
