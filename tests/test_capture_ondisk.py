@@ -171,9 +171,18 @@ def test_damaged_object_is_rewritten_by_the_next_checkpoint(store, project, stor
 NOBODY = r"""
 import json, sys
 from pathlib import Path
+import pygit2
 from rewindfs.store import Layout, Store, take
 r = take(Store(Layout(Path(sys.argv[1]))), sys.argv[2], "as nobody")
-print(json.dumps({"taken": r.taken, "skipped": r.skipped_files}))
+repo = pygit2.Repository(sys.argv[1] + "/store")
+def paths(tree, prefix=""):
+    for e in tree:
+        if e.type_str == "tree":
+            yield from paths(repo[e.id], prefix + e.name + "/")
+        else:
+            yield prefix + e.name
+files = sorted(paths(repo[r.commit].peel(pygit2.Commit).tree)) if r.commit else []
+print(json.dumps({"taken": r.taken, "skipped": r.skipped_files, "files": files}))
 """
 
 
@@ -195,17 +204,32 @@ def test_unreadable_directory_is_reported(files_of):
         for dirpath, dirnames, filenames in os.walk(top):
             for name in [".", *dirnames, *filenames]:
                 os.chown(os.path.join(dirpath, name), 65534, 65534)
-        os.chmod(proj / "locked", 0)
         env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
         env["HOME"] = str(top)
-        proc = subprocess.run(
-            [setpriv, "--reuid=nobody", "--regid=nogroup", "--clear-groups", sys.executable,
-             "-c", NOBODY, str(top / "hermes" / "checkpoints"), str(proj)],
-            capture_output=True, text=True, env=env, timeout=60)
-        assert proc.returncode == 0, proc.stderr
-        out = json.loads(proc.stdout)
+
+        def take_as_nobody() -> dict:
+            proc = subprocess.run(
+                [setpriv, "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                 sys.executable, "-c", NOBODY, str(top / "hermes" / "checkpoints"),
+                 str(proj)], capture_output=True, text=True, env=env, timeout=60)
+            assert proc.returncode == 0, proc.stderr
+            return json.loads(proc.stdout)
+
+        # a directory that is unreadable from the start: reported, not silently left out
+        os.chmod(proj / "locked", 0)
+        out = take_as_nobody()
         assert out["taken"]
         assert out["skipped"] == {"unreadable": ["locked/"]}
+        assert out["files"] == ["ok/a.txt"]
+        # one that becomes unreadable after its files were captured: they are kept
+        os.chmod(proj / "locked", 0o755)
+        assert take_as_nobody()["files"] == ["locked/inner/s.txt", "ok/a.txt"]
+        os.chmod(proj / "locked", 0)
+        (proj / "ok" / "b.txt").write_text("new\n")
+        os.chown(proj / "ok" / "b.txt", 65534, 65534)
+        out = take_as_nobody()
+        assert out["skipped"] == {"unreadable": ["locked/inner/s.txt"]}
+        assert out["files"] == ["locked/inner/s.txt", "ok/a.txt", "ok/b.txt"]
     finally:
         os.chmod(top / "proj" / "locked", 0o755)
         shutil.rmtree(top, ignore_errors=True)

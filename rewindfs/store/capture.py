@@ -197,15 +197,28 @@ class _Walk:
         if rel.endswith(b"/"):
             self.nested.append(rel.rstrip(b"/"))
         elif not exists:
-            # Deleted, as the walk saw it (lstat here could follow a directory since
-            # replaced by a symlink, and find a file outside the project).
-            if rel == b".gitignore" or rel.endswith(b"/.gitignore"):
-                self.saw_gitignore = True
-            if self.tracked(rel):
-                C.git_index_remove(self.index._index, rel, 0)
-                self.dirty = True
+            self.gone(rel)
         else:
             self.admit(rel)
+
+    def gone(self, rel: bytes) -> None:
+        """A tracked path the walk did not find: deleted, below a directory now a link
+        (what lies behind a link is not project content), or below a directory it may
+        no longer list (kept as it was, and reported)."""
+        if rel == b".gitignore" or rel.endswith(b"/.gitignore"):
+            self.saw_gitignore = True
+        try:
+            os.lstat(self.root + b"/" + rel)
+            vanished = _blocking_parent(self.root, rel) is not None
+        except (FileNotFoundError, NotADirectoryError):
+            vanished = True
+        except OSError:
+            vanished = False
+        if not vanished:
+            self.unreadable.append(rel)
+        elif self.tracked(rel):
+            C.git_index_remove(self.index._index, rel, 0)
+            self.dirty = True
 
     def on_path(self, path, _matched, _payload) -> int:
         """libgit2's add_all callback: 1 = leave the path to us."""
