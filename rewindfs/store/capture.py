@@ -207,16 +207,24 @@ class _Walk:
         no longer list (kept as it was, and reported)."""
         if rel == b".gitignore" or rel.endswith(b"/.gitignore"):
             self.saw_gitignore = True
+        full = self.root + b"/" + rel
         try:
-            os.lstat(self.root + b"/" + rel)
-            vanished = _blocking_parent(self.root, rel) is not None
+            os.lstat(full)
         except (FileNotFoundError, NotADirectoryError):
             vanished = True
         except OSError:
-            vanished = False
-        if not vanished:
-            self.unreadable.append(rel)
-        elif self.tracked(rel):
+            self.unreadable.append(rel)  # a parent we may not search
+            return
+        else:
+            vanished = _blocking_parent(self.root, rel) is not None
+            if not vanished:
+                parent = full.rpartition(b"/")[0]
+                if not os.access(parent, os.R_OK | os.X_OK):
+                    self.unreadable.append(rel)  # there, in a directory we may not list
+                else:
+                    self.admit(rel)  # back since the walk, or a directory now
+                return
+        if self.tracked(rel):
             C.git_index_remove(self.index._index, rel, 0)
             self.dirty = True
 
