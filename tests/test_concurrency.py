@@ -379,3 +379,35 @@ def test_stale_head_lock_from_killed_init_does_not_block(home, project, run_rewi
     assert "Traceback" not in proc.stderr, proc.stderr
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["taken"] is True
+
+
+@pytest.mark.parametrize("age", [3600.0, 0.0], ids=["old", "just-left"])
+def test_ref_lock_left_by_killed_checkpoint_does_not_block(home, project, run_rewind, store_dir,
+                                                           age):
+    """SIGKILL between git's lock-file create and rename leaves refs/hermes/<h16>.lock;
+    later checkpoints of that project must clear it (old: at once; just left: once it is
+    older than any live writer holds one) and go on, not fail with exit 3 forever."""
+    assert run_rewind("checkpoint", project).returncode == 0
+    h16 = project_hash(str(project))
+    lock = store_dir / "refs" / "hermes" / f"{h16}.lock"
+    lock.write_text("0" * 40 + "\n")
+    if age:
+        os.utime(lock, (lock.stat().st_atime - age, lock.stat().st_mtime - age))
+    (project / "new.txt").write_text("after the kill\n")
+    proc = run_rewind("checkpoint", project, "--json")
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["taken"] is True
+    assert not lock.exists()
+    assert "new.txt" in tip_paths(store_dir, project)
+
+
+def test_fresh_ref_lock_of_a_live_writer_is_left_alone(store, project, store_dir):
+    """A lock file younger than STALE_LOCK_SECONDS may be a live git's (Hermes's): the
+    project lock does not remove it."""
+    take(store, project, "first")
+    h16 = project_hash(str(project))
+    lock = store_dir / "refs" / "hermes" / f"{h16}.lock"
+    lock.write_text("0" * 40 + "\n")
+    store.project(project).clear_stale_ref_locks()
+    assert lock.exists()

@@ -22,7 +22,7 @@ from rewindfs.store.capture import DEFAULT_LIMITS, Capture, Limits, capture
 from rewindfs.store.history import STATS_TRAILER, TIME_TRAILER, tree_stats
 from rewindfs.store.maintenance import adopt, writers
 from rewindfs.store.prune import enforce_max_snapshots
-from rewindfs.store.store import Project, Store, guard_workdir
+from rewindfs.store.store import STALE_LOCK_SECONDS, Project, Store, guard_workdir
 from rewindfs.store.trailers import compose_message
 
 CAS_ATTEMPTS = 20
@@ -142,7 +142,12 @@ def _commit(
     project: Project, cap: Capture, reason: str, trailers: dict[str, str], allow_empty: bool
 ) -> pygit2.Oid | None:
     repo = project.repo
-    for _ in range(CAS_ATTEMPTS):
+    # A ref lock left by a killed writer is cleared once it is STALE_LOCK_SECONDS old,
+    # so waiting on "locked" is bounded by that rather than by the attempt count.
+    locked_until = time.monotonic() + STALE_LOCK_SECONDS + 1.0
+    attempts = 0
+    while attempts < CAS_ATTEMPTS:
+        attempts += 1
         ref = repo.references.get(project.ref)
         parent = ref.peel(pygit2.Commit) if ref is not None else None
         if parent is not None and parent.tree_id == cap.tree_id and not allow_empty:
@@ -165,13 +170,19 @@ def _commit(
             return oid
         except pygit2.AlreadyExistsError:
             continue  # the ref appeared since we looked
-        except pygit2.GitError as exc:
-            if "modified" in str(exc).lower() or "locked" in str(exc).lower():
+        except (pygit2.GitError, OSError) as exc:
+            # libgit2 says "failed to lock file" (an OSError) when <ref>.lock exists.
+            why = str(exc).lower()
+            if "failed to lock" in why and time.monotonic() < locked_until:
+                project.clear_stale_ref_locks()
+                attempts -= 1  # bounded by locked_until instead
+                time.sleep(0.05)
+                continue
+            if isinstance(exc, pygit2.GitError) and ("modified" in why or "locked" in why):
                 time.sleep(0.005)
                 continue  # another writer moved the ref: rebuild on the new tip
-            raise StoreError(f"could not record checkpoint: {exc}") from exc
-        except OSError as exc:
-            raise StoreError(f"could not record checkpoint: {exc.strerror or exc}") from exc
+            detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            raise StoreError(f"could not record checkpoint: {detail}") from exc
     raise StoreError(f"could not update {project.ref}: it keeps changing under us")
 
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,9 +66,30 @@ class Project:
     def ref(self) -> str:
         return Layout.project_ref(self.h16)
 
-    def lock(self):
-        """Exclusive lock for changing this project's index or ref (threads and processes)."""
-        return file_lock(self.store.layout.lock_file(self.h16))
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        """Exclusive lock for changing this project's index or ref (threads and processes).
+
+        Once held, git-style lock files of this project's refs left by a killed writer
+        are cleared (else every later checkpoint fails on `<ref>.lock exists`).
+        """
+        with file_lock(self.store.layout.lock_file(self.h16)):
+            self.clear_stale_ref_locks()
+            yield
+
+    def clear_stale_ref_locks(self) -> None:
+        """Remove lock files of this project's refs older than STALE_LOCK_SECONDS.
+
+        Not age 0: Hermes moves the same ref with git, which takes no flock of ours but
+        holds the lock file only for milliseconds."""
+        root = self.store.layout.store
+        candidates = [root / f"{Layout.project_ref(self.h16)}.lock",
+                      root / f"{Layout.notes_ref(self.h16)}.lock"]
+        labels = root / Layout.label_ref(self.h16, "")
+        if labels.is_dir():
+            candidates.extend(labels.glob("**/*.lock"))
+        for path in candidates:
+            remove_stale_lock(path, STALE_LOCK_SECONDS)
 
 
 class Store:
