@@ -17,7 +17,7 @@ import pygit2
 import pytest
 
 from rewindfs.errors import StoreError
-from rewindfs.store import damaged, take
+from rewindfs.store import heal, take
 
 REWRITER = r"""
 import os, sys
@@ -148,9 +148,10 @@ def test_damaged_index_is_rebuilt(store, project, store_dir, fsck):
     fsck()
 
 
-def test_damaged_object_is_rewritten_by_the_next_checkpoint(store, project, store_dir, fsck):
-    """An object found damaged (listed by `rewind check`) that the working tree still
-    holds is written again by the next checkpoint, and git fsck is clean again."""
+def test_damaged_object_is_rewritten_by_the_next_checkpoint(store, project, store_dir, fsck,
+                                                            run_rewind):
+    """An object found damaged (listed by `rewind check --repair`) that the working tree
+    still holds is written again by the next checkpoint, and git fsck is clean again."""
     first = take(store, project, "first")
     repo = pygit2.Repository(str(store_dir))
     blob = repo[first.commit].peel(pygit2.Commit).tree["README.md"].id
@@ -159,11 +160,17 @@ def test_damaged_object_is_rewritten_by_the_next_checkpoint(store, project, stor
     loose.write_bytes(b"x\x9c damaged beyond repair")
     assert subprocess.run(["git", "--git-dir", str(store_dir), "fsck"],
                           capture_output=True).returncode != 0
-    damaged.note(store.layout, [str(blob), "0" * 40])  # as `rewind check` would
+    assert run_rewind("check").returncode == 3
+    assert not store.layout.damaged_objects.exists()  # a check without --repair writes nothing
+    repair = run_rewind("check", "--repair")
+    assert repair.returncode == 3 and "listed 1 damaged object(s)" in repair.stdout, repair.stdout
+    assert store.layout.damaged_objects.read_text() == f"{blob}\n"
+    heal.note(store.layout, ["0" * 40])  # an id no working tree holds
     second = take(store, project, "second")
     assert not second.taken  # same files: the same tree, now whole
     assert pygit2.Repository(str(store_dir))[blob].data == (project / "README.md").read_bytes()
     fsck()
+    assert run_rewind("check").returncode == 0
     # what the working tree does not hold stays listed for `rewind check` to report
     assert store.layout.damaged_objects.read_text() == "0" * 40 + "\n"
 

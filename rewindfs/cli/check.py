@@ -23,7 +23,8 @@ SHOWN = 12  # problems listed per group, so the report fits one screen
 ))
 @click.option("--repair", is_flag=True,
               help="Also fix what can be fixed without losing anything (stat caches, "
-                   "stale locks and caches, admin dirs).")
+                   "stale locks and caches, admin dirs), and list damaged objects for the "
+                   "next checkpoint to write again.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable report.")
 @click.pass_obj
 def check(app: App, repair: bool, as_json: bool) -> None:
@@ -34,6 +35,7 @@ def check(app: App, repair: bool, as_json: bool) -> None:
     layout = Layout(app.settings.base)
     report = checker.verify(layout)
     repaired: list[checker.Problem] = []
+    healing = checker.list_for_healing(layout, report) if repair else 0
     if repair and any(p.fix for p in report.problems):
         repaired = checker.repair(report)
         report = checker.verify(layout)
@@ -41,12 +43,16 @@ def check(app: App, repair: bool, as_json: bool) -> None:
         click.echo(json.dumps({
             "store": str(layout.store), "libgit2": odbguard.describe(), "counts": report.counts,
             "repaired": [_problem_dict(layout, p) for p in repaired],
+            "listed_for_healing": healing,
             "problems": [_problem_dict(layout, p) for p in report.problems],
             "damaged": bool(report.damaged),
         }, indent=2))
     else:
         for line in _lines(layout, report, repaired):
             click.echo(line)
+        if healing:
+            click.echo(f"listed {healing} damaged object(s) for the next checkpoint to write "
+                       "again from a working tree that still holds them")
     sys.exit(3 if report.damaged else 0)
 
 

@@ -38,7 +38,7 @@ from pygit2.ffi import C, ffi
 from pygit2.utils import StrArray
 
 from rewindfs.errors import Refused, StoreError
-from rewindfs.store import damaged, deepdirs, fileread, gitextra, interrupts, mounts
+from rewindfs.store import deepdirs, fileread, gitextra, heal, interrupts, mounts
 from rewindfs.store.locks import remove_stale_lock
 from rewindfs.store.packwrite import BLOB, PackWriter, add_trees, deflate
 from rewindfs.store.store import Project
@@ -311,7 +311,7 @@ def _capture(project: Project, limits: Limits, paths: list[bytes] | None) -> Cap
     hidden = _hidden_dirs(project)
     admin = project.store.layout.worktree_admin(project.h16)
     rules = deepdirs.rules(admin) + [r for r in map(deepdirs.literal_rule, hidden) if r]
-    listed = damaged.listed_ids(project.store.layout)
+    listed = heal.listed_ids(project.store.layout)
     with _ignoring(project.repo, rules), _no_gc():
         walk = _walk(project, index, limits, paths, rules, hidden, listed)
         walk.too_deep[:0] = deepdirs.still_there(admin, walk.root)
@@ -339,7 +339,7 @@ def _capture(project: Project, limits: Limits, paths: list[bytes] | None) -> Cap
             if walk.dirty:
                 index.write()  # the stat cache; skipped when nothing changed (it is large)
             if listed:
-                damaged.forget(project.store.layout, listed, walk.written)
+                heal.forget(project.store.layout, listed, walk.written)
         except interrupts.Interrupted:
             index.read(True)
             raise
@@ -579,7 +579,7 @@ def _store(project: Project, walk: _Walk, changing: list[bytes]) -> None:
         sink.finish()
         walk.written |= sink.written
         if walk.damaged:
-            damaged.drop_loose_copies(project.store.layout, walk.damaged & sink.written)
+            heal.drop_loose_copies(project.store.layout, walk.damaged & sink.written)
     except BaseException:
         sink.abort()
         raise
@@ -619,7 +619,7 @@ def _pack_trees(project: Project, index: pygit2.Index, written: set[bytes],
         raise
     written.update(pack.oids)
     if listed:
-        damaged.drop_loose_copies(project.store.layout, listed & pack.oids)
+        heal.drop_loose_copies(project.store.layout, listed & pack.oids)
     return dirs
 
 

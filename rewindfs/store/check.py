@@ -12,8 +12,9 @@ files, a commit-graph naming pruned commits).
 Only what cannot lose anything is repaired (`repair`): a damaged stat-cache index
 is removed (the next checkpoint rebuilds it), stale lock files and temp files of
 killed writers are removed, a stale commit-graph or multi-pack-index (caches git
-rebuilds) is removed, unparsable lines of `shallow` are dropped, and a project
-admin dir whose bookkeeping files are damaged is rewritten from its project record.
+rebuilds) is removed, unparsable lines of `shallow` are dropped, a project admin dir
+whose bookkeeping files are damaged is rewritten from its project record, and damaged
+loose objects are listed for the next checkpoint to write again (store.heal).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from pathlib import Path
 import pygit2
 
 from rewindfs.errors import StoreDamaged
-from rewindfs.store import loose, odbguard, packs
+from rewindfs.store import heal, loose, odbguard, packs
 from rewindfs.store.layout import LABELS_PREFIX, NOTES_PREFIX, REFS_PREFIX, Layout, project_hash
 from rewindfs.store.locks import file_lock
 
@@ -98,6 +99,17 @@ def repair(report: Report) -> list[Problem]:
             problem.fix()
             done.append(problem)
     return done
+
+
+def list_for_healing(layout: Layout, report: Report) -> int:
+    """List the damaged loose objects in `report` for the next checkpoint to write again
+    (store.heal); returns how many. Part of `--repair`: nothing is deleted."""
+    objects = layout.store / "objects"
+    ids = [p.path.parent.name + p.path.name for p in report.damaged
+           if p.path.parent.parent == objects and _is_oid(p.path.parent.name + p.path.name)]
+    if ids:
+        heal.note(layout, ids)
+    return len(ids)
 
 
 def index_problems(layout: Layout) -> Iterator[StoreDamaged]:
