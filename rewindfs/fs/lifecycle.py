@@ -17,12 +17,12 @@ from enum import Enum
 from pathlib import Path
 
 from rewindfs.errors import Busy, InvalidInput, Refused, RewindError
-from rewindfs.store import private
+from rewindfs.store import mounts, private
 from rewindfs.store.layout import Layout
 
 FUSE_DEVICE = Path("/dev/fuse")
 FUSERMOUNT = "fusermount3"
-OUR_FSTYPE = "fuse.rewindfs"
+OUR_FSTYPE = mounts.REWINDFS_FSTYPE
 READY = b"ready\n"
 INSTALL_HINT = "install FUSE 3 (apt-get install fuse3)"
 
@@ -52,22 +52,13 @@ def check_fuse() -> str:
     return fusermount
 
 
-def _unescape(field: str) -> str:
-    """Mount table fields escape space, tab, newline and backslash as octal."""
-    return field.encode().decode("unicode_escape").encode("latin-1").decode(errors="replace")
-
-
 def mounted_type(path: Path) -> str | None:
     """The filesystem type mounted exactly at `path` (the topmost), or None."""
     found = None
-    try:
-        lines = Path("/proc/self/mountinfo").read_text().splitlines()
-    except OSError:
-        return None
-    for line in lines:
-        fields = line.split()
-        if len(fields) > 4 and _unescape(fields[4]) == str(path) and " - " in line:
-            found = line.split(" - ", 1)[1].split()[0]
+    target = os.fsencode(str(path))
+    for point, kind in mounts.mounts():
+        if point == target:
+            found = kind
     return found
 
 
