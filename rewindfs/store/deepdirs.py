@@ -6,13 +6,26 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from rewindfs.store.locks import write_atomic
 
 MAX_DEPTH = 100  # libgit2's FILESYSTEM_MAX_DEPTH
 FILE = "too-deep"  # in a project's worktree admin dir: one ignore rule a line
+
+
+def child_dirs(root: bytes, rel: bytes) -> Iterator[tuple[bytes, bytes]]:
+    """(relative path, absolute path) of each real directory (not a symlink, not .git)
+    directly in `rel` below `root`; nothing when it cannot be listed."""
+    try:
+        entries = os.scandir(root + b"/" + rel if rel else root)
+    except OSError:
+        return
+    with entries:
+        for entry in entries:
+            if entry.name != b".git" and entry.is_dir(follow_symlinks=False):
+                yield (rel + b"/" + entry.name if rel else entry.name), entry.path
 
 
 def find(root: bytes, ignored: Callable[[bytes], bool]) -> list[bytes]:
@@ -22,21 +35,13 @@ def find(root: bytes, ignored: Callable[[bytes], bool]) -> list[bytes]:
     stack: list[tuple[bytes, int]] = [(b"", 0)]
     while stack:
         rel, depth = stack.pop()
-        try:
-            entries = os.scandir(root + b"/" + rel if rel else root)
-        except OSError:
-            continue
-        with entries:
-            for entry in entries:
-                if entry.name == b".git" or not entry.is_dir(follow_symlinks=False):
-                    continue
-                child = rel + b"/" + entry.name if rel else entry.name
-                if ignored(child + b"/"):
-                    continue
-                if depth + 1 >= MAX_DEPTH:
-                    out.append(child)
-                else:
-                    stack.append((child, depth + 1))
+        for child, _path in child_dirs(root, rel):
+            if ignored(child + b"/"):
+                continue
+            if depth + 1 >= MAX_DEPTH:
+                out.append(child)
+            else:
+                stack.append((child, depth + 1))
     return sorted(out)
 
 
