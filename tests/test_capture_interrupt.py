@@ -89,7 +89,9 @@ def test_ctrl_c_stops_a_long_first_checkpoint(phase, big_project, home, tmp_path
     assert proc.returncode == 130, text
     assert text.rstrip().endswith("rewind: interrupted"), text
     assert "Traceback" not in text and "Exception ignored" not in text, text
-    # nothing recorded, nothing damaged; the next checkpoint takes everything
+    # nothing recorded, nothing damaged, no temp pack of either process left behind;
+    # the next checkpoint takes everything
+    assert not list(pack_dir.glob("tmp_*"))
     repo = pygit2.Repository(str(store_dir))
     assert repo.references.get(f"refs/hermes/{project_hash(proj)}") is None
     fsck()

@@ -14,7 +14,9 @@ and places never walked (rewindfs mounts, the store itself).
 
 Storing: each file found is read once (`fileread`: what is on disk, or a truthful
 "changing"/"unreadable"), hashed and deflated. Many objects go into one new pack
-(`packwrite`), trees into another; a few become loose objects. Index entries, with
+(`packwrite`), trees into another; a few become loose objects. A large capture is
+stored on two cores: a forked child stores half of the files into a pack of its own
+(`splitstore`). Index entries, with
 the files' full stat data so the next walk's stat cache hits without hashing them
 again, are added only once their objects are on disk; the ref moves later still
 (snapshot), so a crash at any point leaves no checkpoint and no index entry referring
@@ -38,7 +40,7 @@ from pygit2.ffi import C, ffi
 from pygit2.utils import StrArray
 
 from rewindfs.errors import Refused, StoreError
-from rewindfs.store import deepdirs, fileread, gitextra, heal, interrupts, mounts
+from rewindfs.store import deepdirs, fileread, gitextra, heal, interrupts, mounts, splitstore
 from rewindfs.store.locks import remove_stale_lock
 from rewindfs.store.packwrite import BLOB, PackWriter, add_trees, deflate
 from rewindfs.store.store import Project
@@ -551,37 +553,80 @@ def _store(project: Project, walk: _Walk, changing: list[bytes]) -> None:
     done_bytes = 0
     staged: list[tuple[bytes, fileread.Read, bytes]] = []
     cap = walk.limits.max_file_size
-    try:
-        for i, (rel, st) in enumerate(walk.found):
+    mine, helper = walk.found, None
+    if walk.packed and splitstore.worth_it(walk.found, walk.found_bytes):
+        mine, theirs = splitstore.split(walk.found)
+        helper = splitstore.Helper.start(project.store.layout.store / "objects", walk.root,
+                                         theirs, cap)
+        if helper is None:
+            mine = walk.found
+
+    def take(rel: bytes, read: fileread.Read, oid: bytes | None) -> None:
+        outcome = read.outcome
+        if outcome == fileread.BLOB or outcome == fileread.LINK:
+            assert oid is not None
+            staged.append((rel, read, oid))
+        elif outcome == fileread.GONE:
+            if walk.tracked(rel):
+                C.git_index_remove(walk.index._index, rel, 0)
+        elif outcome == fileread.CHANGING:
+            changing.append(rel)
+        elif outcome == fileread.UNREADABLE:
+            walk.unreadable.append(rel)
+        elif outcome == fileread.OVERSIZE:
+            walk.oversize.append(rel)
+        elif outcome == fileread.DIRECTORY:
+            if walk.tracked(rel):
+                walk.replaced_by_dir.append(rel)
+
+    def store_all(items: list[tuple[bytes, os.stat_result]]) -> None:
+        nonlocal done_bytes, next_report
+        for i, (rel, st) in enumerate(items):
             interrupts.check()
             read = fileread.read_path(walk.root + b"/" + rel, cap, st)
-            outcome = read.outcome
-            if outcome == fileread.BLOB or outcome == fileread.LINK:
-                staged.append((rel, read, sink.put(read.data)))
+            oid = None
+            if read.outcome == fileread.BLOB or read.outcome == fileread.LINK:
+                oid = sink.put(read.data)
                 done_bytes += len(read.data)
                 read.data = b""  # the object is written; keep only what the index needs
-            elif outcome == fileread.GONE:
-                if walk.tracked(rel):
-                    C.git_index_remove(walk.index._index, rel, 0)
-            elif outcome == fileread.CHANGING:
-                changing.append(rel)
-            elif outcome == fileread.UNREADABLE:
-                walk.unreadable.append(rel)
-            elif outcome == fileread.OVERSIZE:
-                walk.oversize.append(rel)
-            elif outcome == fileread.DIRECTORY:
-                if walk.tracked(rel):
-                    walk.replaced_by_dir.append(rel)
+            take(rel, read, oid)
             if next_report is not None and time.monotonic() >= next_report:
-                report(Progress("store", i + 1, done_bytes, total_files, total_bytes))
+                files, stored = helper.progress() if helper is not None else (0, 0)
+                report(Progress("store", i + 1 + files, done_bytes + stored, total_files,
+                                total_bytes))
                 next_report = time.monotonic() + PROGRESS_SECONDS
+
+    def waiting() -> None:  # for the child, once this process has stored its share
+        nonlocal next_report
+        interrupts.check()
+        if helper is not None and next_report is not None and time.monotonic() >= next_report:
+            files, stored = helper.progress()
+            report(Progress("store", len(mine) + files, done_bytes + stored, total_files,
+                            total_bytes))
+            next_report = time.monotonic() + PROGRESS_SECONDS
+
+    try:
+        store_all(mine)
+        if helper is not None:
+            results = helper.results(waiting)
+            if results is None:  # the child failed: its share is stored here after all
+                store_all(helper.items)
+            else:
+                for rel, read, oid in results:
+                    take(rel, read, oid)
+                    if oid is not None:
+                        done_bytes += read.st.st_size if read.st is not None else 0
         interrupts.check()
         sink.finish()
         walk.written |= sink.written
+        if helper is not None:
+            walk.written |= helper.publish()
         if walk.damaged:
-            heal.drop_loose_copies(project.store.layout, walk.damaged & sink.written)
+            heal.drop_loose_copies(project.store.layout, walk.damaged & walk.written)
     except BaseException:
         sink.abort()
+        if helper is not None:
+            helper.abort()
         raise
     if report is not None:
         report(Progress("store", total_files, done_bytes, total_files, total_bytes))
@@ -646,22 +691,14 @@ def _unreadable_dirs(walk: _Walk, known: set[bytes]) -> list[bytes]:
     while stack:
         rel = stack.pop()
         interrupts.check()
-        try:
-            entries = os.scandir(walk.root + b"/" + rel if rel else walk.root)
-        except OSError:
-            continue
-        with entries:
-            for entry in entries:
-                if entry.name == b".git" or not entry.is_dir(follow_symlinks=False):
-                    continue
-                child = rel + b"/" + entry.name if rel else entry.name
-                if child in known:
-                    stack.append(child)
-                elif not walk.ignored(child + b"/"):
-                    if os.access(entry.path, os.R_OK | os.X_OK):
-                        stack.append(child)  # empty, or only ignored or unreadable below
-                    else:
-                        out.append(child + b"/")
+        for child, path in deepdirs.child_dirs(walk.root, rel):
+            if child in known:
+                stack.append(child)
+            elif not walk.ignored(child + b"/"):
+                if os.access(path, os.R_OK | os.X_OK):
+                    stack.append(child)  # empty, or only ignored or unreadable below
+                else:
+                    out.append(child + b"/")
     return sorted(out)
 
 

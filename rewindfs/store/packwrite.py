@@ -112,6 +112,14 @@ class PackWriter:
 
     def finish(self) -> str | None:
         """Complete, sync and publish the pack; its name (`pack-<sha1>`), None when empty."""
+        name = self.seal()
+        if name is not None:
+            self.publish(name)
+        return name
+
+    def seal(self) -> str | None:
+        """Complete and sync the pack and its idx under their temp names (not yet
+        visible); its name, None when empty. `publish` makes it visible."""
         if not self._entries:
             self.abort()
             return None
@@ -125,17 +133,19 @@ class PackWriter:
         f.flush()
         os.fsync(f.fileno())
         f.close()
-        name = "pack-" + checksum.hex()
-        idx = self._idx_bytes(checksum)
         self._tmp_idx = self._tmp_name("idx")
-        _write_synced(self._tmp_idx, idx)
-        os.chmod(self._tmp_pack, FILE_MODE)
-        os.chmod(self._tmp_idx, FILE_MODE)
-        # The idx is what makes a pack visible: rename it last.
-        os.replace(self._tmp_pack, self.pack_dir / f"{name}.pack")
-        os.replace(self._tmp_idx, self.pack_dir / f"{name}.idx")
-        _fsync_dir(self.pack_dir)
-        return name
+        _write_synced(self._tmp_idx, self._idx_bytes(checksum))
+        return "pack-" + checksum.hex()
+
+    def publish(self, name: str) -> None:
+        """Rename a sealed pack into place (also from another process than the one that
+        wrote it: `sealed_files` names its temp files)."""
+        tmp_pack, tmp_idx = self.sealed_files()
+        publish_sealed(self.pack_dir, name, tmp_pack, tmp_idx)
+
+    def sealed_files(self) -> tuple[Path, Path]:
+        assert self._tmp_idx is not None, "seal() first"
+        return self._tmp_pack, self._tmp_idx
 
     def abort(self) -> None:
         """Drop the unfinished pack (nothing refers to it)."""
@@ -174,6 +184,16 @@ class PackWriter:
         body = b"".join((_IDX_MAGIC, fanout.tobytes(), b"".join(oids), crcs.tobytes(),
                          small.tobytes(), large.tobytes(), pack_checksum))
         return body + hashlib.sha1(body, usedforsecurity=False).digest()
+
+
+def publish_sealed(pack_dir: Path, name: str, tmp_pack: Path, tmp_idx: Path) -> None:
+    """Make a sealed pack visible: read-only as git makes them, the pack renamed first
+    and the idx last (the idx is what makes a pack visible), then the directory synced."""
+    os.chmod(tmp_pack, FILE_MODE)
+    os.chmod(tmp_idx, FILE_MODE)
+    os.replace(tmp_pack, pack_dir / f"{name}.pack")
+    os.replace(tmp_idx, pack_dir / f"{name}.idx")
+    _fsync_dir(pack_dir)
 
 
 _LITTLE_ENDIAN = struct.pack("=I", 1) == struct.pack("<I", 1)

@@ -1,0 +1,144 @@
+"""A large capture stored on two cores (store.splitstore): a forked child stores part of
+the files into a pack of its own. What it must keep: the same checkpoint as one process
+would take, and nothing lost or left behind when the child fails, is killed, or its
+parent dies."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pygit2
+import pytest
+from test_capture_pack import git_tree_of, make_project, packs, tree_files
+
+from rewindfs.store import splitstore, take
+
+FILES = 400
+
+
+@pytest.fixture
+def split_small(monkeypatch):
+    """Use the child for a few hundred files (the default needs a thousand)."""
+    monkeypatch.setattr(splitstore, "MIN_FILES", 100)
+    monkeypatch.setattr(splitstore, "_cores", lambda: 2)
+
+
+def expected_files(files: dict[str, bytes]) -> dict[bytes, tuple[int, bytes]]:
+    out = {os.fsencode(rel): (0o100644, data) for rel, data in files.items()}
+    out[b"run.sh"] = (0o100755, files["run.sh"])
+    out[b"link"] = (0o120000, b"d0/sub0/f0.txt")
+    return out
+
+
+def check_exact(store_dir: Path, result, files, proj: Path, tmp_path: Path) -> None:
+    repo = pygit2.Repository(str(store_dir))
+    assert tree_files(repo, repo[result.commit].peel(pygit2.Commit).tree) == \
+        expected_files(files)
+    assert result.tree == git_tree_of(proj, tmp_path)
+    assert not list((store_dir / "objects" / "pack").glob("tmp_*"))
+
+
+def test_split_capture_is_the_checkpoint_one_process_takes(split_small, store, tmp_path,
+                                                           store_dir, fsck, store_git):
+    proj = tmp_path / "proj"
+    files = make_project(proj, n=FILES)
+    assert splitstore.worth_it([(b"", os.lstat(proj))] * 200, 0)
+    result = take(store, proj, "first")
+    assert result.taken
+    assert len(packs(store_dir)) == 3  # the parent's blobs, the child's blobs, the trees
+    for pack in packs(store_dir):
+        store_git("verify-pack", str(pack.with_suffix(".idx")))
+    fsck()
+    check_exact(store_dir, result, files, proj, tmp_path)
+    # the stat cache holds the child's files too: nothing is found changed next time
+    index = store_dir / "worktrees" / result.project / "index"
+    before = index.read_bytes()
+    assert not take(store, proj, "again").taken
+    assert index.read_bytes() == before
+
+
+def _failing_child(*_args):
+    os._exit(1)
+
+
+def _child_killed_after_sealing(real_seal):
+    def seal(self):
+        name = real_seal(self)
+        if os.getpid() != PARENT[0]:  # in the child: its temp pack and idx are complete
+            os.kill(os.getpid(), signal.SIGKILL)
+        return name
+    return seal
+
+
+PARENT = [0]
+
+
+@pytest.mark.parametrize("how", ["fails at once", "killed with a sealed pack"])
+def test_a_failed_child_share_is_stored_by_the_parent(how, split_small, monkeypatch, store,
+                                                      tmp_path, store_dir, fsck):
+    proj = tmp_path / "proj"
+    files = make_project(proj, n=FILES)
+    PARENT[0] = os.getpid()
+    if how == "fails at once":
+        monkeypatch.setattr(splitstore, "_child", _failing_child)
+    else:
+        monkeypatch.setattr(splitstore.PackWriter, "seal",
+                            _child_killed_after_sealing(splitstore.PackWriter.seal))
+    result = take(store, proj, "first")
+    assert result.taken
+    assert len(packs(store_dir)) == 2  # the child's pack never became visible
+    fsck()
+    check_exact(store_dir, result, files, proj, tmp_path)
+
+
+PARENT_DIES = r"""
+import os, signal, sys, time
+from pathlib import Path
+from rewindfs.store import Layout, Store, splitstore, take
+splitstore.MIN_FILES = 100
+splitstore._cores = lambda: 2
+if os.environ.get("SPLIT_TEST_NO_DEATHSIG"):  # to see this test fail without it
+    splitstore._die_with_parent = lambda parent: None
+real_read = splitstore.fileread.read_path
+def slow_read(*args):  # the child would otherwise finish its share within the deadline
+    time.sleep(0.01)
+    return real_read(*args)
+splitstore.fileread.read_path = slow_read
+real_start = splitstore.Helper.start.__func__
+
+def start(cls, *args, **kwargs):
+    helper = real_start(cls, *args, **kwargs)
+    print(helper.pid, flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)  # the parent dies; the child is storing
+
+splitstore.Helper.start = classmethod(start)
+take(Store(Layout(Path(sys.argv[1]))), sys.argv[2], "dies")
+"""
+
+
+def test_the_child_dies_with_its_parent(home, tmp_path, store_dir):
+    proj = tmp_path / "proj"
+    make_project(proj, n=4000)
+    # Not subprocess.run: it would wait for the child too (it holds the stdout pipe).
+    proc = subprocess.Popen([sys.executable, "-c", PARENT_DIES, str(home / "checkpoints"),
+                             str(proj)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            text=True)
+    with proc.stdout:
+        child = int(proc.stdout.readline())
+        assert proc.wait(timeout=120) == -9
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            break
+        if state == "Z":
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail(f"the child {child} still runs 10 s after its parent was killed")
