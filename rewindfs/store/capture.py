@@ -551,7 +551,7 @@ def _store(project: Project, walk: _Walk, changing: list[bytes]) -> None:
     report = walk.report
     next_report = time.monotonic() + PROGRESS_SECONDS if report is not None else None
     done_bytes = 0
-    staged: list[tuple[bytes, fileread.Read, bytes]] = []
+    staged: list[tuple[bytes, fileread.IndexFields, bytes]] = []
     cap = walk.limits.max_file_size
     mine, helper = walk.found, None
     if walk.packed and splitstore.worth_it(walk.found, walk.found_bytes):
@@ -561,11 +561,11 @@ def _store(project: Project, walk: _Walk, changing: list[bytes]) -> None:
         if helper is None:
             mine = walk.found
 
-    def take(rel: bytes, read: fileread.Read, oid: bytes | None) -> None:
-        outcome = read.outcome
+    def take(rel: bytes, outcome: int, oid: bytes | None,
+             fields: fileread.IndexFields | None) -> None:
         if outcome == fileread.BLOB or outcome == fileread.LINK:
-            assert oid is not None
-            staged.append((rel, read, oid))
+            assert oid is not None and fields is not None
+            staged.append((rel, fields, oid))
         elif outcome == fileread.GONE:
             if walk.tracked(rel):
                 C.git_index_remove(walk.index._index, rel, 0)
@@ -584,12 +584,12 @@ def _store(project: Project, walk: _Walk, changing: list[bytes]) -> None:
         for i, (rel, st) in enumerate(items):
             interrupts.check()
             read = fileread.read_path(walk.root + b"/" + rel, cap, st)
-            oid = None
+            oid = fields = None
             if read.outcome == fileread.BLOB or read.outcome == fileread.LINK:
                 oid = sink.put(read.data)
                 done_bytes += len(read.data)
-                read.data = b""  # the object is written; keep only what the index needs
-            take(rel, read, oid)
+                fields = read.index_fields()
+            take(rel, read.outcome, oid, fields)
             if next_report is not None and time.monotonic() >= next_report:
                 files, stored = helper.progress() if helper is not None else (0, 0)
                 report(Progress("store", i + 1 + files, done_bytes + stored, total_files,
@@ -612,10 +612,10 @@ def _store(project: Project, walk: _Walk, changing: list[bytes]) -> None:
             if results is None:  # the child failed: its share is stored here after all
                 store_all(helper.items)
             else:
-                for rel, read, oid in results:
-                    take(rel, read, oid)
-                    if oid is not None:
-                        done_bytes += read.st.st_size if read.st is not None else 0
+                for rel, outcome, oid, fields in results:
+                    take(rel, outcome, oid, fields)
+                    if fields is not None:
+                        done_bytes += fields[-1]
         interrupts.check()
         sink.finish()
         walk.written |= sink.written
@@ -631,8 +631,8 @@ def _store(project: Project, walk: _Walk, changing: list[bytes]) -> None:
     if report is not None:
         report(Progress("store", total_files, done_bytes, total_files, total_bytes))
     entry = ffi.new("git_index_entry *")
-    for rel, read, oid in staged:
-        _index_add(walk.index, entry, rel, read, oid)
+    for rel, fields, oid in staged:
+        _index_add(walk.index, entry, rel, fields, oid)
 
 
 def _pack_trees(project: Project, index: pygit2.Index, written: set[bytes],
@@ -702,32 +702,18 @@ def _unreadable_dirs(walk: _Walk, known: set[bytes]) -> list[bytes]:
     return sorted(out)
 
 
-def _index_add(index: pygit2.Index, entry, rel: bytes, read: fileread.Read,
+def _index_add(index: pygit2.Index, entry, rel: bytes, fields: fileread.IndexFields,
                oid: bytes) -> None:
-    """Add one entry with the stat data of what was read (as libgit2's add_bypath does:
-    `dev` holds st_rdev, times are 32-bit seconds plus nanoseconds)."""
-    st = read.st
+    """Add one entry with the stat data of what was read (`Read.index_fields`)."""
     path = ffi.new("char[]", rel)
     entry.path = path
-    entry.ctime.seconds = _int32(st.st_ctime_ns // 1_000_000_000)
-    entry.ctime.nanoseconds = st.st_ctime_ns % 1_000_000_000
-    entry.mtime.seconds = _int32(st.st_mtime_ns // 1_000_000_000)
-    entry.mtime.nanoseconds = st.st_mtime_ns % 1_000_000_000
-    entry.dev = st.st_rdev & 0xFFFFFFFF
-    entry.ino = st.st_ino & 0xFFFFFFFF
-    entry.mode = read.mode
-    entry.uid = st.st_uid & 0xFFFFFFFF
-    entry.gid = st.st_gid & 0xFFFFFFFF
-    # A size git never matches makes the next walk hash a racily written file again.
-    entry.file_size = 0 if read.racy and st.st_size else st.st_size & 0xFFFFFFFF
+    (entry.ctime.seconds, entry.ctime.nanoseconds, entry.mtime.seconds,
+     entry.mtime.nanoseconds, entry.dev, entry.ino, entry.mode, entry.uid, entry.gid,
+     entry.file_size) = fields
     ffi.memmove(entry.id.id, oid, 20)
     entry.flags = 0
     entry.flags_extended = 0
     check_error(C.git_index_add(index._index, entry))
-
-
-def _int32(value: int) -> int:
-    return (value + 2**31) % 2**32 - 2**31
 
 
 # -- retries: a tree changing under the walk ---------------------------------------
@@ -757,7 +743,7 @@ def _mark_modified(walk: _Walk, *, everything: bool = False,
             continue
         size = st.st_size & 0xFFFFFFFF
         if everything or (e.file_size != size
-                          or e.mtime.seconds != _int32(st.st_mtime_ns // 1_000_000_000)
+                          or e.mtime.seconds != fileread.int32(st.st_mtime_ns // 1_000_000_000)
                           or e.mtime.nanoseconds != st.st_mtime_ns % 1_000_000_000
                           or e.ino != st.st_ino & 0xFFFFFFFF):
             e.file_size = _unlike(size, e.file_size)

@@ -46,6 +46,27 @@ class Read:
             return 0o120000
         return 0o100755 if self.st is not None and self.st.st_mode & 0o100 else 0o100644
 
+    def index_fields(self) -> IndexFields:
+        """What an index entry records of what was read (BLOB, LINK), as libgit2's
+        add_bypath fills it: times as 32-bit seconds and nanoseconds, `dev` = st_rdev."""
+        st = self.st
+        assert st is not None
+        # A size git never matches makes the next walk hash a racily written file again.
+        size = 0 if self.racy and st.st_size else st.st_size & 0xFFFFFFFF
+        return (int32(st.st_ctime_ns // 1_000_000_000), st.st_ctime_ns % 1_000_000_000,
+                int32(st.st_mtime_ns // 1_000_000_000), st.st_mtime_ns % 1_000_000_000,
+                st.st_rdev & 0xFFFFFFFF, st.st_ino & 0xFFFFFFFF, self.mode,
+                st.st_uid & 0xFFFFFFFF, st.st_gid & 0xFFFFFFFF, size)
+
+
+# (ctime s, ctime ns, mtime s, mtime ns, dev, ino, mode, uid, gid, size): plain ints, so
+# cheap to hand from process to process.
+IndexFields = tuple[int, int, int, int, int, int, int, int, int, int]
+
+
+def int32(value: int) -> int:
+    return (value + 2**31) % 2**32 - 2**31
+
 
 def blob_id(data: bytes) -> bytes:
     """The raw 20-byte git object id of a blob holding `data`."""

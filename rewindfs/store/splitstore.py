@@ -8,8 +8,8 @@ everything it needs, and it touches only plain Python, hashlib and ISA-L — nev
 libgit2, whose state is the parent's.
 
 What the child hands back, through a pipe, is what the parent would have known had it
-read the files itself: each file's `fileread.Read` (without its bytes) and blob id,
-plus its pack, sealed under a temp name. The parent publishes that pack together with
+read the files itself: each file's outcome, blob id and index entry fields, plus its
+pack, sealed under a temp name. The parent publishes that pack together with
 its own, before any index entry names their objects, so the crash guarantees of the
 capture are unchanged. The parent never trusts the child: a child that fails, dies or
 says something incomplete is ignored and the parent reads its share itself. Its
@@ -42,7 +42,8 @@ _PROGRESS = struct.Struct("=QQ")  # files done, bytes done
 _PR_SET_PDEATHSIG = 1
 
 Item = tuple[bytes, os.stat_result]  # (path relative to the root, the walk's lstat)
-Result = tuple[bytes, fileread.Read, bytes | None]  # (path, what was read, blob id)
+# (path, fileread outcome, blob id, index entry fields): plain data, cheap to pickle
+Result = tuple[bytes, int, bytes | None, fileread.IndexFields | None]
 
 
 def worth_it(items: list[Item], total_bytes: int) -> bool:
@@ -125,7 +126,7 @@ class Helper:
             self._remove_temp_files()
             return None
         self._sealed = sealed
-        self._oids = {oid for _rel, _read, oid in results if oid is not None}
+        self._oids = {oid for _rel, _outcome, oid, _fields in results if oid is not None}
         return results
 
     def publish(self) -> set[bytes]:
@@ -180,14 +181,14 @@ def _child(pipe: int, shared: mmap.mmap, parent: int, objects_dir: Path, root: b
         stored = 0
         for i, (rel, st) in enumerate(items):
             read = fileread.read_path(root + b"/" + rel, cap, st)
-            oid = None
+            oid = fields = None
             if read.outcome == fileread.BLOB or read.outcome == fileread.LINK:
                 oid = fileread.blob_id(read.data)
                 if oid not in pack:
                     pack.add(oid, BLOB, len(read.data), deflate(read.data))
                 stored += len(read.data)
-                read.data = b""
-            results.append((rel, read, oid))
+                fields = read.index_fields()
+            results.append((rel, read.outcome, oid, fields))
             _PROGRESS.pack_into(shared, 0, i + 1, stored)
         name = pack.seal()
         sealed = (name, *pack.sealed_files()) if name is not None else None
