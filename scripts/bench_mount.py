@@ -276,8 +276,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--cold-repeats", type=int, default=3, metavar="N", help="cold repeats (3)")
     p.add_argument("--no-others", action="store_true", help="skip restic and borg")
     p.add_argument("--packed", action="store_true",
-                   help="repack the store first (git repack -ad, as maintenance's gc leaves "
-                        "it) instead of the loose objects a first capture writes")
+                   help="repack the store first into one pack (git repack -ad, as "
+                        "maintenance's gc leaves it) instead of the packs and few loose "
+                        "objects the checkpoints wrote")
     p.add_argument("--no-stock", action="store_true",
                    help="skip the --no-kernel-cache (stock pyfuse3 requests) subject")
     p.add_argument("--tmp", type=Path, help="work here instead of a new tmp dir")
@@ -339,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
         results = {c.name: run_case(c, subjects, work, args.cold_repeats if c.cold
                                     else args.repeats, rep) for c in CASES}
         lines = ["## rewind mount benchmark", "",
-                 f"{args.files:,} files ({'packed' if args.packed else 'loose objects'});"
+                 f"{args.files:,} files ({'repacked into one pack' if args.packed else 'as the checkpoints wrote it'});"
                  f" warm x{args.repeats}, cold x{args.cold_repeats}"
                  f"{cold_note}; medians", "", report(results, names), "",
                  bl.markdown_table(["machine", ""], bl.machine_info())]
