@@ -115,6 +115,18 @@ def run_rewind(home: Path, tmp_path: Path) -> Callable[..., subprocess.Completed
 
 
 @pytest.fixture
+def as_nobody() -> list[str]:
+    """The command prefix that runs a program as user nobody (group nogroup, no
+    supplementary groups); skips, saying why, where that cannot be done."""
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("setpriv (util-linux) is not installed: cannot drop to user nobody")
+    if os.geteuid() != 0:
+        pytest.skip("needs root to chown files and switch to user nobody")
+    return [setpriv, "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+
+
+@pytest.fixture
 def store_git(store_dir: Path) -> Callable[..., subprocess.CompletedProcess]:
     """Run the git CLI on the store (GIT_DIR=store, user/system config ignored)."""
 

@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 
 import pygit2
-import pytest
 
 from rewindfs.errors import StoreError
 from rewindfs.store import heal, take
@@ -193,12 +192,7 @@ print(json.dumps({"taken": r.taken, "skipped": r.skipped_files, "files": files})
 """
 
 
-def test_unreadable_directory_is_reported(files_of):
-    setpriv = shutil.which("setpriv")
-    if setpriv is None:
-        pytest.skip("setpriv (util-linux) is not installed: cannot drop to user nobody")
-    if os.geteuid() != 0:
-        pytest.skip("needs root to chown files and switch to user nobody")
+def test_unreadable_directory_is_reported(files_of, as_nobody):
     top = Path(tempfile.mkdtemp(prefix="rewind-nobody-", dir="/tmp"))
     try:
         os.chmod(top, 0o755)
@@ -216,8 +210,7 @@ def test_unreadable_directory_is_reported(files_of):
 
         def take_as_nobody() -> dict:
             proc = subprocess.run(
-                [setpriv, "--reuid=nobody", "--regid=nogroup", "--clear-groups",
-                 sys.executable, "-c", NOBODY, str(top / "hermes" / "checkpoints"),
+                [*as_nobody, sys.executable, "-c", NOBODY, str(top / "hermes" / "checkpoints"),
                  str(proj)], capture_output=True, text=True, env=env, timeout=60)
             assert proc.returncode == 0, proc.stderr
             return json.loads(proc.stdout)

@@ -365,14 +365,8 @@ print(json.dumps({"taken": result.taken, "commit": result.commit,
 """
 
 
-def test_unreadable_file_reported_not_fatal(files_of):
-    setpriv = shutil.which("setpriv")
-    if setpriv is None:
-        pytest.skip("setpriv (util-linux) is not installed: cannot drop to user nobody")
-    if os.geteuid() != 0:
-        pytest.skip("needs root to chown files and switch to user nobody")
-    probe = subprocess.run([setpriv, "--reuid=nobody", "--regid=nogroup", "--clear-groups",
-                            sys.executable, "-c", "import rewindfs.store"],
+def test_unreadable_file_reported_not_fatal(files_of, as_nobody):
+    probe = subprocess.run([*as_nobody, sys.executable, "-c", "import rewindfs.store"],
                            capture_output=True, text=True)
     if probe.returncode != 0:
         pytest.skip(f"user nobody cannot import rewindfs from {sys.executable}: "
@@ -394,8 +388,7 @@ def test_unreadable_file_reported_not_fatal(files_of):
         env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
         env["HOME"] = str(top)
         proc = subprocess.run(
-            [setpriv, "--reuid=nobody", "--regid=nogroup", "--clear-groups", sys.executable,
-             "-c", NOBODY_SCRIPT, str(base), str(proj)],
+            [*as_nobody, sys.executable, "-c", NOBODY_SCRIPT, str(base), str(proj)],
             capture_output=True, text=True, env=env, timeout=60,
         )
         assert proc.returncode == 0, proc.stderr
