@@ -16,11 +16,10 @@ Storing: each file found is read once (`fileread`: what is on disk, or a truthfu
 "changing"/"unreadable"), hashed and deflated. Many objects go into one new pack
 (`packwrite`), trees into another; a few become loose objects. A large capture is
 stored on two cores: a forked child stores half of the files into a pack of its own
-(`splitstore`). Index entries, with
-the files' full stat data so the next walk's stat cache hits without hashing them
-again, are added only once their objects are on disk; the ref moves later still
-(snapshot), so a crash at any point leaves no checkpoint and no index entry referring
-to a missing object.
+(`splitstore`). Index entries, with the files' full stat data so the next walk's stat
+cache hits without hashing them again, are added only once their objects are on disk;
+the ref moves later still (snapshot), so a crash at any point leaves no checkpoint and
+no index entry referring to a missing object.
 """
 
 from __future__ import annotations
