@@ -7,10 +7,8 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from pathlib import Path
 
 import pytest
-from conftest import force_unmount
 from test_fs_mount import mount  # noqa: F401 - a fixture
 
 from rewindfs.store import take
@@ -129,14 +127,3 @@ def test_busy_umount_exits_4(store, project, mount, mnt, run_rewind):  # noqa: F
         inside.wait()
     run_rewind("umount", str(mnt), check=True)
     assert not os.path.ismount(mnt)
-
-
-def test_mount_project_short_option(store, project, mount, tmp_path):  # noqa: F811
-    other = tmp_path / "other"
-    other.mkdir()
-    (other / "f").write_text("f")
-    take(store, project, "first")
-    take(store, other, "first")
-    path = mount("-C", str(project))
-    assert os.listdir(path) == ["proj"]
-    force_unmount(Path(path))

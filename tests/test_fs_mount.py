@@ -369,13 +369,14 @@ def test_umount_and_errors(store, project, mount, mnt, run_rewind, store_dir):
     assert len(inside.stderr.strip().splitlines()) == 1
 
 
-def test_project_option_shows_one_project(store, project, mount, tmp_path):
+@pytest.mark.parametrize("option", ["--project", "-C"])
+def test_project_option_shows_one_project(option, store, project, mount, tmp_path):
     other = tmp_path / "other"
     other.mkdir()
     (other / "f").write_text("f")
     take(store, project, "first")
     take(store, other, "first")
-    mnt = mount("--project", str(project))
+    mnt = mount(option, str(project))
     assert os.listdir(mnt) == ["proj"]
 
 
