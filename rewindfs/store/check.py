@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import struct
 import time
 from collections.abc import Callable, Iterator
@@ -34,7 +33,7 @@ import pygit2
 from rewindfs.errors import StoreDamaged
 from rewindfs.store import heal, loose, odbguard, packs
 from rewindfs.store.layout import LABELS_PREFIX, NOTES_PREFIX, REFS_PREFIX, Layout, project_hash
-from rewindfs.store.locks import file_lock
+from rewindfs.store.locks import file_lock, write_atomic
 
 STALE_SECONDS = 60.0  # git and rewindfs hold their lock and temp files for milliseconds
 _HEX = frozenset("0123456789abcdef")
@@ -144,7 +143,7 @@ def _repository(layout: Layout) -> Iterator[Problem]:
     if text is None or not (text.startswith("ref: refs/") or _is_oid(text.strip())):
         yield Problem(head, "missing or corrupt",
                       "rewrite it (`ref: refs/heads/main`; nothing reads it)",
-                      lambda: _write(head, "ref: refs/heads/main\n"))
+                      lambda: write_atomic(head, "ref: refs/heads/main\n"))
     config = store / "config"
     try:
         pygit2.Config(str(config))
@@ -158,7 +157,7 @@ def _repository(layout: Layout) -> Iterator[Problem]:
             def drop_bad(path: Path = shallow) -> None:
                 current = _read_text(path) or ""
                 kept = [ln for ln in current.splitlines() if _is_oid(ln.strip())]
-                _write(path, "".join(f"{ln.strip()}\n" for ln in kept))
+                write_atomic(path, "".join(f"{ln.strip()}\n" for ln in kept))
 
             yield Problem(shallow, f"{len(bad)} line(s) that are not commit ids",
                           "drop those lines", drop_bad)
@@ -482,18 +481,8 @@ def _graph_commits(path: Path) -> list[str] | None:
 def _present_ids(objects: Path) -> set[str]:
     present = set(loose.all_ids(objects))
     for idx in packs.indexes(objects):
-        present.update(_index_ids(idx))
+        present.update(packs.listed_ids(idx))
     return present
-
-
-def _index_ids(idx: Path) -> list[str]:
-    data = _read_bytes(idx)
-    if data is None or len(data) < packs.FANOUT or data[:4] != packs.IDX_MAGIC:
-        return []
-    count = struct.unpack(">I", data[packs.FANOUT - 4: packs.FANOUT])[0]
-    start = packs.FANOUT
-    raw = data[start: start + 20 * count]
-    return [raw[j: j + 20].hex() for j in range(0, len(raw) - 19, 20)]
 
 
 def _boundaries(store: Path) -> set[str]:
@@ -544,9 +533,3 @@ def _read_bytes(path: Path) -> bytes | None:
         return path.read_bytes()
     except OSError:
         return None
-
-
-def _write(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
+from rewindfs.store import loose
 from rewindfs.store.layout import Layout
 from rewindfs.store.locks import write_atomic
 
@@ -47,9 +48,8 @@ def drop_loose_copies(layout: Layout, oids: Iterable[bytes]) -> None:
     complains about it)."""
     objects = layout.store / "objects"
     for oid in oids:
-        hexid = oid.hex()
         try:
-            os.unlink(objects / hexid[:2] / hexid[2:])
+            os.unlink(loose.path_of(objects, oid.hex()))
         except FileNotFoundError:
             pass
 

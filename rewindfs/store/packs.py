@@ -78,6 +78,19 @@ def containing(objects_dir: Path, oid: str) -> Path | None:
     return None
 
 
+def listed_ids(idx: Path) -> list[str]:
+    """Every object id (hex) a pack index lists; [] for a missing or damaged one."""
+    try:
+        data = idx.read_bytes()
+    except OSError:
+        return []
+    if len(data) < FANOUT or data[:4] != IDX_MAGIC:
+        return []
+    count = struct.unpack(">I", data[FANOUT - 4: FANOUT])[0]
+    raw = data[FANOUT: FANOUT + HASH * count]
+    return [raw[j: j + HASH].hex() for j in range(0, len(raw) - HASH + 1, HASH)]
+
+
 def _lists(idx: Path, raw: bytes) -> bool:
     try:
         with open(idx, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
