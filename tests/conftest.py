@@ -123,7 +123,14 @@ def as_nobody() -> list[str]:
         pytest.skip("setpriv (util-linux) is not installed: cannot drop to user nobody")
     if os.geteuid() != 0:
         pytest.skip("needs root to chown files and switch to user nobody")
-    return [setpriv, "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+    prefix = [setpriv, "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+    # A checkout inside a private directory (mktemp -d is 0700) hides the venv from nobody.
+    probe = subprocess.run([*prefix, sys.executable, "-c", "import rewindfs.store"],
+                           capture_output=True, text=True)
+    if probe.returncode != 0:
+        pytest.skip(f"user nobody cannot import rewindfs from {sys.executable}: "
+                    f"{probe.stderr.strip().splitlines()[-1:]}")
+    return prefix
 
 
 @pytest.fixture
