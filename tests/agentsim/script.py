@@ -1,0 +1,54 @@
+"""What the scripted model says, turn by turn, independent of any provider's wire format.
+
+A test lists the moves of one conversation: tool calls (``Shell``, ``Write``) and a final
+``Say``. The model answers the n-th request of the conversation with the n-th move, where n is
+the number of tool results the agent has sent back so far, so a retried request gets the same
+answer and the agent's own extra calls (titles, summaries) never shift the script.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Shell:
+    """Run one shell command with the agent's shell tool."""
+
+    command: str
+
+
+@dataclass(frozen=True)
+class Write:
+    """Write a whole file with the agent's file-writing tool (path relative to the project)."""
+
+    path: str
+    content: str
+
+
+@dataclass(frozen=True)
+class Say:
+    """The final answer: plain text, no tool call; the agent's turn ends here."""
+
+    text: str = "Done."
+
+
+Move = Shell | Write | Say
+
+
+@dataclass
+class Script:
+    moves: list[Move]
+    project: str = ""   # absolute project directory, for tools that want absolute paths
+    calls: int = field(default=0)
+
+    def move(self, tool_results: int) -> Move:
+        """The move that answers a request which carries `tool_results` tool results."""
+        tools = [m for m in self.moves if not isinstance(m, Say)]
+        if tool_results < len(tools):
+            return tools[tool_results]
+        final = [m for m in self.moves if isinstance(m, Say)]
+        return final[0] if final else Say()
+
+    def abspath(self, path: str) -> str:
+        return f"{self.project.rstrip('/')}/{path}" if self.project else path

@@ -1,0 +1,84 @@
+"""The offline agent harness: the scripted model server, and each real agent CLI from npm
+running a scripted shell command through it (the ground the hook tests stand on)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import urllib.request
+from pathlib import Path
+
+import pytest
+from agentsim import ModelServer, Say, Shell, Write
+from agentsim.clis import BINARIES, Agent, binary, missing
+from agentsim.server import protocol_of
+
+AGENTS = sorted(BINARIES)
+
+
+def _post(url: str, body: dict) -> tuple[str, bytes]:
+    request = urllib.request.Request(url, json.dumps(body).encode(),
+                                     {"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return response.headers["Content-Type"], response.read()
+
+
+def test_server_routes_each_protocol_and_answers_by_tool_results() -> None:
+    assert protocol_of("/v1/messages?beta=true") == "anthropic"
+    assert protocol_of("/v1/responses") == "responses"
+    assert protocol_of("/v1beta/models/g:streamGenerateContent?alt=sse") == "gemini"
+    assert protocol_of("/v1/chat/completions") == "chat"
+    with ModelServer([Shell("rm a"), Say("bye")]) as srv:
+        tools = [{"type": "function", "function": {"name": "bash"}}]
+        kind, first = _post(f"{srv.url}/v1/chat/completions",
+                            {"stream": True, "tools": tools, "messages": []})
+        assert kind == "text/event-stream" and b'"name": "bash"' in first
+        assert b'\\"command\\": \\"rm a\\"' in first
+        # One tool result in the conversation: the script has moved on to the final text.
+        _, second = _post(f"{srv.url}/v1/chat/completions",
+                          {"stream": True, "tools": tools,
+                           "messages": [{"role": "tool", "content": "ok"}]})
+        assert b'"content": "bye"' in second and b"tool_calls" not in second
+        # A side call without tools (title generation) gets text and never moves the script.
+        _, title = _post(f"{srv.url}/v1/chat/completions", {"messages": []})
+        assert b"tool_calls" not in title
+        assert [r.protocol for r in srv.requests] == ["chat", "chat", "chat"]
+
+
+def test_server_listens_on_loopback_and_stops_by_itself() -> None:
+    srv = ModelServer([Say()], deadline=0.2)
+    with srv:
+        assert srv._httpd.server_address[0] == "127.0.0.1"
+        port = srv.port
+        srv._timer.join(5)   # the deadline fired and stopped the server
+        assert srv._httpd is None
+    with pytest.raises(OSError), socket.create_connection(("127.0.0.1", port), timeout=2):
+        pass
+
+
+def test_server_refuses_other_hosts_as_a_proxy() -> None:
+    with ModelServer([Say()]) as srv:
+        with socket.create_connection(("127.0.0.1", srv.port), timeout=5) as conn:
+            conn.sendall(b"CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n")
+            assert conn.recv(100).startswith(b"HTTP/1.1 403")
+        assert srv.stray() == ["example.com:443"]
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_real_agent_runs_scripted_shell_command_and_write(agent: str, tmp_path: Path) -> None:
+    if binary(agent) is None:
+        pytest.skip(missing(agent))
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "important.txt").write_text("keep me\n")
+    moves = [Shell("rm important.txt"), Write("notes.txt", "scripted\n"), Say("All done.")]
+    with ModelServer(moves, project=str(project)) as srv:
+        run = Agent(agent, tmp_path / "home", project, srv).run("remove important.txt")
+        log = f"exit {run.returncode}\n{run.stdout[-2000:]}\n{run.stderr[-3000:]}\n{srv.describe()}"
+        main = [r for r in srv.requests if r.protocol not in ("other", "stray")]
+    assert run.returncode == 0, log
+    # The agent asked the server, ran the scripted command, and sent its result back.
+    assert "All done." in run.stdout, log
+    assert not (project / "important.txt").exists(), log
+    assert (project / "notes.txt").read_text() == "scripted\n", log
+    assert len(main) >= 3, log
