@@ -63,10 +63,16 @@ def checkpointed(mgr, wd: Path) -> Path:
     return wd
 
 
-def shadow_repo(base: Path, name: str, workdir: Path, mtime: float | None = None) -> Path:
-    """A pre-v2 shadow repository directly under the base, as Hermes v1 left them."""
+def shadow_repo(base: Path, name: str, workdir: Path, mtime: float | None = None,
+                objects: bool = True) -> Path:
+    """A pre-v2 shadow repository directly under the base, as Hermes v1 left them
+    (`objects=False`: the shape Hermes's own tests seed, a HEAD, HERMES_WORKDIR and
+    info/exclude without an objects directory, which Hermes takes for one all the same)."""
     repo = base / name
-    (repo / "objects").mkdir(parents=True)
+    (repo / "info").mkdir(parents=True)
+    (repo / "info" / "exclude").write_text("node_modules/\n")
+    if objects:
+        (repo / "objects").mkdir()
     (repo / "HEAD").write_text("ref: refs/heads/main\n")
     (repo / "HERMES_WORKDIR").write_text(f"{workdir}\n")
     if mtime is not None:
@@ -117,6 +123,58 @@ def test_prune_checkpoints_allowlist_binds_to_the_preview(base, tmp_path):
     layout = Layout(base)
     assert read_record(layout, project_hash(shown)) is None and not shown_repo.exists()
     assert read_record(layout, project_hash(later)) is not None and later_repo.exists()
+
+
+def test_allowlist_removes_the_approved_deleted_project_at_once(base, tmp_path):
+    """Hermes's flow: a preview shows the deleted projects, the person approves some, and
+    prune deletes exactly those, whatever the quarantine; the others stay, quarantined."""
+    mgr = hermes.CheckpointManager(enabled=True)
+    approved = checkpointed(mgr, project_in(tmp_path / "p", "approved"))
+    unapproved = checkpointed(mgr, project_in(tmp_path / "p", "unapproved"))
+    shutil.rmtree(approved)
+    shutil.rmtree(unapproved)
+    result = hermes.prune_checkpoints(retention_days=7, checkpoint_base=base,
+                                      orphan_allowlist={project_hash(approved)})
+    assert result["deleted_orphan"] == 1 and result["errors"] == 0
+    layout = Layout(base)
+    assert read_record(layout, project_hash(approved)) is None
+    kept = read_record(layout, project_hash(unapproved))
+    assert kept is not None and kept.deleted_at is not None  # its quarantine began
+
+
+@pytest.mark.parametrize("objects", [True, False], ids=["with-objects", "hermes-shape"])
+def test_allowlist_removes_the_approved_pre_v2_repository(base, tmp_path, objects):
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "neighbour").write_text("x\n")  # the parent holds something else
+    approved = shadow_repo(base, "a" * 16, tmp_path / "p" / "approved-gone", objects=objects)
+    unapproved = shadow_repo(base, "b" * 16, tmp_path / "p" / "unapproved-gone",
+                             objects=objects)
+    result = hermes.prune_checkpoints(retention_days=0, checkpoint_base=base,
+                                      orphan_allowlist={str(approved)})
+    assert result["scanned"] == 2
+    assert result["deleted_orphan"] == 1 and result["deleted_pre_v2"] == 1
+    assert not approved.exists() and unapproved.exists()
+
+
+def test_pre_v2_repositories_are_scanned_as_hermes_scans_them(base, tmp_path):
+    """A HEAD and a HERMES_WORKDIR make a pre-v2 repository (objects/ or not); a
+    directory with neither is not one, and neither is a lone HEAD."""
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "neighbour").write_text("x\n")
+    gone = shadow_repo(base, "f" * 16, tmp_path / "p" / "gone", objects=False)
+    alive = shadow_repo(base, "e" * 16, tmp_path / "p", objects=False)
+    (base / "garbage-dir").mkdir()
+    (base / "garbage-dir" / "random.txt").write_text("hi")
+    (base / "notes").mkdir()
+    (base / "notes" / "HEAD").write_text("a file named HEAD, no repository\n")
+    kept = hermes.prune_checkpoints(retention_days=0, delete_orphans=False)
+    assert kept["scanned"] == 2 and kept["deleted_orphan"] == 0
+    status = hermes.store_status()
+    assert {r["path"] for r in status["pre_v2_projects"]} == {str(gone), str(alive)}
+    swept = hermes.prune_checkpoints(retention_days=0)
+    assert swept["scanned"] == 2 and swept["deleted_orphan"] == 1
+    assert not gone.exists() and alive.exists()
+    assert (base / "garbage-dir" / "random.txt").exists() and (base / "notes").exists()
 
 
 def test_prune_checkpoints_counts_stale_projects_and_legacy_archives(base, tmp_path):

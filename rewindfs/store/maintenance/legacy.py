@@ -16,9 +16,10 @@ are and prune judges them where they are (`shadow_repos`, `judge_shadow`):
 Archives expire retention_days after they were made (the stamp in their name,
 else their mtime) and are deleted by prune, or all at once by `rewind
 clear-legacy`. Sweeps count both as Hermes does (archives and stale
-repositories as deleted_stale). Only git directories (a `HEAD` file and an
-`objects` directory) are repositories: anything else under `checkpoints/` is
-left alone.
+repositories as deleted_stale). A repository is a directory with a `HEAD` file
+and either a `HERMES_WORKDIR` file (Hermes takes it for one even without
+`objects/`, and counts it in `scanned`) or an `objects` directory: anything else
+under `checkpoints/` is left alone.
 """
 
 from __future__ import annotations
@@ -70,10 +71,11 @@ class ShadowRepo:
 
 
 def shadow_repos(layout: Layout) -> list[ShadowRepo]:
-    """Every git directory directly under the base, by name.
+    """Every pre-v2 repository directly under the base, by name.
 
     Hermes takes any directory with a HEAD file for one; rewindfs also wants the
-    `objects` directory, so a stray directory is never deleted as a repository.
+    HERMES_WORKDIR marker or an `objects` directory beside it, so a stray directory
+    holding a file named HEAD is never deleted as a repository.
     """
     try:
         children = sorted(layout.base.iterdir())
@@ -82,11 +84,12 @@ def shadow_repos(layout: Layout) -> list[ShadowRepo]:
     found = []
     for child in children:
         if child.name in RESERVED or child.name.startswith(PREFIX) or child.is_symlink() \
-                or not child.is_dir() or not (child / "HEAD").is_file() \
-                or not (child / "objects").is_dir():
+                or not child.is_dir() or not (child / "HEAD").is_file():
+            continue
+        marker = child / "HERMES_WORKDIR"
+        if not marker.exists() and not (child / "objects").is_dir():
             continue
         workdir, unreadable = None, False
-        marker = child / "HERMES_WORKDIR"
         if marker.exists():
             try:
                 workdir = marker.read_text(encoding="utf-8-sig").strip() or None
