@@ -3,6 +3,7 @@ reports what was and was not restored, exits 1, and `rewind undo` brings everyth
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 
@@ -91,9 +92,14 @@ def test_disk_full_cli_reports_and_undo_recovers(mgr, small_fs, run_rewind):
     proc = run_rewind("restore", cp[:8], "--yes", cwd=project)
     assert "Traceback" not in proc.stderr + proc.stdout
     assert proc.returncode == 1, proc.stdout
-    assert "FAILED big.bin" in proc.stdout
-    assert "not attempted: z.txt" in proc.stdout, proc.stdout
-    assert "rewind undo" in proc.stdout
+    lines = proc.stdout.splitlines()
+    # the first line says it failed and that the tree is partly restored, never "restored"
+    assert lines[0].startswith(f"restore failed midway: {project} is partly restored to "
+                               f"{cp[:8]}"), proc.stdout
+    assert "2 file(s) not restored" in lines[0]
+    failed = lines.index("  FAILED big.bin: No space left on device")
+    assert lines[failed + 1] == "  not attempted: z.txt", proc.stdout
+    assert "rewind undo" in lines[-1]  # the undo hint comes last
     # what was done is done atomically, what was not is untouched
     assert (project / "a.txt").read_text() == "a v1\n"
     assert not (project / "new.txt").exists()
@@ -105,6 +111,19 @@ def test_disk_full_cli_reports_and_undo_recovers(mgr, small_fs, run_rewind):
     proc = run_rewind("undo", cwd=project)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert picture(project) == before
+
+
+def test_disk_full_json_says_it_failed(mgr, small_fs, run_rewind):
+    project, cp = disk_full_setup(mgr, small_fs)
+    proc = run_rewind("restore", cp[:8], "--yes", "--json", cwd=project)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    data = json.loads(proc.stdout)  # nothing but the JSON document on stdout
+    assert data["success"] is False
+    assert data["error"].startswith(f"restore failed midway: {project} is partly restored "
+                                    f"to {cp[:8]}; 2 file(s) not restored"), data["error"]
+    assert data["pre_rollback"][:8] in data["error"] and "rewind undo" in data["error"]
+    assert [f["path"] for f in data["failed"]] == ["big.bin"]
+    assert data["not_attempted"] == ["z.txt"]
 
 
 def test_disk_full_api_reports_every_file_not_restored(mgr, small_fs):
@@ -135,8 +154,6 @@ def test_immutable_directory_midway(mgr, project, immutable, run_rewind):
     proc = run_rewind("restore", cp[:8], "--yes", "--json", cwd=project)
     assert "Traceback" not in proc.stderr
     assert proc.returncode == 1
-    import json
-
     data = json.loads(proc.stdout)
     assert data["success"] is False
     assert sorted(f["path"] for f in data["failed"]) == ["locked/f.txt", "locked/new.txt"]

@@ -447,8 +447,7 @@ def restore_dict(result: restore_mod.RestoreResult, file_path: str | None) -> di
         step_id=result.target.trailers.get("Rewind-Step"),
     )
     if not result.success and outcome is not None:
-        undone = len(outcome.failed) + len(outcome.not_attempted)
-        out["error"] = (f"restore incomplete: {undone} file(s) not restored; the pre-rollback "
-                        f"snapshot {(result.pre_rollback or '')[:8]} holds the previous state "
+        out["error"] = (f"{result.failed_midway()}; the pre-rollback snapshot "
+                        f"{(result.pre_rollback or '')[:8]} holds the previous state "
                         "(rewind undo)")
     return out

@@ -326,6 +326,5 @@ def _outcome(result: restore_mod.RestoreResult | None) -> dict[str, Any]:
         "pre_rollback": result.pre_rollback,
     }
     if not result.success:
-        data["error"] = (f"{len(out.failed) + len(out.not_attempted)} file(s) not restored; "
-                         "`rewind undo` puts back the state before")
+        data["error"] = f"{result.failed_midway()}; `rewind undo` puts back the state before"
     return data

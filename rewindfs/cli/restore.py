@@ -128,7 +128,7 @@ def undo(app: App, directory: str | None, steps: int | None, show_list: bool, dr
         with restore_progress(app.term):
             result = rs.undo(app.store, workdir, options)
         _report(app, result, None, as_json, f"undid the last restore of {workdir}: back to "
-                f"{result.target.short}", restore_report(app.store, result))
+                f"{result.target.short}", restore_report(app.store, result), kind="undo")
         return
     if steps > len(stack):
         raise NotFound(f"only {len(stack)} restore(s) of {workdir} to undo "
@@ -148,7 +148,7 @@ def undo(app: App, directory: str | None, steps: int | None, show_list: bool, dr
     else:
         for entry, result in zip(chosen, results, strict=True):
             _report(app, result, None, False, f"undid the restore to {entry.target[:8]} "
-                    f"of {_when(entry.time)}: back to {result.target.short}")
+                    f"of {_when(entry.time)}: back to {result.target.short}", kind="undo")
     if any(not r.success for r in results):
         sys.exit(1)
 
@@ -219,9 +219,11 @@ def _styled(line: str) -> Text:
 
 
 def _report(app: App, result: rs.RestoreResult, paths, as_json: bool, headline: str,
-            extras: dict | None = None) -> None:
-    """`extras`: the target's agent state and the external actions after it (agent.state)."""
+            extras: dict | None = None, kind: str = "restore") -> None:
+    """`extras`: the target's agent state and the external actions after it (agent.state).
+    A restore (or undo: `kind`) that failed midway says so first, instead of `headline`."""
     extras = extras or {}
+    failed = result.outcome is not None and not result.success
     if as_json:
         data = restore_dict(result, None)
         data["plan"] = result.plan.counts()
@@ -236,7 +238,11 @@ def _report(app: App, result: rs.RestoreResult, paths, as_json: bool, headline: 
         click.echo(json.dumps(data, indent=2))
     else:
         console = app.term.console()
-        console.print(headline, soft_wrap=True)
+        if failed:
+            console.print(Text(result.failed_midway(kind, _target(result)), style="bold red"),
+                          soft_wrap=True)
+        else:
+            console.print(headline, soft_wrap=True)
         for line in describe(result):
             console.print(_styled(line), soft_wrap=True)
         if extras.get("state"):
@@ -245,7 +251,7 @@ def _report(app: App, result: rs.RestoreResult, paths, as_json: bool, headline: 
                           f"(`rewind show {result.target.short}` prints it)", soft_wrap=True)
         for warning in extras.get("warnings", []):
             app.term.warn(warning)
-    if result.outcome is not None and not result.success:
+    if failed:
         sys.exit(1)
 
 

@@ -52,6 +52,15 @@ class RestoreResult:
         return self.outcome is not None and not self.outcome.failed \
             and not self.outcome.not_attempted
 
+    def failed_midway(self, kind: str = "restore", target: str | None = None) -> str:
+        """The first thing to say about a restore that failed after it began changing
+        files: that it failed, and that the tree is now partly restored. `target`: how to
+        name the checkpoint (default: its short id)."""
+        outcome = self.outcome or Outcome()
+        undone = len(outcome.failed) + len(outcome.not_attempted)
+        return (f"{kind} failed midway: {self.directory} is partly restored to "
+                f"{target or self.target.short}; {undone} file(s) not restored")
+
 
 @dataclass
 class Options:
