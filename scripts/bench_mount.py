@@ -9,7 +9,9 @@ caches (`sync; echo 3 > /proc/sys/vm/drop_caches`, root only) first.
 
 Subjects: native; rewindfs (kernel caching, the patched pyfuse3); rewindfs-stock
 (`--no-kernel-cache`: the requests stock pyfuse3 makes); restic 0.14+ and borg 1.2+
-(installed with apt-get when missing and run as root; otherwise the command is printed).
+(installed with apt-get when missing and run as root, borg with the FUSE binding its
+mount needs; otherwise the command is printed). One that cannot mount here is left out
+of the run and the reason printed under the table (see bench_mount_subjects).
 
 Cases and targets (times are medians; ratio = rewindfs / native):
   warm find, find -ls, read-all (tar | cat), grep -r,
@@ -23,36 +25,27 @@ A benchmark, not a test: a missed target does not change the exit status.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import benchlib as bl  # noqa: E402
+from bench_mount_subjects import (  # noqa: E402
+    Subject,
+    check_others,
+    ensure_tools,
+    other_subjects,
+    rewind_subject,
+    sh,
+)
 
-ROOT = Path(__file__).resolve().parent.parent
-REWIND = [sys.executable, "-m", "rewindfs.cli"]
-QUIET_ENV = {"RESTIC_PASSWORD": "bench", "BORG_PASSPHRASE": "",
-             "BORG_UNKNOWN_UNENCRYPTED_REPO_ACCESS_IS_OK": "yes"}
-
-
-@dataclass
-class Subject:
-    """One way of looking at the two snapshots: where they are, how to restart it cold."""
-
-    name: str
-    new: Path
-    old: Path | None
-    restart: Callable[[], None] = lambda: None
-    stop: Callable[[], None] = lambda: None
+OTHERS = ("restic", "borg")
 
 
 @dataclass
@@ -82,38 +75,7 @@ CASES = [
 ]
 
 
-def ensure_tools(rep: bl.Reporter) -> None:
-    """restic and borg for the comparison: installed with apt-get when missing (as root)."""
-    missing = [pkg for tool, pkg in (("restic", "restic"), ("borg", "borgbackup"))
-               if shutil.which(tool) is None]
-    if not missing:
-        return
-    command = ["apt-get", "install", "-y", "--no-install-recommends", *missing]
-    if os.getuid() != 0 or shutil.which("apt-get") is None:
-        rep.progress(f"restic/borg missing; for the comparison run: sudo {' '.join(command)}")
-        return
-    rep.progress(f"installing {' '.join(missing)} for the comparison")
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    if subprocess.run(command, env=env, capture_output=True).returncode != 0:
-        subprocess.run(["apt-get", "update", "-qq"], env=env, capture_output=True)
-        subprocess.run(command, env=env, capture_output=True)
-
-
-def sh(command: str, env: dict[str, str] | None = None, ok: tuple[int, ...] = (0,)) -> None:
-    proc = subprocess.run(["bash", "-c", command], env=env, capture_output=True, text=True)
-    if proc.returncode not in ok:
-        raise RuntimeError(f"{command!r} exited {proc.returncode}: {proc.stderr.strip()}")
-
-
-def wait_mounted(path: Path, proc: subprocess.Popen | None = None, timeout: float = 60) -> None:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if os.path.ismount(path):
-            return
-        if proc is not None and proc.poll() is not None:
-            raise RuntimeError(f"mount at {path} exited {proc.returncode}")
-        time.sleep(0.05)
-    raise RuntimeError(f"{path} not mounted after {timeout} s")
+# -- running -------------------------------------------------------------------------------
 
 
 def drop_caches() -> bool:
@@ -125,93 +87,8 @@ def drop_caches() -> bool:
         return False
 
 
-# -- subjects ------------------------------------------------------------------------------
-
-
-def rewind_subject(home: Path, mnt: Path, project: str, name: str = "rewindfs",
-                   *flags: str) -> Subject:
-    env = {**os.environ, "HERMES_HOME": str(home), "PYTHONPATH": str(ROOT)}
-
-    def start() -> None:
-        subprocess.run([*REWIND, "mount", str(mnt), *flags], env=env, check=True,
-                       capture_output=True)
-
-    def stop() -> None:
-        subprocess.run([*REWIND, "umount", str(mnt)], env=env, capture_output=True)
-
-    start()
-    folder = mnt / project
-    new, old = folder / os.readlink(folder / "1"), folder / os.readlink(folder / "2")
-
-    def restart() -> None:
-        stop()
-        start()
-
-    return Subject(name, new, old, restart, stop)
-
-
-def restic_subject(tmp: Path, new_src: Path, old_src: Path) -> Subject | None:
-    if shutil.which("restic") is None:
-        return None
-    env = {**os.environ, **QUIET_ENV, "RESTIC_REPOSITORY": str(tmp / "restic-repo"),
-           "RESTIC_CACHE_DIR": str(tmp / "restic-cache")}
-    sh("restic init -q", env)
-    for src in (old_src, new_src):
-        sh(f"restic backup -q {src}", env)
-    snaps = json.loads(subprocess.run(["restic", "snapshots", "--json"], env=env,
-                                      capture_output=True, check=True).stdout)
-    ids = {Path(s["paths"][0]): s["short_id"] for s in snaps}
-    mnt = tmp / "restic-mnt"
-    mnt.mkdir()
-    procs: list[subprocess.Popen] = []
-
-    def start() -> None:
-        procs.append(subprocess.Popen(["restic", "mount", str(mnt)], env=env,
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        wait_mounted(mnt, procs[-1])
-
-    def stop() -> None:
-        while procs:
-            proc = procs.pop()
-            proc.send_signal(signal.SIGINT)
-            proc.wait(timeout=60)
-
-    def snapshot(src: Path) -> Path:
-        return mnt / "ids" / ids[src] / str(src).lstrip("/")
-
-    start()
-    return Subject("restic", snapshot(new_src), snapshot(old_src),
-                   lambda: (stop(), start()), stop)
-
-
-def borg_subject(tmp: Path, new_src: Path, old_src: Path) -> Subject | None:
-    if shutil.which("borg") is None:
-        return None
-    repo = tmp / "borg-repo"
-    env = {**os.environ, **QUIET_ENV, "BORG_BASE_DIR": str(tmp / "borg-base")}
-    sh(f"borg init -e none {repo}", env)
-    for name, src in (("old", old_src), ("new", new_src)):
-        sh(f"borg create {repo}::{name} {src}", env)
-    mnt = tmp / "borg-mnt"
-    mnt.mkdir()
-
-    def start() -> None:
-        subprocess.run(["borg", "mount", str(repo), str(mnt)], env=env, check=True)
-        wait_mounted(mnt)
-
-    def stop() -> None:
-        subprocess.run(["borg", "umount", str(mnt)], env=env, capture_output=True)
-
-    start()
-    return Subject("borg", mnt / "new" / str(new_src).lstrip("/"),
-                   mnt / "old" / str(old_src).lstrip("/"), lambda: (stop(), start()), stop)
-
-
-# -- running -------------------------------------------------------------------------------
-
-
 def run_case(case: Case, subjects: list[Subject], work: Path, repeats: int,
-             rep: bl.Reporter) -> dict[str, bl.Timing]:
+             rep: bl.Reporter, drop: Callable[[], bool]) -> dict[str, bl.Timing]:
     usable = [s for s in subjects if s.old is not None or not case.needs_old]
 
     def command(s: Subject) -> Callable[[], None]:
@@ -223,7 +100,7 @@ def run_case(case: Case, subjects: list[Subject], work: Path, repeats: int,
         def setup(_: int) -> None:
             for s in usable:
                 s.restart()
-            drop_caches()
+            drop()
     else:
         for fn in fns.values():  # warm up: page cache, dentries, the mount's caches
             fn()
@@ -240,7 +117,8 @@ def ratio_of(ours: float | None, native: float | None) -> tuple[str, float | Non
     return f"{r:.2f}x", r
 
 
-def report(results: dict[str, dict[str, bl.Timing]], names: list[str]) -> str:
+def report(results: dict[str, dict[str, bl.Timing]], names: list[str],
+           left_out: dict[str, str]) -> str:
     extra = [n for n in names if n not in ("native", "rewindfs")]
     header = ["case", "native", "rewindfs (min / median)", "ratio", "target", "met",
               *[f"{n} (ratio)" for n in extra]]
@@ -250,7 +128,7 @@ def report(results: dict[str, dict[str, bl.Timing]], names: list[str]) -> str:
         med = {n: timing[n].median if n in timing else None for n in names}
         ratio_text, ratio = ratio_of(med["rewindfs"], med["native"])
         if case.cold:
-            others = [med[n] for n in ("restic", "borg") if med.get(n) is not None]
+            others = [med[n] for n in OTHERS if med.get(n) is not None]
             met = "n/a (no restic/borg)" if not others else \
                 ("yes" if all(med["rewindfs"] < o for o in others) else "no")
         else:
@@ -258,14 +136,15 @@ def report(results: dict[str, dict[str, bl.Timing]], names: list[str]) -> str:
         cells = []
         for n in extra:
             if n not in timing:
-                cells.append("not installed")
+                cells.append("left out (below)" if n in left_out else "skipped")
                 continue
             cells.append(f"{bl.fmt_seconds(med[n])} ({ratio_of(med[n], med['native'])[0]})")
         ours = timing["rewindfs"]
         rows.append([case.name, bl.fmt_seconds(med["native"]),
                      f"{bl.fmt_seconds(min(ours.samples))} / {bl.fmt_seconds(ours.median)}",
                      ratio_text, case.target, met, *cells])
-    return bl.markdown_table(header, rows)
+    notes = [f"{tool} left out: {why}" for tool, why in left_out.items()]
+    return "\n".join([bl.markdown_table(header, rows), *([""] + notes if notes else [])])
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -275,6 +154,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--repeats", type=int, default=5, metavar="N", help="warm repeats (5)")
     p.add_argument("--cold-repeats", type=int, default=3, metavar="N", help="cold repeats (3)")
     p.add_argument("--no-others", action="store_true", help="skip restic and borg")
+    p.add_argument("--no-install", action="store_true",
+                   help="use restic and borg as installed; install nothing")
+    p.add_argument("--no-drop-caches", action="store_true",
+                   help="cold cases only remount, leaving the kernel's caches alone")
+    p.add_argument("--check-others", action="store_true",
+                   help="only say whether restic and borg can mount here (and why not); "
+                        "installs nothing")
     p.add_argument("--packed", action="store_true",
                    help="repack the store first into one pack (git repack -ad, as "
                         "maintenance's gc leaves it) instead of the packs and few loose "
@@ -306,6 +192,10 @@ def main(argv: list[str] | None = None) -> int:
     from rewindfs.store import Layout
 
     args = parse_args(argv)
+    if args.check_others:
+        for tool, problem in check_others().items():
+            print(f"{tool}: {'can mount here' if problem is None else 'left out: ' + problem}")
+        return 0
     rep = bl.Reporter()
     tmp = args.tmp or Path(tempfile.mkdtemp(prefix="bench-mount-"))
     tmp.mkdir(parents=True, exist_ok=True)
@@ -328,21 +218,23 @@ def main(argv: list[str] | None = None) -> int:
             names.append("rewindfs-stock")
             subjects.append(rewind_subject(home, tmp / "mnt-stock", name, "rewindfs-stock",
                                            "--no-kernel-cache"))
+        names += OTHERS
+        left_out = {tool: "--no-others" for tool in OTHERS} if args.no_others else {}
         if not args.no_others:
-            ensure_tools(rep)
-        for make, tool in ((restic_subject, "restic"), (borg_subject, "borg")):
-            names.append(tool)
-            made = None if args.no_others else make(tmp, native_new, native_old)
-            rep.progress(f"{tool}: {'mounted' if made else 'not installed (or skipped)'}")
-            if made:
-                subjects.append(made)
-        cold_note = "" if drop_caches() else " (could not drop caches: not root?)"
+            if not args.no_install:
+                ensure_tools(rep.progress)
+            others, left_out = other_subjects(tmp, native_new, native_old, rep.progress)
+            subjects += others
+        drop = (lambda: False) if args.no_drop_caches else drop_caches
+        cold_note = "" if drop() else " (kernel caches not dropped: --no-drop-caches or " \
+            "not root)"
         results = {c.name: run_case(c, subjects, work, args.cold_repeats if c.cold
-                                    else args.repeats, rep) for c in CASES}
+                                    else args.repeats, rep, drop) for c in CASES}
+        layout = "repacked into one pack" if args.packed else "as the checkpoints wrote it"
         lines = ["## rewind mount benchmark", "",
-                 f"{args.files:,} files ({'repacked into one pack' if args.packed else 'as the checkpoints wrote it'});"
-                 f" warm x{args.repeats}, cold x{args.cold_repeats}"
-                 f"{cold_note}; medians", "", report(results, names), "",
+                 f"{args.files:,} files ({layout}); warm x{args.repeats}, "
+                 f"cold x{args.cold_repeats}{cold_note}; medians", "",
+                 report(results, names, left_out), "",
                  bl.markdown_table(["machine", ""], bl.machine_info())]
         text = "\n".join(lines)
         print(text)
