@@ -31,14 +31,24 @@ def test_every_help_has_examples(run_rewind, command):
     assert "rewind " in proc.stdout.split("Example", 1)[1]
 
 
-def test_man_page_is_generated_from_the_commands():
-    from rewindfs.cli import main
-    from rewindfs.cli.manpage import render
+def generated_files() -> list[str]:
+    from rewindfs.cli.generated import GENERATED
 
-    committed = (ROOT / "man" / "rewind.1").read_text()
-    assert committed == render(main), "man/rewind.1 is stale: run scripts/gen_manpage"
+    return list(GENERATED)
+
+
+@pytest.mark.parametrize("rel", generated_files())
+def test_generated_docs_match_the_commands(rel):
+    """man/rewind.1 and docs/cli.md are rendered from the click commands: a committed copy
+    that differs from what the commands render now is stale."""
+    from rewindfs.cli import main
+    from rewindfs.cli.generated import GENERATED
+
+    committed = (ROOT / rel).read_text()
+    assert committed == GENERATED[rel](main), f"{rel} is stale: run scripts/gen_docs"
+    heading = {"man/rewind.1": ".SS rewind {}", "docs/cli.md": "### `rewind {}`"}[rel]
     for command in all_commands():
-        assert f".SS rewind {command}" in committed.replace(r"\-", "-"), command
+        assert heading.format(command) in committed.replace(r"\-", "-"), command
 
 
 @pytest.mark.skipif(shutil.which("man") is None, reason="man is not installed")
