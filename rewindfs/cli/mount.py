@@ -22,6 +22,7 @@ LOG_NAME = "rewind-mount.log"
     "ls ~/.hermes/mnt/myproject/3/",
     "diff -r ~/.hermes/mnt/myproject/3/ .",
     "rewind mount /tmp/view -C ~/src/app   # one project only",
+    "rewind mount /srv/ckpt --allow-other  # other users: owner-only modes",
 ))
 @click.argument("mountpoint", required=False, type=click.Path(file_okay=False))
 @click.option("-C", "--project", "project_dir", type=click.Path(), metavar="DIR",
@@ -48,11 +49,9 @@ def mount(app: App, mountpoint: str | None, project_dir: str | None, foreground:
           ready_fd: int | None) -> None:
     """Mount every checkpoint read-only at MOUNTPOINT (default $HERMES_HOME/mnt).
 
-    \b
-    Examples:
-      rewind mount                      # ~/.hermes/mnt/<project>/1, latest, ...
-      diff -r ~/.hermes/mnt/myproj/latest/ .
-      rewind mount /srv/ckpt --allow-other   # other users: owner-only modes
+    Each project is a directory of numbered links (1 = newest, as in `rewind list`),
+    latest, labels, and one stable directory per checkpoint. Runs in the background
+    until `rewind umount`.
     """
     from rewindfs.fs import lifecycle
 
