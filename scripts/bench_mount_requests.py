@@ -1,5 +1,5 @@
 """How many kernel requests each `bench_mount` case sends to the mount, and the handlers'
-own time: the numbers behind the README's "why it misses the targets" table.
+own time: the request counts in docs/performance.md (mount).
 
 Mounts the generated project's store in this process with every handler counted,
 runs each warm case once to warm up and once to count, and prints a table.

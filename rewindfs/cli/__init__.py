@@ -43,7 +43,7 @@ class RewindGroup(click.Group):
                  "rewind log src/app.py             # the checkpoints that changed a file",
                  "rewind show '1 hour ago':setup.py # a file as it was an hour ago",
                  "rewind mount && ls ~/.hermes/mnt/",
-                 "man rewind                        # the manual (see README: MANPATH)",
+                 "man rewind                        # the manual (MANPATH: docs/guide.md)",
              ))
 @click.option("--home", type=click.Path(file_okay=False), envvar="HERMES_HOME",
               help="Hermes home holding checkpoints/ (default $HERMES_HOME or ~/.hermes).")
