@@ -103,7 +103,9 @@ KEYS: dict[str, tuple[Any, Callable[[Any], Any]]] = {
 OTHER_ENV = {"REWIND_PAGER", "REWIND_PROGRESS_DELAY",
              # damaged stores: the Python loose-object reader, the CLI watchdog, and
              # scripts/setup keeping PyPI's pygit2 (docs/damaged-stores.md)
-             "REWIND_LOOSE_GUARD", "REWIND_STALL_SECONDS", "REWIND_STOCK_PYGIT2"}
+             "REWIND_LOOSE_GUARD", "REWIND_STALL_SECONDS", "REWIND_STOCK_PYGIT2",
+             # scripts/setup and scripts/install_agents: the agent CLIs of the tests
+             "REWIND_SKIP_AGENTS", "REWIND_AGENTS_CACHE"}
 
 
 @dataclass(frozen=True)
