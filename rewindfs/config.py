@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from rewindfs.errors import InvalidInput
-from rewindfs.store.layout import default_home
+from rewindfs.store.objects import default_home
 
 ENV_PREFIX = "REWIND_"
 

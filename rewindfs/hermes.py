@@ -25,9 +25,9 @@ from rewindfs import config
 from rewindfs.agent import checks
 from rewindfs.agent.manager import CheckpointManager as _RewindManager
 from rewindfs.errors import RewindError
-from rewindfs.store.ignore import DEFAULT_EXCLUDES as _EXCLUDES
-from rewindfs.store.layout import Layout, normalize_workdir, project_hash
-from rewindfs.store.maintenance import auto, legacy, marker, status, sweep, wipe
+from rewindfs.store.maintenance import auto, legacy, status, sweep, wipe
+from rewindfs.store.objects import DEFAULT_EXCLUDES as _EXCLUDES
+from rewindfs.store.objects import Layout, marker, normalize_workdir, project_hash
 
 log = logging.getLogger(__name__)
 

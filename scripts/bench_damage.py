@@ -1,7 +1,7 @@
 """What the damaged-store safety costs, and what it buys (issue 10).
 
 1. Reading every object of a checkpoint in process: libgit2's loose reader (the
-   patched build) against rewindfs's Python-verified reader (store.odbguard, the
+   patched build) against rewindfs's Python-verified reader (store.objects.odbguard, the
    fallback for a stock pygit2), same store, same process.
 2. CLI commands with the fallback on and off (REWIND_LOOSE_GUARD), same libgit2.
 3. Time until a command on a store with one truncated loose commit gives up:
@@ -29,7 +29,8 @@ import pygit2
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import benchlib  # noqa: E402
 
-from rewindfs.store import Layout, Store, odbguard, take  # noqa: E402
+from rewindfs.store import Layout, Store, take  # noqa: E402
+from rewindfs.store.objects import odbguard
 
 ROOT = Path(__file__).resolve().parent.parent
 REWIND = str(Path(sys.executable).parent / "rewind")

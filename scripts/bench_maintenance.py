@@ -139,8 +139,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def checkpoint_cases(args, tmp: Path, run: Run, rep: bl.Reporter) -> None:
     from rewindfs import CheckpointManager
-    from rewindfs.store.layout import Layout
     from rewindfs.store.maintenance import gc
+    from rewindfs.store.objects.layout import Layout
 
     scale = 4 if args.quick else 1
     rep.progress("generating the project")
@@ -236,7 +236,8 @@ def checkpoint_cases(args, tmp: Path, run: Run, rep: bl.Reporter) -> None:
 def wait_for_sweep(layout, timeout: float = 120) -> None:
     """Until the sweep a due checkpoint started has run: the detached child marks the
     marker (corrupt until then) under its lock before it sweeps, then lets the lock go."""
-    from rewindfs.store.maintenance import auto, marker
+    from rewindfs.store.maintenance import auto
+    from rewindfs.store.objects import marker
 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and (marker.last_run(layout) is None
@@ -281,8 +282,8 @@ def rewind_cli(home: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 def store_cases(args, tmp: Path, run: Run, rep: bl.Reporter) -> None:
-    from rewindfs.store.layout import Layout
     from rewindfs.store.maintenance.status import store_status
+    from rewindfs.store.objects.layout import Layout
 
     try:
         import tools.checkpoint_manager as hcm
@@ -365,8 +366,8 @@ def _mb(values: list[int]) -> str:
 
 
 def _store_bytes(home: Path) -> int:
-    from rewindfs.store.layout import Layout
     from rewindfs.store.maintenance.sizes import objects_bytes
+    from rewindfs.store.objects.layout import Layout
 
     return objects_bytes(Layout(home / "checkpoints"))
 
@@ -397,9 +398,9 @@ def explicit_prune_case(args, tmp: Path, run: Run, rep: bl.Reporter) -> None:
     size cap drops the oldest checkpoints round-robin and the explicit prune frees their
     space at once; the baseline is the automatic sweep doing the same work (its own
     process, as the agent API starts it), whose gc keeps a 15-minute grace period."""
-    from rewindfs.store.layout import Layout
     from rewindfs.store.maintenance.sizes import live_bytes, objects_bytes
-    from rewindfs.store.store import Store
+    from rewindfs.store.objects.layout import Layout
+    from rewindfs.store.objects.repo import Store
 
     home = tmp / "cap-home"
     rep.progress(f"building {PROJECTS} projects x {MAX_SNAPSHOTS} checkpoints of "

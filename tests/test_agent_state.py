@@ -11,7 +11,8 @@ import pytest
 from test_restore_helpers import git_view, manager, write
 
 from rewindfs.fs.model import Model
-from rewindfs.store import Layout, actions, project_hash
+from rewindfs.store import Layout, project_hash
+from rewindfs.store.history import actions
 
 try:
     import tools.checkpoint_manager as hcm

@@ -16,7 +16,8 @@ from pathlib import Path
 import pygit2
 
 from rewindfs.errors import StoreError
-from rewindfs.store import heal, take
+from rewindfs.store import take
+from rewindfs.store.objects import heal
 
 REWRITER = r"""
 import os, sys

@@ -19,7 +19,7 @@ from conftest import isolated_git_env
 
 from rewindfs.errors import Refused
 from rewindfs.store import Layout, Limits, Store, project_hash, take
-from rewindfs.store.capture import LOOSE_MAX_FILES
+from rewindfs.store.capture.storing import LOOSE_MAX_FILES
 
 MANY = 3 * LOOSE_MAX_FILES  # enough files for the packed path
 
@@ -118,7 +118,8 @@ CRASH = r"""
 import os, signal, sys
 from pathlib import Path
 from rewindfs.store import Layout, Store, take
-from rewindfs.store import packwrite, snapshot
+from rewindfs.store.history import snapshot
+from rewindfs.store.objects import packwrite
 
 base, workdir, stage = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
 finish, commit = packwrite.PackWriter.finish, snapshot._commit

@@ -1,4 +1,4 @@
-"""A large capture stored on two cores (store.splitstore): a forked child stores part of
+"""A large capture stored on two cores (store.capture.splitstore): a forked child stores part of
 the files into a pack of its own. What it must keep: the same checkpoint as one process
 would take, and nothing lost or left behind when the child fails, is killed, or its
 parent dies."""
@@ -16,7 +16,8 @@ import pygit2
 import pytest
 from test_capture_pack import git_tree_of, make_project, packs, tree_files
 
-from rewindfs.store import splitstore, take
+from rewindfs.store import take
+from rewindfs.store.capture import splitstore
 
 FILES = 400
 
@@ -99,7 +100,8 @@ def test_a_failed_child_share_is_stored_by_the_parent(how, split_small, monkeypa
 PARENT_DIES = r"""
 import os, signal, sys, time
 from pathlib import Path
-from rewindfs.store import Layout, Store, splitstore, take
+from rewindfs.store import Layout, Store, take
+from rewindfs.store.capture import splitstore
 splitstore.MIN_FILES = 100
 splitstore._cores = lambda: 2
 if os.environ.get("SPLIT_TEST_NO_DEATHSIG"):  # to see this test fail without it

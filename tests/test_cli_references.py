@@ -11,7 +11,8 @@ import time
 import pytest
 
 from rewindfs.errors import InvalidInput
-from rewindfs.store import take, timeref
+from rewindfs.store import take
+from rewindfs.store.history import timeref
 
 
 def listed(run_rewind, project) -> list[dict]:
@@ -116,8 +117,8 @@ def test_pre_rollback_snapshots_never_evict_checkpoints(run_rewind, project):
 def test_old_pre_rollback_snapshots_still_count(store, project):
     """Beyond the newest PRE_ROLLBACK_KEPT, pre-rollback snapshots count against the cap,
     so restores alone cannot grow a history without bound."""
-    from rewindfs.store.history import checkpoints
-    from rewindfs.store.prune import PRE_ROLLBACK_KEPT
+    from rewindfs.store.history.chain import checkpoints
+    from rewindfs.store.history.prune import PRE_ROLLBACK_KEPT
 
     for i in range(PRE_ROLLBACK_KEPT + 4):
         (project / "a.txt").write_text(f"{i}\n")

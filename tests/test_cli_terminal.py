@@ -17,7 +17,7 @@ from conftest import REWIND
 from terminal import PtyProcess, rewind_env
 
 from rewindfs.store import Layout, project_hash, take
-from rewindfs.store.locks import file_lock
+from rewindfs.store.objects.locks import file_lock
 
 
 @pytest.fixture

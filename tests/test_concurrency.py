@@ -181,7 +181,7 @@ HOLDER = r"""
 import sys, time
 from pathlib import Path
 from rewindfs.store import Layout, Store
-from rewindfs.store.snapshot import locked
+from rewindfs.store.history.snapshot import locked
 store = Store(Layout(Path(sys.argv[1])))
 with locked(store, sys.argv[2]) as project:
     admin = store.layout.worktree_admin(project.h16)

@@ -24,7 +24,7 @@ from test_fs_mount import DEADLINE, MiB, rss_anon_kib, sample, tree_on_disk, wai
 
 from rewindfs.fs import capabilities
 from rewindfs.store import project_hash, set_label, take
-from rewindfs.store.prune import enforce_max_snapshots
+from rewindfs.store.history.prune import enforce_max_snapshots
 
 MODES = ["kernel-cache", "stock"]
 

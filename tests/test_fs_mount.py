@@ -24,7 +24,7 @@ from conftest import REWIND, force_unmount, isolated_git_env  # noqa: F401 - for
 
 from rewindfs.fs.locate import mounted_checkpoints
 from rewindfs.store import project_hash, set_label, take
-from rewindfs.store.prune import enforce_max_snapshots
+from rewindfs.store.history.prune import enforce_max_snapshots
 
 DEADLINE = 15.0
 MiB = 1024 * 1024

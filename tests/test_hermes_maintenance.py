@@ -14,8 +14,8 @@ from conftest import age
 
 import rewindfs.hermes as hermes
 from rewindfs.store import Layout, Store, project_hash, take
+from rewindfs.store.history.projects import read_record
 from rewindfs.store.maintenance import sweep
-from rewindfs.store.projects import read_record
 
 
 def project_in(parent: Path, name: str) -> Path:

@@ -18,6 +18,7 @@ from conftest import REWIND, age
 
 from rewindfs.store import Layout, Store, project_hash, set_label, take
 from rewindfs.store.maintenance import legacy
+from rewindfs.store.objects import shadowrepos
 
 
 @pytest.fixture
@@ -300,7 +301,7 @@ def test_clear_legacy(run_rewind, store, layout, tmp_path):
     (v1 / "HEAD").write_text("ref: refs/heads/master\n")
     (v1 / "objects").mkdir()
     (v1 / "HERMES_WORKDIR").write_text(str(tmp_path / "p"))
-    legacy.migrate(layout)
+    shadowrepos.migrate(layout)
     assert len(legacy.archives(layout)) == 1
     one_line_error(run_rewind("clear-legacy"))
     assert len(legacy.archives(layout)) == 1

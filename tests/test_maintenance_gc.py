@@ -16,9 +16,9 @@ import pytest
 from conftest import REWIND, flatten_tree
 
 from rewindfs.store import Layout, Store, checkpoints, project_hash, take
+from rewindfs.store.history.verdict import State
 from rewindfs.store.maintenance import gc, sweep
 from rewindfs.store.maintenance.status import store_status
-from rewindfs.store.maintenance.verdict import State
 
 try:
     import tools.checkpoint_manager as hcm

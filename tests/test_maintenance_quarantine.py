@@ -18,9 +18,10 @@ from test_fs_mount import mount, wait_for  # noqa: F401 - fixture (fuse_usable, 
 
 from rewindfs.agent.manager import CheckpointManager
 from rewindfs.store import Layout, Store, checkpoints, project_hash, set_label, take
-from rewindfs.store.maintenance import adopt, sweep
-from rewindfs.store.maintenance.verdict import State, classify
-from rewindfs.store.projects import read_record
+from rewindfs.store.history import adopt
+from rewindfs.store.history.projects import read_record
+from rewindfs.store.history.verdict import State, classify
+from rewindfs.store.maintenance import sweep
 
 DAY = 86400
 

@@ -18,8 +18,9 @@ import pytest
 from conftest import REWIND, flatten_tree, isolated_git_env
 
 from rewindfs.store import Layout, Store, checkpoints, project_hash, take
-from rewindfs.store.maintenance import gc, sizes, sweep, writers
+from rewindfs.store.maintenance import gc, sizes, sweep
 from rewindfs.store.maintenance.status import store_status
+from rewindfs.store.objects import writers
 
 KB = 1024
 
@@ -304,7 +305,7 @@ def test_placeholders_of_a_killed_gc_are_cleaned_up(store, layout, tmp_path, sto
 
 def test_placeholders_of_a_running_gc_are_left_to_it(store, layout, tmp_path):
     fill(store, tmp_path / "p", 1)
-    from rewindfs.store.locks import file_lock
+    from rewindfs.store.objects.locks import file_lock
 
     pin = layout.store / "objects" / "00" / gc.PLACEHOLDER
     pin.parent.mkdir(exist_ok=True)

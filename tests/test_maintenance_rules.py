@@ -17,11 +17,12 @@ from conftest import DAY, age, isolated_git_env
 
 from rewindfs.agent.manager import CheckpointManager
 from rewindfs.store import Layout, Store, checkpoints, project_hash, set_label, take
-from rewindfs.store.locks import file_lock
-from rewindfs.store.maintenance import auto, gc, legacy, marker, sizecap, sizes, sweep
+from rewindfs.store.history.projects import read_record
+from rewindfs.store.history.verdict import State, classify
+from rewindfs.store.maintenance import auto, gc, legacy, sizecap, sizes, sweep
 from rewindfs.store.maintenance.inventory import histories
-from rewindfs.store.maintenance.verdict import State, classify
-from rewindfs.store.projects import read_record
+from rewindfs.store.objects import marker, shadowrepos
+from rewindfs.store.objects.locks import file_lock
 
 KB = 1024
 
@@ -472,7 +473,7 @@ def test_v1_repos_move_to_a_legacy_archive_on_first_use(home, layout, tmp_path, 
     log = subprocess.run(["git", "log", "--format=%s"], capture_output=True, text=True,
                          env=isolated_git_env(GIT_DIR=str(moved)))
     assert log.stdout.strip() == "before write_file"
-    assert legacy.v1_repos(layout) == []
+    assert shadowrepos.v1_repos(layout) == []
     take(Store(layout), project, "second use")  # nothing left to migrate: no new archive
     assert len(legacy.archives(layout)) == 1
 
@@ -480,7 +481,7 @@ def test_v1_repos_move_to_a_legacy_archive_on_first_use(home, layout, tmp_path, 
 def test_expired_legacy_archives_pruned(home, layout, tmp_path, project):
     layout.base.mkdir(parents=True)
     make_v1_repo(layout.base, tmp_path / "w")
-    legacy.migrate(layout, now=time.time() - 10 * DAY)
+    shadowrepos.migrate(layout, now=time.time() - 10 * DAY)
     make_v1_repo(layout.base, tmp_path / "w2")
     take(Store(layout), project, "migrates the second one now")
     names = [a.name for a in legacy.archives(layout)]
@@ -518,7 +519,7 @@ def test_pre_v2_repos_after_the_store_exists_are_pruned_in_place(home, layout, t
     shutil.rmtree(tmp_path / "unmarked")
     take(Store(layout), project, "no migration once the store exists")
     assert legacy.archives(layout) == []
-    found = {r.path for r in legacy.shadow_repos(layout)}
+    found = {r.path for r in shadowrepos.shadow_repos(layout)}
     assert found == {gone, old, alive, on_missing_volume, unmarked}
     todo = sweep.plan(layout, sweep.Policy(retention_days=7))
     assert {(d.repo.path, d.reason) for d in todo.repos} == {(gone, State.ORPHAN),

@@ -25,7 +25,7 @@ from rewindfs import restore as rs
 from rewindfs.errors import RewindError
 from rewindfs.restore.apply import apply
 from rewindfs.restore.plan import CHMOD, Action, Plan
-from rewindfs.store.trees import EXECUTABLE, Entry
+from rewindfs.store.history.trees import EXECUTABLE, Entry
 
 SECONDS = 10.0
 ROUNDS = 20_000

@@ -511,7 +511,7 @@ def test_max_files_counts_only_new_files_after_first(store, project):
 def test_capture_reports_progress_while_staging(store, project):
     """A first checkpoint of a big tree reports a running count (the CLI shows it on a
     terminal); outside `reporting_progress` nothing is reported."""
-    from rewindfs.store.capture import PROGRESS_EVERY, reporting_progress
+    from rewindfs.store.capture.progress import PROGRESS_EVERY, reporting_progress
 
     for i in range(2 * PROGRESS_EVERY + 10):
         (project / f"f{i}.txt").write_text(f"{i}\n")

@@ -12,7 +12,7 @@ import os
 import re
 from pathlib import Path
 
-from rewindfs.store.labels import LABEL_RE
+from rewindfs.store.history import LABEL_RE
 
 HEX = re.compile(r"^[0-9a-fA-F]{4,64}$")
 

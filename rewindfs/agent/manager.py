@@ -21,9 +21,9 @@ from rewindfs.agent import state as agent_state
 from rewindfs.agent.steps import StepRecorder
 from rewindfs.agent.workdir import project_root
 from rewindfs.errors import NotFound, RewindError
-from rewindfs.store import meta, projects, secret_files
-from rewindfs.store.maintenance import auto
-from rewindfs.store.maintenance.sweep import Policy
+from rewindfs.store.capture import secret_files
+from rewindfs.store.history import ledger, meta, projects
+from rewindfs.store.maintenance import Policy, auto
 
 log = logging.getLogger(__name__)
 AUTO_PRUNE_RECHECK_SECONDS = 600.0  # a long-lived agent looks at .last_prune this often
@@ -131,7 +131,7 @@ class CheckpointManager:
         """Take a checkpoint now (raises RewindError on refusal or store failure).
 
         It carries `state` and the external actions recorded since the last
-        checkpoint that carried any (see store.meta).
+        checkpoint that carried any (see store.history.meta).
         """
         result = meta.take_carrying(
             self.store, working_dir, reason, state=state, limits=self.limits,
@@ -257,7 +257,7 @@ class CheckpointManager:
             if isinstance(found, dict):
                 return found
             target = found[1]
-            use_safe = bool(safe and not file_path and st.ledger.writes_since(
+            use_safe = bool(safe and not file_path and ledger.writes_since(
                 self.layout, st.project_hash(wd), 0.0))
             options = restore_mod.Options(
                 paths=[file_path] if file_path else None, safe=use_safe, limits=self.limits,
@@ -299,7 +299,7 @@ class CheckpointManager:
                 rel = restore_mod.project_relative(path, wd, cwd=wd)
             if not rel:
                 return False
-            st.ledger.record(self.layout, st.project_hash(wd), wd, rel)
+            ledger.record(self.layout, st.project_hash(wd), wd, rel)
             return True
         except Exception as exc:  # noqa: BLE001 - bookkeeping must never fail the agent's write
             log.debug("agent write of %s not recorded: %s", path or file_path, exc)

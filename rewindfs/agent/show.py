@@ -9,7 +9,7 @@ from rewindfs import store as st
 from rewindfs.agent.manager import checkpoint_dict
 from rewindfs.agent.steps import PHASE_TRAILER, STEP_TRAILER, TURN_TRAILER, timeline_of
 from rewindfs.errors import NotFound
-from rewindfs.store import meta
+from rewindfs.store.history import meta
 
 
 def checkpoint_report(store: st.Store, workdir: Path, reference: str) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """Agent state documents and external actions, as the manager and the CLI hand them out.
 
 The store side (where they live, how a checkpoint comes to carry them) is
-store.meta; this module turns them into result dictionaries and warnings.
+store.history.meta; this module turns them into result dictionaries and warnings.
 """
 
 from __future__ import annotations
@@ -11,8 +11,7 @@ from typing import Any
 from rewindfs import restore as restore_mod
 from rewindfs import store as st
 from rewindfs.errors import NotFound
-from rewindfs.store import actions, meta
-from rewindfs.store.actions import Action
+from rewindfs.store.history import Action, actions, meta
 
 
 def record_action(layout: st.Layout, working_dir: str, kind: str, id: str | int,

@@ -3,7 +3,7 @@
 A harness brackets each model step with `begin_step` / `end_step`. Both take a
 checkpoint of the project, which writes nothing when the files are as the newest
 checkpoint has them, so a step that changed nothing costs two captures and no
-commit. The step log (store.steplog) records the trees before and after, and the
+commit. The step log (store.history.steplog) records the trees before and after, and the
 files the step changed.
 
 `revert_to(step or turn)` puts back, for every file changed by that step and the
@@ -29,10 +29,8 @@ from typing import TYPE_CHECKING, Any
 from rewindfs import restore as restore_mod
 from rewindfs import store as st
 from rewindfs.errors import InvalidInput, NotFound
-from rewindfs.store import steplog, trees
-from rewindfs.store.compose import compose
-from rewindfs.store.history import load
-from rewindfs.store.maintenance import writers
+from rewindfs.store.history import compose, load, steplog, trees
+from rewindfs.store.objects import writers
 
 if TYPE_CHECKING:
     from rewindfs.agent.manager import CheckpointManager
@@ -256,7 +254,7 @@ class StepRecorder:
                 overrides[path] = wanted
         if not overrides and first.before_commit:
             return load(repo, first.before_commit)
-        return compose(repo, first.before_tree, overrides, f"before step {first.id}",
+        return compose.compose(repo, first.before_tree, overrides, f"before step {first.id}",
                        parent=first.before_commit)
 
     def _restore(self, wd: Path, target: st.Checkpoint, paths: list[bytes], kind: str,

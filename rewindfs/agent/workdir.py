@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rewindfs.store.layout import normalize_workdir
+from rewindfs.store.objects import normalize_workdir
 
 PROJECT_MARKERS = (
     ".git", "pyproject.toml", "package.json", "Cargo.toml", "go.mod", "Makefile", "pom.xml",

@@ -62,7 +62,7 @@ def main(ctx: click.Context, home: str | None, color: str, no_pager: bool) -> No
     ctx.with_resource(lock_waits(ctx.obj.term))
 
 
-# The mount serves for hours and guards its reads itself (store.odbguard, patched libgit2).
+# The mount serves for hours and guards its reads itself (store.objects.odbguard, patched libgit2).
 UNWATCHED = {"mount", "umount"}
 
 

@@ -9,9 +9,8 @@ import click
 
 from rewindfs.cli.app import App
 from rewindfs.cli.help import examples
-from rewindfs.store import check as checker
-from rewindfs.store import odbguard
-from rewindfs.store.layout import Layout
+from rewindfs.store.objects import Layout, odbguard
+from rewindfs.store.objects import check as checker
 
 SHOWN = 12  # problems listed per group, so the report fits one screen
 

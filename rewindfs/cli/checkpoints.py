@@ -29,11 +29,10 @@ from rewindfs.cli.options import (
 )
 from rewindfs.errors import NotFound
 from rewindfs.fs.locate import mounted_checkpoints
-from rewindfs.store import diffstat, history, secret_files
-from rewindfs.store.diff import DiffResult
-from rewindfs.store.labels import refuse_taken as refuse_taken_label
-from rewindfs.store.quoting import quote_path
-from rewindfs.store.store import refuse_inside_mount
+from rewindfs.store.capture import secret_files
+from rewindfs.store.history import DiffResult, diffstat, projects, quote_path, total_size
+from rewindfs.store.history import refuse_taken as refuse_taken_label
+from rewindfs.store.objects import refuse_inside_mount
 
 PATCH_LINES = 80
 # How `rewind checkpoint` names each kind of skipped path (SnapshotResult.skipped_files).
@@ -123,7 +122,7 @@ def list_(app: App, directory: str | None, all_projects: bool, as_json: bool,
     their id to restore one.
     """
     if all_projects:
-        workdirs = [r.workdir for r in st.projects.list_records(app.store.layout)] \
+        workdirs = [r.workdir for r in projects.list_records(app.store.layout)] \
             if app.store.exists() else []
     else:
         given = _directory(directory, kw.get("directory_opt"))
@@ -141,7 +140,7 @@ def list_(app: App, directory: str | None, all_projects: bool, as_json: bool,
             entry = checkpoint_dict(c, st.stats(app.store.repo, c))
             entry["time"] = c.time
             if c.root:
-                entry["bytes"] = history.total_size(app.store.repo, app.store.layout, h16, c)
+                entry["bytes"] = total_size(app.store.repo, app.store.layout, h16, c)
             if c.id in mounted:
                 entry["path"] = str(mounted[c.id])
             entries.append(entry)

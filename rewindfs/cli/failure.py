@@ -2,7 +2,7 @@
 traceback (except for a genuine bug, which should show).
 
 * RewindError: its message and exit code. A StoreError caused by a libgit2 error is
-  reported as the damaged file behind it when that can be named (store.damage).
+  reported as the damaged file behind it when that can be named (store.objects.damage).
 * A libgit2 error nobody turned into a RewindError: the damaged file behind it, or
   libgit2's message; exit 3.
 * The reader of stdout went away (`rewind list | head -1`): end quietly with 141,
@@ -17,7 +17,7 @@ import select
 import click
 
 from rewindfs.errors import RewindError, StoreDamaged, StoreError
-from rewindfs.store.layout import Layout
+from rewindfs.store.objects import Layout
 
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as for git (which dies by the signal)
 
@@ -30,7 +30,7 @@ def handle(app: object, exc: BaseException) -> int | None:
     if isinstance(exc, KeyboardInterrupt):
         return _fail("interrupted", 130)
     if isinstance(exc, StoreError) and not isinstance(exc, StoreDamaged):
-        from rewindfs.store import damage
+        from rewindfs.store.objects import damage
 
         # Only a libgit2 error behind it is worth a scan of the store (not a full disk).
         named = damage.explain(_layout(app), exc, scan=damage.from_libgit2(exc)) \
@@ -41,7 +41,7 @@ def handle(app: object, exc: BaseException) -> int | None:
     if isinstance(exc, OSError):
         where = f": {exc.filename}" if exc.filename else ""
         return _fail(f"{exc.strerror or exc}{where}", 3)
-    from rewindfs.store import damage
+    from rewindfs.store.objects import damage
 
     found = damage.as_store_error(_layout(app), exc)
     if found is None:

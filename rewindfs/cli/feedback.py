@@ -15,24 +15,25 @@ from pathlib import Path
 
 from rewindfs.cli.term import Terminal
 from rewindfs.restore.apply import reporting_progress as reporting_restore
-from rewindfs.store import capture, locks
+from rewindfs.store.capture import Progress, reporting_progress
+from rewindfs.store.objects import locks
 
 
 @contextmanager
 def capture_progress(term: Terminal, description: str = "capturing") -> Iterator[None]:
     """Files and bytes found (while scanning), then captured out of their totals.
 
-    The capture reports a `capture.Progress` (files, bytes, and the totals once known).
+    The capture reports a `Progress` (files, bytes, and the totals once known).
     """
     if not sys.stderr.isatty():
         yield
         return
     with term.progress(description, unit="files") as update:
 
-        def report(p: capture.Progress) -> None:
+        def report(p: Progress) -> None:
             update(p.files, p.files_total, p.bytes, p.bytes_total)
 
-        with capture.reporting_progress(report, detailed=True):
+        with reporting_progress(report, detailed=True):
             yield
 
 

@@ -22,9 +22,7 @@ from rewindfs.cli.help import examples
 from rewindfs.cli.human import human_age
 from rewindfs.cli.options import PathsAfterDoubleDash, dir_option, json_option, output_options
 from rewindfs.errors import InvalidInput, NotFound
-from rewindfs.store import pathlog, search
-from rewindfs.store.history import Checkpoint
-from rewindfs.store.quoting import quote_path
+from rewindfs.store.history import Checkpoint, pathlog, quote_path, search
 
 
 def cli_relative(app: App, workdir: Path, path: str) -> bytes:

@@ -22,13 +22,17 @@ from rewindfs.cli.app import App
 from rewindfs.cli.help import examples
 from rewindfs.cli.human import human_age, human_bytes, human_span
 from rewindfs.errors import Refused
-from rewindfs.store import odbguard
-from rewindfs.store.layout import Layout
-from rewindfs.store.maintenance import legacy, sizecap, sweep, wipe
-from rewindfs.store.maintenance.progress import quiet
-from rewindfs.store.maintenance.status import StoreStatus, store_status
-from rewindfs.store.maintenance.verdict import State
-from rewindfs.store.store import Store
+from rewindfs.store.history import State
+from rewindfs.store.maintenance import (
+    StoreStatus,
+    legacy,
+    quiet,
+    sizecap,
+    store_status,
+    sweep,
+    wipe,
+)
+from rewindfs.store.objects import Layout, Store, odbguard
 
 T = TypeVar("T")
 SHOW = 20  # projects or archives listed before "... and N more"
@@ -440,9 +444,9 @@ def adopt(app: App, old_path: str, new_path: str, as_json: bool) -> None:
       mv ~/src/app ~/work/app
       rewind adopt ~/src/app ~/work/app
     """
-    from rewindfs.store.maintenance.adopt import adopt as adopt_project
+    from rewindfs.store.history import adopt
 
-    done = adopt_project(app.store, old_path, new_path)
+    done = adopt.adopt(app.store, old_path, new_path)
     if as_json:
         click.echo(json.dumps(asdict(done), indent=2))
         return

@@ -17,9 +17,8 @@ from rewindfs.cli.complete import complete_reference
 from rewindfs.cli.help import examples
 from rewindfs.cli.options import dir_option, dir_option_named, json_option
 from rewindfs.errors import NotFound, Refused
-from rewindfs.store import delete as deletion
-from rewindfs.store.history import walk
-from rewindfs.store.labels import labels_by_commit, move_label, remove_label
+from rewindfs.store.history import delete as deletion
+from rewindfs.store.history import labels_by_commit, move_label, projects, remove_label, walk
 
 
 def _confirm(question: str, what: str) -> None:
@@ -145,14 +144,14 @@ def _say(as_json: bool, data: dict, text: str) -> None:
 @click.pass_obj
 def forget(app: App, directory: str | None, force: bool, directory_opt: str | None) -> None:
     """Remove a project's whole history from the store (its files stay as they are)."""
-    from rewindfs.store.maintenance.removal import remove_project
+    from rewindfs.store.maintenance import remove_project
 
     if directory and directory_opt and directory != directory_opt:
         raise click.UsageError("give the directory once: as DIR or with -C")
     workdir = app.project_dir(directory or directory_opt)
     repo, h16 = _history(app, workdir)
     count = len(st.checkpoints(repo, h16))
-    if not count and st.projects.read_record(app.store.layout, h16) is None:
+    if not count and projects.read_record(app.store.layout, h16) is None:
         raise NotFound(f"no checkpoints for {workdir}")
     if not force:
         _confirm(f"forget {workdir} and its {count} checkpoint(s)?",

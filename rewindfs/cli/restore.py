@@ -22,7 +22,7 @@ from rewindfs.cli.options import dir_option, json_option, refuse_together
 from rewindfs.errors import NotFound, Refused
 from rewindfs.restore import journal
 from rewindfs.store import project_hash
-from rewindfs.store.quoting import quote_path
+from rewindfs.store.history import quote_path
 
 SHOW = 20  # paths listed per group before "... and N more"
 SAFE_WHY = ("safe mode: the agent recorded its writes since this checkpoint, so only files "

@@ -18,8 +18,7 @@ from rewindfs.cli.help import examples
 from rewindfs.cli.options import dir_option, json_option, output_options
 from rewindfs.errors import InvalidInput, RewindError
 from rewindfs.restore.paths import project_relative
-from rewindfs.store import pathlog, timeref
-from rewindfs.store.history import resolve_with_path
+from rewindfs.store.history import pathlog, resolve_with_path, timeref
 
 PREVIEW = 160  # characters of a state document shown without --full
 SHOW_PATHS = 10

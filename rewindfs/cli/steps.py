@@ -11,7 +11,7 @@ from rewindfs.cli.app import App
 from rewindfs.cli.help import examples
 from rewindfs.cli.options import dir_option
 from rewindfs.errors import RewindError
-from rewindfs.store.quoting import quote_path
+from rewindfs.store.history import quote_path
 
 
 @click.command(epilog=examples(

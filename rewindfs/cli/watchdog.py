@@ -3,7 +3,7 @@
 A libgit2 call that never returns (issue 10: a truncated loose object in stock
 libgit2) holds the GIL, so no Python thread of the stuck process can run, not even
 a signal handler: Ctrl-C is ignored and the process spins forever. rewindfs fixes
-the known cause at the root (patches/libgit2, store.odbguard); this is the backstop
+the known cause at the root (patches/libgit2, store.objects.odbguard); this is the backstop
 for unknown ones, and it must work without the GIL:
 
 * The command's process writes a heartbeat byte every second from a thread. That
@@ -19,7 +19,7 @@ Ctrl-C while stuck: the helper ignores SIGINT, but notices it; when no heartbeat
 follows within 2 seconds it ends the command the same way (exit 3, saying so).
 The helper exits as soon as the command does (it watches a pidfd). A held flock is
 released by the kernel on exit; git lock files a killed writer leaves are cleared
-by the next writer (store.locks).
+by the next writer (store.objects.locks).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Small blobs are kept whole in a byte-bounded LRU (the kernel usually reads one in
 a single request). A blob of SPOOL_MIN or more is never whole in memory: git
-streams it into an unlinked temporary file (store.catfile), and reads are served
+streams it into an unlinked temporary file (store.objects.catfile), and reads are served
 from there with pread; the spooled files are bounded by total size on disk, and
 an evicted one goes when its last reader is done with it (one blob bigger than the
 whole budget is kept on its own until another such blob is read). So whatever is
@@ -21,8 +21,8 @@ from typing import BinaryIO
 
 from rewindfs.errors import StoreError
 from rewindfs.fs.cache import LruCache
-from rewindfs.store.browse import StoreBrowser
-from rewindfs.store.catfile import BlobPipe
+from rewindfs.store.history import StoreBrowser
+from rewindfs.store.objects import BlobPipe
 
 log = logging.getLogger(__name__)
 

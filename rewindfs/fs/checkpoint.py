@@ -1,6 +1,6 @@
 """A checkpoint's directory: its stored tree, its time as mtime, its metadata as xattrs.
 
-Agent state documents and external actions (store.meta) are xattrs too
+Agent state documents and external actions (store.history.meta) are xattrs too
 (`user.rewind.state.<name>`, `user.rewind.actions`, JSON), so they sit beside the
 tree without being files in it: `diff -r` of two checkpoints never sees them.
 """
@@ -14,8 +14,7 @@ from typing import Any
 from rewindfs.fs.context import Context
 from rewindfs.fs.inodes import inode_for
 from rewindfs.fs.tree import Previous, TreeDir
-from rewindfs.store.history import Checkpoint
-from rewindfs.store.meta import CheckpointMeta
+from rewindfs.store.history import Checkpoint, CheckpointMeta
 
 XATTR_PREFIX = b"user.rewind."
 XATTR_VALUE_MAX = 65536  # Linux refuses larger xattr values; bigger documents are left out

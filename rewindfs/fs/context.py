@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from rewindfs.fs.blobs import DEFAULT_MEMORY, DEFAULT_SPOOL, BlobReader
 from rewindfs.fs.cache import LruCache
-from rewindfs.store.browse import StoreBrowser, TreeEntry
+from rewindfs.store.history import StoreBrowser, TreeEntry
 
 MiB = 1024 * 1024
 DEFAULT_BLOB_CACHE = DEFAULT_MEMORY

@@ -17,8 +17,7 @@ from enum import Enum
 from pathlib import Path
 
 from rewindfs.errors import Busy, InvalidInput, Refused, RewindError
-from rewindfs.store import mounts, private
-from rewindfs.store.layout import Layout
+from rewindfs.store.objects import Layout, mounts, private
 
 FUSE_DEVICE = Path("/dev/fuse")
 FUSERMOUNT = "fusermount3"
@@ -86,7 +85,7 @@ def project_around(path: Path, layout: Layout) -> Path | None:
     directory holding a project marker such as .git), or None. A mount there would be
     captured by the project's next checkpoint, or hide the project."""
     from rewindfs.agent.workdir import PROJECT_MARKERS, project_root
-    from rewindfs.store import projects
+    from rewindfs.store.history import projects
 
     registered: set[Path] = set()
     if (layout.store / "HEAD").exists():

@@ -18,8 +18,8 @@ from rewindfs.fs.context import DEFAULT_BLOB_CACHE, REFRESH_INTERVAL, Context
 from rewindfs.fs.node import Directory, Node, Symlink
 from rewindfs.fs.project import ProjectDir
 from rewindfs.fs.root import RootDir
-from rewindfs.store.browse import StoreBrowser
-from rewindfs.store.layout import Layout
+from rewindfs.store.history import StoreBrowser
+from rewindfs.store.objects import Layout
 
 MAX_POINTER_HOPS = 8
 

@@ -1,6 +1,6 @@
 """What every browsable node offers; one module per kind of node implements it.
 
-Nodes are plain Python over `rewindfs.store.browse`, so the whole filesystem can be
+Nodes are plain Python over `rewindfs.store.history.browse`, so the whole filesystem can be
 exercised without a kernel; the pyfuse3 adapter only translates.
 """
 

@@ -17,7 +17,7 @@ Rules it keeps in both:
 * Work that may touch the store (reading big blobs and trees, re-reading the
   checkpoint lists) runs in a worker thread, so other requests are served
   between its libgit2 calls, and while git reads a big blob for it (pygit2
-  would hold the GIL for a whole object read; see store.catfile); answers
+  would hold the GIL for a whole object read; see store.objects.catfile); answers
   already in memory, small blobs and link targets (cheaper to read than a
   thread hop) are given on the trio thread.
 * No open file holds its content: reads go through the mount's byte-bounded

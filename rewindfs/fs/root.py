@@ -17,7 +17,7 @@ from rewindfs.fs.context import Context
 from rewindfs.fs.inodes import ROOT_INODE
 from rewindfs.fs.node import DIR_MODE, Attributes, Directory, Node
 from rewindfs.fs.project import ProjectDir
-from rewindfs.store.browse import ProjectTip
+from rewindfs.store.history import ProjectTip
 
 XATTR_MODE = b"user.rewind.mount-mode"  # `rewind status` shows it
 

@@ -18,7 +18,7 @@ from rewindfs.fs.file import BlobFile
 from rewindfs.fs.inodes import inode_for
 from rewindfs.fs.link import StoredSymlink
 from rewindfs.fs.node import DIR_MODE, Attributes, Directory, Node
-from rewindfs.store.browse import EntryKind, TreeEntry
+from rewindfs.store.history import EntryKind, TreeEntry
 
 MAX_LINEAGE = 100  # checkpoints looked back through for a file's time
 

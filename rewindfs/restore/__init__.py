@@ -12,7 +12,7 @@ restored tree:
    ...), then a plan from the captured tree to it (safe mode keeps files a person
    edited since the agent wrote them);
 3. the modes of what it will overwrite or delete recorded with the pre-rollback
-   snapshot (store.modes), and the intent recorded in the journal: target,
+   snapshot (store.history.modes), and the intent recorded in the journal: target,
    pre-rollback id, every path it will touch, every directory it may create;
 4. the plan applied with per-file atomic writes, never outside the project;
 5. a completion record in the journal (or, on Ctrl-C, how far it got).
@@ -32,9 +32,8 @@ from rewindfs.restore import journal
 from rewindfs.restore.apply import Outcome, apply, survey, tidy
 from rewindfs.restore.paths import project_relative
 from rewindfs.restore.plan import CREATE, Action, Plan, build
-from rewindfs.store import ledger, modes, trees
 from rewindfs.store.capture import DEFAULT_LIMITS, Limits, capture
-from rewindfs.store.snapshot import locked, take_locked
+from rewindfs.store.history import ledger, load, locked, modes, take_locked, trees
 
 
 @dataclass
@@ -81,7 +80,7 @@ def restore(store: st.Store, workdir, reference: str | st.Checkpoint,
     """Restore `workdir` (or the given paths) to checkpoint `reference`.
 
     `reference` may be a Checkpoint already loaded (agent step reverts use ones
-    that are no longer listed, or composed ones; see store.compose).
+    that are no longer listed, or composed ones; see store.history.compose).
     """
     opts = options or Options()
     wd = _existing_workdir(workdir)
@@ -183,7 +182,7 @@ def undo(store: st.Store, workdir, options: Options | None = None, *,
     if not scope:
         raise NotFound("nothing to undo: the last restore changed no files")
     if dry_run:
-        before = st.history.load(store.repo, last.pre_rollback)
+        before = load(store.repo, last.pre_rollback)
         return _plan_only(store, wd, before, opts, _scope=scope, _expect=expect)
     return restore(store, wd, last.pre_rollback, opts, _scope=scope, _kind="undo",
                    _removable_dirs=removable, _expect=expect, _undoes=last.id)

@@ -11,7 +11,7 @@ swapped for a symlink meanwhile is never what gets chmod'ed.
 
 Permissions are never widened: a file that is overwritten keeps its permission
 bits (only the executable bit follows the checkpoint); a file or directory that is
-created gets the mode recorded for it (store.modes) or, when none is, 0644/0755
+created gets the mode recorded for it (store.history.modes) or, when none is, 0644/0755
 (files) or 0755 (directories) less the process umask.
 """
 
@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 from rewindfs.errors import StoreError
 from rewindfs.restore.plan import CHMOD, DELETE, Plan
-from rewindfs.store.trees import EXECUTABLE, Entry
+from rewindfs.store.history import EXECUTABLE, Entry
 
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 TMP_NAME = re.compile(rb"^\..*\.rewind-[0-9a-f]{8}\.tmp\Z", re.DOTALL)
@@ -72,7 +72,7 @@ class Outcome:
 class Tree:
     """Directory descriptors below one root, opened safely and cached for the restore.
 
-    `modes`: permission bits recorded for paths of the target (store.modes).
+    `modes`: permission bits recorded for paths of the target (store.history.modes).
     """
 
     def __init__(self, root: bytes, removable_dirs: set[bytes] | None = None,

@@ -42,8 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rewindfs.store import private
-from rewindfs.store.layout import Layout
+from rewindfs.store.objects import Layout, private
 
 VERSION = 2
 FILE_NAME = "restores.jsonl"

@@ -14,7 +14,7 @@ import stat
 from dataclasses import dataclass, field
 
 from rewindfs.restore.paths import in_scope
-from rewindfs.store.trees import Change, Entry
+from rewindfs.store.history import Change, Entry
 
 OVERWRITE, CREATE, DELETE, CHMOD = "overwrite", "create", "delete", "chmod"
 

@@ -1,25 +1,70 @@
 """The shared checkpoint store: the only package that talks to git.
 
-Public surface (everything else in here is an implementation detail):
+Four rooms, each importing only the rooms before it (each room's docstring says
+what it owns and what it may import; tests/test_layout_rules.py holds them to it):
+
+    objects/      the store on disk: layout, opening it, private files, locks, loose
+                  objects, packs and the pack writer, the stock-pygit2 guard, damage
+                  naming, `rewind check`, healing, the cat-file pipe
+    capture/      a working directory read truthfully into a tree: the walk, reading
+                  a file, the two-core split, deep directories, secrets, Ctrl-C
+    history/      checkpoints and what hangs off them: taking one, listing, resolving
+                  references, labels, notes, logs, prune and delete, diff, log, grep,
+                  the mount's read side, the projects registry
+    maintenance/  caps, retention, quarantine, gc, legacy repositories, status, clear
+    (remote/      to come: push and fetch checkpoints through a git remote; may import
+                  objects and history)
+
+Code outside the store imports from this face or a room's face
+(`rewindfs.store.history`, ...), never from a module inside a room. The faces are
+lazy: importing one imports nothing until a name is used.
+
+Public surface:
     Layout, Store, Project          where things live; opening the store
     take, SnapshotResult            taking a checkpoint
     Checkpoint, checkpoints, resolve, stats, set_label    history
     diff_between, working_tree_tree differences
 """
 
-from rewindfs.store import ledger, trees
-from rewindfs.store.capture import Limits
-from rewindfs.store.diff import DiffResult, working_tree_tree
-from rewindfs.store.diff import between as diff_between
-from rewindfs.store.history import Checkpoint, Stats, checkpoints, resolve, stats
-from rewindfs.store.labels import set_label, validate_label
-from rewindfs.store.layout import Layout, normalize_workdir, project_hash
-from rewindfs.store.snapshot import SnapshotResult, take
-from rewindfs.store.store import Project, Store
+# The TYPE_CHECKING imports name the face's exports for type checkers only.
+# ruff: noqa: F401
 
-__all__ = [
-    "ledger", "trees",
-    "Checkpoint", "DiffResult", "Layout", "Limits", "Project", "SnapshotResult", "Stats",
-    "Store", "checkpoints", "diff_between", "normalize_workdir", "project_hash", "resolve",
-    "set_label", "stats", "take", "validate_label", "working_tree_tree",
-]
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rewindfs.faces import face
+
+if TYPE_CHECKING:
+    from rewindfs.store.capture.walk import Limits
+    from rewindfs.store.history.chain import Checkpoint, checkpoints
+    from rewindfs.store.history.changestats import Stats, stats
+    from rewindfs.store.history.diff import DiffResult, working_tree_tree
+    from rewindfs.store.history.diff import between as diff_between
+    from rewindfs.store.history.labels import set_label, validate_label
+    from rewindfs.store.history.references import resolve
+    from rewindfs.store.history.snapshot import SnapshotResult, take
+    from rewindfs.store.objects.layout import Layout, normalize_workdir, project_hash
+    from rewindfs.store.objects.repo import Project, Store
+
+_HERE = "rewindfs.store"
+__all__, __getattr__, __dir__ = face(_HERE, {
+    "Limits": f"{_HERE}.capture.walk",
+    "Checkpoint": f"{_HERE}.history.chain",
+    "checkpoints": f"{_HERE}.history.chain",
+    "Stats": f"{_HERE}.history.changestats",
+    "stats": f"{_HERE}.history.changestats",
+    "DiffResult": f"{_HERE}.history.diff",
+    "working_tree_tree": f"{_HERE}.history.diff",
+    "diff_between": f"{_HERE}.history.diff:between",
+    "set_label": f"{_HERE}.history.labels",
+    "validate_label": f"{_HERE}.history.labels",
+    "resolve": f"{_HERE}.history.references",
+    "SnapshotResult": f"{_HERE}.history.snapshot",
+    "take": f"{_HERE}.history.snapshot",
+    "Layout": f"{_HERE}.objects.layout",
+    "normalize_workdir": f"{_HERE}.objects.layout",
+    "project_hash": f"{_HERE}.objects.layout",
+    "Project": f"{_HERE}.objects.repo",
+    "Store": f"{_HERE}.objects.repo",
+})

@@ -1,31 +1,53 @@
 """Store maintenance: keeping the shared store small without stalling an agent.
 
+May import: objects, capture, history.
+
 One module per job:
 
     sizes       how big the store is (cheap scandir), what is live and what is
                 reclaimable (git)
-    gitcli      running git itself (libgit2 has no gc)
-    writers     rewindfs writers (shared) vs an explicit gc or clear (exclusive)
     gc          repack + prune: with a grace period, or now with writers held off
-    verdict     live / stale / missing / deleted / orphan, deleted only with evidence
+                (objects.writers)
     quarantine  a deleted project is kept retention_days from when it was first seen
-    adopt       a moved project's history re-keyed to its new path (by hand or on its
-                first checkpoint there)
+                (the verdict itself: history.verdict)
     removal     removing one project (ref, labels, admin dir, index, record)
     sizecap     max_total_size_mb: round-robin boundary moves, estimated then measured
     treediff    what one checkpoint's tree holds that the next one's does not
     inventory   per-project histories and labels in one pass over the refs
     ownership   bytes only one project holds (for `rewind status`)
-    legacy      Hermes's pre-v2 repos: archived when the store is created, judged in
-                place later; archives expire; clear
+    legacy      Hermes's pre-v2 repos (archived when the store is created:
+                objects.shadowrepos) judged in place later; archives expire; clear
     sweep       prune: plan (read only), then apply exactly the plan, cap, gc
-    marker      $base/.last_prune
     auto        the automatic sweep, started by the agent API off the checkpoint path
-    firstuse    chores when a store is created (legacy migration, marker)
     status      `rewind status`
     wipe        `rewind clear`
+    progress    how long operations report progress
 
-Modules are imported directly (`from rewindfs.store.maintenance import sweep`);
-this package imports nothing, so the store can call `firstuse` cheaply and
+The face is lazy (it imports nothing until a name is used), so
 `python -m rewindfs.store.maintenance.auto` runs without warnings.
 """
+
+# The TYPE_CHECKING imports name the face's exports for type checkers only.
+# ruff: noqa: F401
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rewindfs.faces import face
+
+if TYPE_CHECKING:
+    from rewindfs.store.maintenance import auto, legacy, sizecap, status, sweep, wipe
+    from rewindfs.store.maintenance.progress import quiet
+    from rewindfs.store.maintenance.removal import remove_project
+    from rewindfs.store.maintenance.status import StoreStatus, store_status
+    from rewindfs.store.maintenance.sweep import Policy
+
+_HERE = "rewindfs.store.maintenance"
+__all__, __getattr__, __dir__ = face(_HERE, {
+    "quiet": f"{_HERE}.progress",
+    "remove_project": f"{_HERE}.removal",
+    "StoreStatus": f"{_HERE}.status",
+    "store_status": f"{_HERE}.status",
+    "Policy": f"{_HERE}.sweep",
+}, modules=("auto", "legacy", "sizecap", "status", "sweep", "wipe"))

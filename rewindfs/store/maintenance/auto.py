@@ -29,9 +29,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from rewindfs.errors import Busy
-from rewindfs.store.layout import Layout
-from rewindfs.store.maintenance.marker import due, last_run, mark
 from rewindfs.store.maintenance.sweep import Policy, Report, run
+from rewindfs.store.objects.layout import Layout
+from rewindfs.store.objects.marker import due, last_run, mark
 
 log = logging.getLogger(__name__)
 LOG_NAME = "maintenance.log"

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 import pygit2
 
 from rewindfs.errors import StoreError
-from rewindfs.store.history import walk
-from rewindfs.store.layout import LABELS_PREFIX, REFS_PREFIX, Layout
+from rewindfs.store.history.chain import walk
+from rewindfs.store.objects.layout import LABELS_PREFIX, REFS_PREFIX, Layout
 
 
 @dataclass

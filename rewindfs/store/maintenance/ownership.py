@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import pygit2
 
-from rewindfs.store.layout import Layout
 from rewindfs.store.maintenance.inventory import History
 from rewindfs.store.maintenance.sizes import disk_sizes
+from rewindfs.store.objects.layout import Layout
 
 TREE = pygit2.enums.ObjectType.TREE
 BLOB = pygit2.enums.ObjectType.BLOB

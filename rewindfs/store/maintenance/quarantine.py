@@ -21,16 +21,16 @@ import logging
 import time
 
 from rewindfs.errors import Busy
-from rewindfs.store.layout import Layout
-from rewindfs.store.locks import file_lock
-from rewindfs.store.maintenance.verdict import judge, workdir_deleted
-from rewindfs.store.projects import (
+from rewindfs.store.history.projects import (
     DELETED_AT,
     ProjectRecord,
     read_record,
     record_data,
     write_record,
 )
+from rewindfs.store.history.verdict import judge, workdir_deleted
+from rewindfs.store.objects.layout import Layout
+from rewindfs.store.objects.locks import file_lock
 
 log = logging.getLogger(__name__)
 LOCK_WAIT = 0.2  # seconds; a busy project is being checkpointed: not deleted, nothing to note

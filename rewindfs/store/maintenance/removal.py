@@ -23,12 +23,11 @@ from pathlib import Path
 import pygit2
 
 from rewindfs.errors import Busy, StoreError
-from rewindfs.store.layout import Layout
-from rewindfs.store.locks import file_lock
-from rewindfs.store.projects import ProjectRecord, read_record
+from rewindfs.store.history.projects import ProjectRecord, read_record
+from rewindfs.store.objects.layout import NOT_PER_PROJECT, Layout
+from rewindfs.store.objects.locks import file_lock
 
 LOCK_WAIT = 0.2  # seconds; a project whose lock is held longer is in use: leave it
-NOT_PER_PROJECT = {"objects", "refs", "locks", "worktrees", "logs", "hooks", "info"}
 
 
 def remove_project(layout: Layout, repo: pygit2.Repository, h16: str,

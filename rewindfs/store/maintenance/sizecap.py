@@ -30,12 +30,12 @@ from pathlib import Path
 
 import pygit2
 
-from rewindfs.store.layout import Layout
+from rewindfs.store.history.shallow import add_boundaries, boundaries
 from rewindfs.store.maintenance import treediff
 from rewindfs.store.maintenance.inventory import History, histories
 from rewindfs.store.maintenance.progress import Progress, quiet
 from rewindfs.store.maintenance.sizes import disk_sizes, live_bytes, objects_bytes
-from rewindfs.store.prune import add_boundaries, boundaries
+from rewindfs.store.objects.layout import Layout
 
 MEASUREMENTS = 4  # exact measurements of a plan before settling for it
 MiB = 1024 * 1024

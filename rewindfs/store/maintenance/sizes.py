@@ -14,8 +14,8 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-from rewindfs.store.layout import Layout
-from rewindfs.store.maintenance import gitcli
+from rewindfs.store.objects import gitcli
+from rewindfs.store.objects.layout import Layout
 
 PACK_FRAME = 12 + 20  # a pack's header and trailing checksum: no object's bytes
 _HEX2 = frozenset(f"{i:02x}" for i in range(256))

@@ -18,14 +18,15 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from rewindfs.errors import StoreError
-from rewindfs.store.layout import Layout
-from rewindfs.store.maintenance import legacy, marker, quarantine
+from rewindfs.store.history.projects import ProjectRecord, list_records
+from rewindfs.store.history.verdict import State, judge
+from rewindfs.store.maintenance import legacy, quarantine
 from rewindfs.store.maintenance.inventory import History, histories
 from rewindfs.store.maintenance.ownership import exclusive_bytes
 from rewindfs.store.maintenance.sizes import Reclaimable, tree_bytes
-from rewindfs.store.maintenance.verdict import State, judge
-from rewindfs.store.projects import ProjectRecord, list_records
-from rewindfs.store.store import Store
+from rewindfs.store.objects import marker, shadowrepos
+from rewindfs.store.objects.layout import Layout
+from rewindfs.store.objects.repo import Store
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +101,7 @@ def store_status(layout: Layout, retention_days: float, *, sizes: bool = True,
                            for a in legacy.archives(layout)]
     out.legacy_size_bytes = sum(a.size_bytes for a in out.legacy_archives)
     out.pre_v2_projects = [ShadowStatus(str(r.path), r.workdir, r.exists)
-                           for r in legacy.shadow_repos(layout)]
+                           for r in shadowrepos.shadow_repos(layout)]
     out.total_size_bytes = out.store_size_bytes + out.legacy_size_bytes + _others(layout)
     store = Store(layout)
     if store.exists():
@@ -126,7 +127,7 @@ def _others(layout: Layout) -> int:
     """Bytes under the base outside the store and the legacy archives (.last_prune, v1 repos)."""
     total = 0
     for child in layout.base.iterdir():
-        if child.name == "store" or child.name.startswith(legacy.PREFIX):
+        if child.name == "store" or child.name.startswith(shadowrepos.PREFIX):
             continue
         total += tree_bytes(child) if child.is_dir() and not child.is_symlink() else \
             child.lstat().st_size

@@ -27,16 +27,17 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from rewindfs.errors import Busy, RewindError
-from rewindfs.store.layout import Layout
+from rewindfs.store.history.projects import ProjectRecord, list_records
+from rewindfs.store.history.verdict import State, judge
 from rewindfs.store.maintenance import gc as gc_mod
 from rewindfs.store.maintenance import legacy, quarantine, sizecap
 from rewindfs.store.maintenance.gc import GRACE_MINUTES
 from rewindfs.store.maintenance.progress import Progress, quiet
 from rewindfs.store.maintenance.removal import remove_project
 from rewindfs.store.maintenance.sizes import tree_bytes
-from rewindfs.store.maintenance.verdict import State, judge
-from rewindfs.store.projects import ProjectRecord, list_records
-from rewindfs.store.store import Store
+from rewindfs.store.objects import shadowrepos
+from rewindfs.store.objects.layout import Layout
+from rewindfs.store.objects.repo import Store
 
 log = logging.getLogger(__name__)
 MiB = 1024 * 1024
@@ -88,7 +89,7 @@ class Quarantined:
 class DoomedRepo:
     """A pre-v2 shadow repository the sweep will delete, and why."""
 
-    repo: legacy.ShadowRepo
+    repo: shadowrepos.ShadowRepo
     reason: State  # ORPHAN or STALE
 
 
@@ -136,7 +137,7 @@ def plan(layout: Layout, policy: Policy, now: float | None = None) -> Plan:
     """What a sweep with `policy` would remove, and which deleted projects it keeps (reads only)."""
     now = time.time() if now is None else now
     result = Plan(archives=legacy.expired(layout, policy.retention_days, now))
-    for repo in legacy.shadow_repos(layout):
+    for repo in shadowrepos.shadow_repos(layout):
         result.scanned += 1
         reason = legacy.judge_shadow(repo, policy.retention_days, policy.delete_orphans,
                                      policy.orphan_allowlist, now)
@@ -222,7 +223,7 @@ def _remove_projects(layout: Layout, store: Store, policy: Policy, todo: Plan, r
 
 def _remove_repos(layout: Layout, policy: Policy, todo: Plan, report: Report) -> None:
     """Delete the planned pre-v2 repositories that still qualify, for the same reason."""
-    now = {r.path: r for r in legacy.shadow_repos(layout)}
+    now = {r.path: r for r in shadowrepos.shadow_repos(layout)}
     for doomed in todo.repos:
         repo = now.get(doomed.repo.path)
         if repo is None or legacy.judge_shadow(repo, policy.retention_days, policy.delete_orphans,

@@ -11,9 +11,9 @@ from __future__ import annotations
 import shutil
 
 from rewindfs.errors import Busy
-from rewindfs.store.layout import Layout
-from rewindfs.store.maintenance import writers
 from rewindfs.store.maintenance.sizes import tree_bytes
+from rewindfs.store.objects import writers
+from rewindfs.store.objects.layout import Layout
 
 HERMES_WAIT = 10.0  # seconds; a Hermes checkpoint takes about one
 

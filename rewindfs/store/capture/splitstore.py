@@ -1,0 +1,218 @@
+"""Storing a large capture on two cores: a forked child reads, hashes and deflates its
+share of the files into a pack of its own while the capturing process does the rest.
+
+Threads do not help here: the per-file work is mostly Python, and a second thread
+fighting for the GIL made a 200,000-file capture slower, not faster. A child process
+has its own interpreter. It is forked (not spawned) so it starts at once with
+everything it needs, and it touches only plain Python, hashlib and ISA-L — never
+libgit2, whose state is the parent's.
+
+What the child hands back, through a pipe, is what the parent would have known had it
+read the files itself: each file's outcome, blob id and index entry fields, plus its
+pack, sealed under a temp name. The parent publishes that pack together with
+its own, before any index entry names their objects, so the crash guarantees of the
+capture are unchanged. The parent never trusts the child: a child that fails, dies or
+says something incomplete is ignored and the parent reads its share itself. Its
+progress (files, bytes) is shared through a few bytes of shared memory.
+
+Ctrl-C goes to the whole process group; the child ignores it, and the parent, which
+notices it, kills the child and removes its temp files. The child also dies with the
+parent (PR_SET_PDEATHSIG), so a killed capture leaves no process behind.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import mmap
+import os
+import pickle
+import select
+import signal
+import struct
+from collections.abc import Callable
+from pathlib import Path
+
+from rewindfs.store.capture import fileread
+from rewindfs.store.objects.packwrite import BLOB, PackWriter, deflate, publish_sealed
+
+MIN_FILES = 1_000  # below both, a second process costs more than it saves
+MIN_BYTES = 16 << 20
+FILE_OVERHEAD = 16 << 10  # per-file cost (open, stat, read, Python) in bytes' worth
+_PROGRESS = struct.Struct("=QQ")  # files done, bytes done
+_PR_SET_PDEATHSIG = 1
+
+Item = tuple[bytes, os.stat_result]  # (path relative to the root, the walk's lstat)
+# (path, fileread outcome, blob id, index entry fields): plain data, cheap to pickle
+Result = tuple[bytes, int, bytes | None, fileread.IndexFields | None]
+
+
+def worth_it(items: list[Item], total_bytes: int) -> bool:
+    return (len(items) >= MIN_FILES or total_bytes >= MIN_BYTES) and _cores() >= 2
+
+
+def split(items: list[Item]) -> tuple[list[Item], list[Item]]:
+    """Two contiguous halves of equal estimated work (files next to each other stay
+    together, which keeps reads local); the first is the parent's."""
+    weights = [st.st_size + FILE_OVERHEAD for _rel, st in items]
+    half, running = sum(weights) / 2, 0
+    for i, weight in enumerate(weights):
+        running += weight
+        if running >= half:
+            return items[: i + 1], items[i + 1:]
+    return items, []
+
+
+class Helper:
+    """One forked child storing `items`; see the module docstring."""
+
+    def __init__(self, pid: int, pipe: int, shared: mmap.mmap, items: list[Item],
+                 pack_dir: Path):
+        self.pid = pid
+        self.items = items
+        self._pipe: int | None = pipe
+        self._reaped = False
+        self._shared = shared
+        self._pack_dir = pack_dir
+        self._sealed: tuple[str, Path, Path] | None = None
+        self._oids: set[bytes] = set()
+
+    @classmethod
+    def start(cls, objects_dir: Path, root: bytes, items: list[Item], cap: int
+              ) -> Helper | None:
+        """Fork the child; None when the system will not (the caller stores `items`)."""
+        (objects_dir / "pack").mkdir(parents=True, exist_ok=True)
+        shared = mmap.mmap(-1, _PROGRESS.size)
+        parent = os.getpid()
+        read_end, write_end = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(read_end)
+            os.close(write_end)
+            return None
+        if pid == 0:  # the child: never returns
+            os.close(read_end)
+            _child(write_end, shared, parent, objects_dir, root, items, cap)
+        os.close(write_end)
+        return cls(pid, read_end, shared, items, objects_dir / "pack")
+
+    def progress(self) -> tuple[int, int]:
+        """(files, bytes) the child has stored so far."""
+        return _PROGRESS.unpack_from(self._shared, 0)
+
+    def results(self, check: Callable[[], None]) -> list[Result] | None:
+        """Wait for the child, calling `check` (which may raise, e.g. on Ctrl-C) every
+        tenth of a second; what it read, or None when it failed (nothing of it is then
+        used: its temp files are removed)."""
+        assert self._pipe is not None
+        chunks = []
+        try:
+            while True:
+                check()
+                if select.select([self._pipe], [], [], 0.1)[0]:
+                    chunk = os.read(self._pipe, 1 << 20)
+                    if not chunk:
+                        break
+                    chunks.append(chunk)
+        finally:
+            self._close()
+            self._reap()
+        try:
+            done, results, sealed = pickle.loads(b"".join(chunks))
+        except Exception:  # cut short or garbled: the child died midway
+            self._remove_temp_files()
+            return None
+        if done is not True or len(results) != len(self.items):
+            self._remove_temp_files()
+            return None
+        self._sealed = sealed
+        self._oids = {oid for _rel, _outcome, oid, _fields in results if oid is not None}
+        return results
+
+    def publish(self) -> set[bytes]:
+        """Make the child's pack visible (after `results`); the ids it holds."""
+        if self._sealed is not None:
+            name, tmp_pack, tmp_idx = self._sealed
+            publish_sealed(self._pack_dir, name, tmp_pack, tmp_idx)
+            self._sealed = None
+        return self._oids
+
+    def abort(self) -> None:
+        """Stop the child and remove whatever it wrote (nothing refers to it)."""
+        if not self._reaped:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self._close()
+        self._reap()
+        self._remove_temp_files()
+
+    def _close(self) -> None:
+        if self._pipe is not None:
+            os.close(self._pipe)
+            self._pipe = None
+
+    def _reap(self) -> None:
+        if self._reaped:
+            return
+        self._reaped = True
+        try:
+            os.waitpid(self.pid, 0)
+        except ChildProcessError:  # reaped already (the caller's SIGCHLD handler, say)
+            pass
+
+    def _remove_temp_files(self) -> None:
+        for tmp in self._pack_dir.glob(f"tmp_*_rewind_{self.pid}_*"):
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+
+
+def _child(pipe: int, shared: mmap.mmap, parent: int, objects_dir: Path, root: bytes,
+           items: list[Item], cap: int) -> None:
+    status = 1
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        _die_with_parent(parent)
+        pack = PackWriter(objects_dir)
+        results: list[Result] = []
+        stored = 0
+        for i, (rel, st) in enumerate(items):
+            read = fileread.read_path(root + b"/" + rel, cap, st)
+            oid = fields = None
+            if read.outcome == fileread.BLOB or read.outcome == fileread.LINK:
+                oid = fileread.blob_id(read.data)
+                if oid not in pack:
+                    pack.add(oid, BLOB, len(read.data), deflate(read.data))
+                stored += len(read.data)
+                fields = read.index_fields()
+            results.append((rel, read.outcome, oid, fields))
+            _PROGRESS.pack_into(shared, 0, i + 1, stored)
+        name = pack.seal()
+        sealed = (name, *pack.sealed_files()) if name is not None else None
+        payload = pickle.dumps((True, results, sealed), protocol=pickle.HIGHEST_PROTOCOL)
+        view = memoryview(payload)
+        while view:
+            view = view[os.write(pipe, view):]
+        status = 0
+    finally:
+        os._exit(status)  # never run the parent's cleanup code (atexit, libgit2 frees)
+
+
+def _die_with_parent(parent: int) -> None:
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass  # not Linux: a killed parent's child finishes its share and exits
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1

@@ -1,0 +1,112 @@
+"""History: checkpoints and what hangs off them, read and changed without rewriting history.
+
+May import: objects, capture.
+
+    snapshot      taking a checkpoint: capture, commit, compare-and-swap the ref
+    chain         a project's checkpoints: listed and numbered (1 = newest), loaded
+    references    resolving what a person types: `3`, a label, a hash, `10 minutes ago`
+    timeref       times as references (`10 minutes ago`, `@yesterday-14:00`, ISO)
+    changestats   what a checkpoint changed and holds (files, lines, bytes)
+    trees         reading a checkpoint's files: entries, blobs, changes; unsafe names
+    browse        the mount's only door to git: threads, retries, damage named
+    labels        named checkpoints (refs/rewind/labels)
+    trailers      commit messages: the reason, then trailers
+    notes, meta   JSON notes per checkpoint: agent state documents, external actions
+    modes         real permission bits a restore recorded beside its pre-rollback snapshot
+    actions, ledger, steplog   pending actions, agent writes, agent steps (JSON lines)
+    compose       restore targets made of several trees
+    shallow       where history stops (git's `shallow` file)
+    prune         dropping old checkpoints without rewriting history
+    delete        one checkpoint out of a project's history
+    diff, diffstat, quoting    differences, git's --stat, git-style quoted names
+    pathlog       one path through the checkpoints (`rewind log`)
+    search        `rewind grep`
+    projects      the projects registry (projects/<h16>.json)
+    verdict       whether a project's history is still wanted (live ... orphan)
+    adopt         a moved project keeps its history
+"""
+
+# The TYPE_CHECKING imports name the face's exports for type checkers only.
+# ruff: noqa: F401
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rewindfs.faces import face
+
+if TYPE_CHECKING:
+    from rewindfs.store.history import (
+        actions,
+        adopt,
+        compose,
+        delete,
+        diffstat,
+        ledger,
+        meta,
+        modes,
+        pathlog,
+        projects,
+        search,
+        steplog,
+        timeref,
+        trees,
+    )
+    from rewindfs.store.history.actions import Action
+    from rewindfs.store.history.browse import EntryKind, ProjectTip, StoreBrowser, TreeEntry
+    from rewindfs.store.history.chain import Checkpoint, checkpoints, load, walk
+    from rewindfs.store.history.changestats import Stats, stats, total_size
+    from rewindfs.store.history.diff import DiffResult, working_tree_tree
+    from rewindfs.store.history.labels import (
+        LABEL_RE,
+        labels_by_commit,
+        move_label,
+        refuse_taken,
+        remove_label,
+        set_label,
+        validate_label,
+    )
+    from rewindfs.store.history.meta import CheckpointMeta
+    from rewindfs.store.history.quoting import quote_path
+    from rewindfs.store.history.references import resolve, resolve_with_path
+    from rewindfs.store.history.snapshot import SnapshotResult, locked, take, take_locked
+    from rewindfs.store.history.trees import EXECUTABLE, Change, Entry
+    from rewindfs.store.history.verdict import State
+
+_HERE = "rewindfs.store.history"
+__all__, __getattr__, __dir__ = face(_HERE, {
+    "Action": f"{_HERE}.actions",
+    "EntryKind": f"{_HERE}.browse",
+    "ProjectTip": f"{_HERE}.browse",
+    "StoreBrowser": f"{_HERE}.browse",
+    "TreeEntry": f"{_HERE}.browse",
+    "Checkpoint": f"{_HERE}.chain",
+    "checkpoints": f"{_HERE}.chain",
+    "load": f"{_HERE}.chain",
+    "walk": f"{_HERE}.chain",
+    "Stats": f"{_HERE}.changestats",
+    "stats": f"{_HERE}.changestats",
+    "total_size": f"{_HERE}.changestats",
+    "DiffResult": f"{_HERE}.diff",
+    "working_tree_tree": f"{_HERE}.diff",
+    "LABEL_RE": f"{_HERE}.labels",
+    "labels_by_commit": f"{_HERE}.labels",
+    "move_label": f"{_HERE}.labels",
+    "refuse_taken": f"{_HERE}.labels",
+    "remove_label": f"{_HERE}.labels",
+    "set_label": f"{_HERE}.labels",
+    "validate_label": f"{_HERE}.labels",
+    "CheckpointMeta": f"{_HERE}.meta",
+    "quote_path": f"{_HERE}.quoting",
+    "resolve": f"{_HERE}.references",
+    "resolve_with_path": f"{_HERE}.references",
+    "SnapshotResult": f"{_HERE}.snapshot",
+    "locked": f"{_HERE}.snapshot",
+    "take": f"{_HERE}.snapshot",
+    "take_locked": f"{_HERE}.snapshot",
+    "EXECUTABLE": f"{_HERE}.trees",
+    "Change": f"{_HERE}.trees",
+    "Entry": f"{_HERE}.trees",
+    "State": f"{_HERE}.verdict",
+}, modules=("actions", "adopt", "compose", "delete", "diffstat", "ledger", "meta", "modes",
+            "pathlog", "projects", "search", "steplog", "timeref", "trees"))

@@ -1,0 +1,178 @@
+"""A project's checkpoints: the chain behind its ref, listed and numbered (1 = newest).
+
+Numbering (`checkpoints`, the one place it is decided; `rewind list` and the
+mount both use it): 1 is the newest checkpoint. Pre-rollback snapshots (what a
+restore, undo or revert saves first) are listed but not numbered (number 0), so a
+number a person just used still names the same checkpoint after a restore: only a
+new checkpoint shifts the numbers. Every checkpoint also has a stable id, its
+commit hash: rewindfs never rewrites history, so an id keeps naming the same
+checkpoint for good. Resolving what a person types: references; stats: changestats.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pygit2
+
+from rewindfs.errors import NotFound, StoreError
+from rewindfs.store.history.labels import labels_by_commit
+from rewindfs.store.history.shallow import boundaries
+from rewindfs.store.history.trailers import parse_message
+from rewindfs.store.objects import damage
+from rewindfs.store.objects.layout import Layout, objects_dir
+
+
+@dataclass
+class Checkpoint:
+    number: int  # 1 = newest
+    id: str
+    time: int  # epoch seconds
+    offset: int  # minutes east of UTC, as recorded
+    reason: str
+    trailers: dict[str, str]
+    tree_id: str
+    parent_id: str | None
+    labels: list[str] = field(default_factory=list)
+    root: bool = False  # the project's first checkpoint (no parent at all, not just pruned)
+
+    @property
+    def short(self) -> str:
+        return self.id[:8]
+
+    @property
+    def pre_rollback(self) -> bool:
+        return is_pre_rollback(self.reason, self.trailers)
+
+    @property
+    def precise_time(self) -> float:
+        """Sub-second time recorded by rewindfs (commit times are whole seconds, too coarse
+        to order a checkpoint against an agent write in the same second)."""
+        try:
+            return float(self.trailers[TIME_TRAILER])
+        except (KeyError, ValueError):
+            return float(self.time)
+
+    @property
+    def timestamp(self) -> str:
+        """ISO 8601 with offset, as `git log --format=%aI` prints it (Hermes's field)."""
+        tz = timezone(timedelta(minutes=self.offset))
+        return datetime.fromtimestamp(self.time, tz).isoformat()
+
+
+STATS_TRAILER = "Rewind-Stats"
+TIME_TRAILER = "Rewind-Time"
+RESTORE_TARGET_TRAILER = "Rewind-Restore-Target"
+PRE_ROLLBACK_SUBJECT = "pre-rollback snapshot"
+
+
+def is_pre_rollback(reason: str, trailers: dict[str, str]) -> bool:
+    """Saved by a restore before it changed anything: rewindfs's trailer, or the subject
+    Hermes gives its own pre-rollback snapshots."""
+    return RESTORE_TARGET_TRAILER in trailers or reason.startswith(PRE_ROLLBACK_SUBJECT)
+
+
+def walk(repo: pygit2.Repository, ref: str) -> list[pygit2.Commit]:
+    """Commits on `ref`, newest first, following first parents down to the prune boundary."""
+    try:
+        reference = repo.references.get(ref)
+    except (pygit2.GitError, ValueError) as exc:
+        raise StoreError(f"ref {ref} is unreadable: {exc}") from exc
+    if reference is None:
+        return []
+    out: list[pygit2.Commit] = []
+    seen: set[pygit2.Oid] = set()
+    stop = boundaries(repo)
+    try:
+        commit = reference.peel(pygit2.Commit)
+        while commit is not None and commit.id not in seen:
+            out.append(commit)
+            seen.add(commit.id)
+            if str(commit.id) in stop or not commit.parent_ids:
+                break
+            commit = commit.parents[0]
+    except (pygit2.GitError, KeyError) as exc:
+        # A missing parent ends the history (a pruned boundary); anything else is damage:
+        # a commit that is there but unreadable, or a tip that cannot be read at all.
+        if out:
+            parent = str(out[-1].parent_ids[0])
+            found = damage.object_problem(objects_dir(Path(repo.path)), parent)
+            if found is None or found.problem == "missing object":
+                return out
+            raise found from exc
+        raise StoreError(f"checkpoint history of {ref} is corrupt: {exc}") from exc
+    return out
+
+
+def checkpoints(repo: pygit2.Repository, h16: str) -> list[Checkpoint]:
+    """Newest first: the project's chain, then labelled checkpoints pruned out of it.
+
+    Numbered 1, 2, 3 ... newest first, skipping pre-rollback snapshots (number 0).
+    """
+    labels = labels_by_commit(repo, h16)
+    chain = walk(repo, Layout.project_ref(h16))
+    in_chain = {str(c.id) for c in chain}
+    pinned = [repo.get(oid) for oid in labels if oid not in in_chain]
+    pinned = sorted((c for c in pinned if c is not None), key=lambda c: -c.commit_time)
+    stop = boundaries(repo)
+    out = [_checkpoint(commit, 0, stop, labels.get(str(commit.id), []))
+           for commit in [*chain, *pinned]]
+    number = 0
+    for cp in out:
+        if not cp.pre_rollback or cp.labels:  # a labelled one was chosen by a person
+            number += 1
+            cp.number = number
+    return out
+
+
+def load(repo: pygit2.Repository, commit_id: str) -> Checkpoint:
+    """The checkpoint at `commit_id` whether or not it is still listed (number 0).
+
+    For ids rewindfs recorded itself (a step's tree, a pre-rollback snapshot): they
+    stay usable after pruning drops them from the list, until git gc removes them.
+    """
+    try:
+        commit = repo[commit_id].peel(pygit2.Commit)
+    except (KeyError, ValueError, pygit2.GitError) as exc:
+        raise NotFound(f"checkpoint {commit_id[:8]} is no longer in the store") from exc
+    return _checkpoint(commit, 0, frozenset(), [])
+
+
+def _checkpoint(commit: pygit2.Commit, number: int, stop: frozenset[str],
+                labels: list[str]) -> Checkpoint:
+    """A commit as a checkpoint; a commit in `stop` (a prune boundary) has no parent."""
+    reason, trailers = parse_message(commit.message)
+    parent = None
+    if commit.parent_ids and str(commit.id) not in stop:
+        parent = str(commit.parent_ids[0])
+    return Checkpoint(number=number, id=str(commit.id), time=commit.author.time,
+                      offset=commit.author.offset, reason=reason, trailers=trailers,
+                      tree_id=str(commit.tree_id), parent_id=parent, labels=sorted(labels),
+                      root=not commit.parent_ids and not _records_parent(commit))
+
+
+def _records_parent(commit: pygit2.Commit) -> bool:
+    """Whether the commit object names a parent (libgit2 hides it past a prune boundary)."""
+    try:
+        head = commit.read_raw().split(b"\n\n", 1)[0]
+    except pygit2.GitError:
+        return False
+    return head.startswith(b"parent ") or b"\nparent " in head
+
+
+def raw_parent(repo: pygit2.Repository, commit_id: str) -> pygit2.Commit | None:
+    """The recorded first parent, even past a prune boundary, if the object still exists."""
+    raw = repo.odb.read(pygit2.Oid(hex=commit_id))[1]
+    for line in raw.split(b"\n"):
+        if line.startswith(b"parent "):
+            try:
+                return repo[line[7:47].decode()]
+            except (KeyError, ValueError):
+                return None
+        if not line:
+            break
+    return None
+
+

@@ -1,0 +1,97 @@
+"""Named checkpoints: `refs/rewind/labels/<h16>/<label>` points at the checkpoint.
+
+A label ref also keeps its checkpoint reachable, so git gc never drops it.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pygit2
+
+from rewindfs.errors import InvalidInput, NotFound, StoreError
+from rewindfs.store.objects.layout import LABELS_PREFIX, Layout
+
+LABEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+def validate_label(label: str) -> str:
+    if not LABEL_RE.match(label or "") or label.isdigit() or label == "latest" or ".." in label:
+        raise InvalidInput(
+            f"invalid label {label!r}: use 1-64 letters, digits, '.', '_' or '-', "
+            "not only digits, not 'latest'"
+        )
+    if label.endswith(".lock") or label.endswith("."):
+        raise InvalidInput(f"invalid label {label!r}")
+    return label
+
+
+def refuse_taken(store, h16: str, label: str) -> None:
+    """InvalidInput when `label` already names a checkpoint of the project (checked before
+    a checkpoint is taken, so a refused label leaves nothing behind)."""
+    validate_label(label)
+    if not store.exists():
+        return
+    existing = store.repo.references.get(Layout.label_ref(h16, label))
+    if existing is not None:
+        raise InvalidInput(f"label {label!r} already names checkpoint {str(existing.target)[:8]}; "
+                           "labels are unique per project")
+
+
+def set_label(store, h16: str, label: str, commit: str) -> None:
+    """Name `commit`; a label already naming another checkpoint of the project is an error."""
+    validate_label(label)
+    repo: pygit2.Repository = store.repo
+    name = Layout.label_ref(h16, label)
+    existing = repo.references.get(name)
+    if existing is not None:
+        if str(existing.target) == commit:
+            return
+        raise InvalidInput(f"label {label!r} already names checkpoint {str(existing.target)[:8]}")
+    try:
+        repo.references.create(name, pygit2.Oid(hex=commit), force=False)
+    except pygit2.AlreadyExistsError:
+        raise InvalidInput(f"label {label!r} was just taken by another checkpoint") from None
+    except pygit2.GitError as exc:
+        raise StoreError(f"could not record label {label!r}: {exc}") from exc
+
+
+def move_label(store, h16: str, label: str, commit: str) -> str | None:
+    """Point `label` at `commit`, wherever it pointed before; returns the previous target."""
+    validate_label(label)
+    repo: pygit2.Repository = store.repo
+    name = Layout.label_ref(h16, label)
+    existing = repo.references.get(name)
+    try:
+        repo.references.create(name, pygit2.Oid(hex=commit), force=True)
+    except pygit2.GitError as exc:
+        raise StoreError(f"could not record label {label!r}: {exc}") from exc
+    return str(existing.target) if existing is not None else None
+
+
+def remove_label(store, h16: str, label: str) -> str:
+    """Delete `label`; returns the checkpoint it named. The checkpoint itself stays (until
+    it is pruned like any unlabelled one)."""
+    repo: pygit2.Repository = store.repo
+    ref = repo.references.get(Layout.label_ref(h16, label)) if LABEL_RE.match(label) else None
+    if ref is None:
+        raise NotFound(f"no label {label!r} in this project")
+    target = str(ref.target)
+    try:
+        ref.delete()
+    except pygit2.GitError as exc:
+        raise StoreError(f"could not remove label {label!r}: {exc}") from exc
+    return target
+
+
+def labels_by_commit(repo: pygit2.Repository, h16: str) -> dict[str, list[str]]:
+    prefix = f"{LABELS_PREFIX}{h16}/"
+    out: dict[str, list[str]] = {}
+    for name in repo.references:
+        if name.startswith(prefix):
+            try:
+                target = str(repo.references[name].peel(pygit2.Commit).id)
+            except (pygit2.GitError, KeyError, ValueError):
+                continue
+            out.setdefault(target, []).append(name[len(prefix) :])
+    return out

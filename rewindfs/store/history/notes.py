@@ -1,0 +1,138 @@
+"""JSON documents attached to checkpoints, outside their file trees: a git notes ref per project.
+
+`refs/notes/rewind/<h16>` is a commit whose tree maps checkpoint ids (40 hex
+names, git's flat notes layout) to JSON blobs, so `git notes --ref=rewind/<h16>
+show <id>` reads them too. Hermes reads only `refs/hermes/<h16>` and the commits
+on it, and the mount and `diff -r` see only the checkpoint's own tree, so a
+checkpoint with a note is an ordinary checkpoint to all of them.
+
+Each write replaces the notes commit with a parentless one instead of stacking
+history as `git notes add` does: an overwritten note becomes garbage git gc can
+drop, and notes of checkpoints that have left the history are dropped on the way,
+so the ref stays as small as the kept history. Writers hold the project lock; the
+ref update is compare-and-swap all the same.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pygit2
+from pygit2.enums import FileMode
+
+from rewindfs.errors import StoreError
+from rewindfs.store.objects.layout import Layout
+
+CAS_ATTEMPTS = 20
+
+
+def read(repo: pygit2.Repository, h16: str, commit: str) -> dict[str, Any] | None:
+    """The note on `commit`, or None (no note, or one that is not a JSON object)."""
+    tree = _tree(repo, h16)
+    if tree is None:
+        return None
+    for name in (commit, f"{commit[:2]}/{commit[2:]}", f"{commit[:2]}/{commit[2:4]}/{commit[4:]}"):
+        try:
+            entry = tree[name]
+        except KeyError:
+            continue
+        return _decode(repo, entry.id)
+    return None
+
+
+def read_all(repo: pygit2.Repository, h16: str) -> dict[str, dict[str, Any]]:
+    """Every note of the project, by checkpoint id."""
+    tree = _tree(repo, h16)
+    if tree is None:
+        return {}
+    out = {}
+    for commit, blob in _flatten(repo, tree).items():
+        doc = _decode(repo, blob)
+        if doc is not None:
+            out[commit] = doc
+    return out
+
+
+def write(repo: pygit2.Repository, h16: str, commit: str, doc: dict[str, Any],
+          keep: set[str] | None = None) -> None:
+    """Attach `doc` to `commit`, replacing its note; with `keep`, drop notes of other ids."""
+    data = json.dumps(doc, sort_keys=True).encode()
+    blob = repo.create_blob(data)
+
+    def change(current: dict[str, pygit2.Oid]) -> dict[str, pygit2.Oid]:
+        current[commit] = blob
+        if keep is not None:
+            current = {c: b for c, b in current.items() if c in keep or c == commit}
+        return current
+
+    _update(repo, h16, change)
+
+
+def rekey(repo: pygit2.Repository, h16: str, renamed: dict[str, str]) -> None:
+    """Move notes to the new ids of rewritten checkpoints (old id -> new id)."""
+    if renamed and _tree(repo, h16) is not None:
+        _update(repo, h16, lambda current: {renamed.get(c, c): b for c, b in current.items()})
+
+
+def _update(repo: pygit2.Repository, h16: str,
+            change: Callable[[dict[str, pygit2.Oid]], dict[str, pygit2.Oid]]) -> None:
+    """Replace the notes commit with one whose notes are `change(current notes)`."""
+    name = Layout.notes_ref(h16)
+    for _ in range(CAS_ATTEMPTS):
+        ref = repo.references.get(name)
+        current = _flatten(repo, ref.peel(pygit2.Tree)) if ref is not None else {}
+        current = change(current)
+        builder = repo.TreeBuilder()
+        for entry_name, oid in sorted(current.items()):
+            builder.insert(entry_name, oid, FileMode.BLOB)
+        sig = _signature()
+        note_commit = repo.create_commit(None, sig, sig, "rewindfs notes\n", builder.write(), [])
+        try:
+            if ref is None:
+                repo.references.create(name, note_commit, force=False)
+            else:
+                ref.set_target(note_commit, "rewindfs: note")
+            return
+        except pygit2.AlreadyExistsError:
+            continue
+        except pygit2.GitError as exc:
+            if "modified" in str(exc).lower() or "locked" in str(exc).lower():
+                time.sleep(0.005)
+                continue
+            raise StoreError(f"could not record checkpoint metadata: {exc}") from exc
+    raise StoreError(f"could not update {name}: it keeps changing under us")
+
+
+def _tree(repo: pygit2.Repository, h16: str) -> pygit2.Tree | None:
+    try:
+        ref = repo.references.get(Layout.notes_ref(h16))
+        return ref.peel(pygit2.Tree) if ref is not None else None
+    except (pygit2.GitError, KeyError, ValueError) as exc:
+        raise StoreError(f"checkpoint metadata of {h16} is unreadable: {exc}") from exc
+
+
+def _flatten(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str = "") -> dict[str, pygit2.Oid]:
+    """Commit id -> blob, also through the fan-out directories `git notes` makes for many notes."""
+    out: dict[str, pygit2.Oid] = {}
+    for entry in tree:
+        name = prefix + entry.name
+        if entry.filemode == FileMode.TREE:
+            out.update(_flatten(repo, repo[entry.id], name))
+        elif len(name) == 40:
+            out[name] = entry.id
+    return out
+
+
+def _decode(repo: pygit2.Repository, oid: pygit2.Oid) -> dict[str, Any] | None:
+    try:
+        doc = json.loads(repo[oid].data)
+    except (KeyError, ValueError, pygit2.GitError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def _signature() -> pygit2.Signature:
+    return pygit2.Signature("rewindfs", "rewindfs@local", int(time.time()), 0)

@@ -1,0 +1,104 @@
+"""One path through a project's checkpoints: where it changed, and what it held.
+
+`log` compares the path in each checkpoint with the same path in the checkpoint
+before it (its parent), as `git log --stat -- PATH` does, so a file restored to an
+old version shows the change in the restore's checkpoint. A path may be a file, a
+symlink or a directory (then every file under it counts).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pygit2
+from pygit2.enums import FileMode
+
+from rewindfs.errors import InvalidInput, NotFound
+from rewindfs.store.history import trees
+from rewindfs.store.history.chain import Checkpoint, raw_parent
+
+ADDED, MODIFIED, DELETED = "added", "modified", "deleted"
+
+
+@dataclass
+class PathChange:
+    checkpoint: Checkpoint
+    status: str  # added, modified or deleted
+    added: int  # lines
+    deleted: int
+    binary: bool = False
+
+
+def log(repo: pygit2.Repository, checkpoints: list[Checkpoint], path: bytes
+        ) -> list[PathChange]:
+    """The checkpoints (newest first, as given) in which `path` differs from the previous one."""
+    out = []
+    for cp in checkpoints:
+        new = _object_id(repo, cp.tree_id, path)
+        parent = _parent_tree(repo, cp)
+        old = _object_id(repo, parent, path) if parent else None
+        if new == old:
+            continue
+        status = ADDED if old is None else DELETED if new is None else MODIFIED
+        added, deleted, binary = _line_counts(repo, old, new)
+        out.append(PathChange(cp, status, added, deleted, binary))
+    return out
+
+
+def read_file(repo: pygit2.Repository, checkpoint: Checkpoint, path: bytes) -> bytes:
+    """The bytes of the file (or a symlink's target) at `path` in the checkpoint."""
+    entry = trees.lookup(repo, checkpoint.tree_id, path)
+    if entry is None:
+        name = os.fsdecode(path)
+        if trees.is_dir(repo, checkpoint.tree_id, path):
+            raise InvalidInput(f"{name!r} is a directory in checkpoint {checkpoint.short}")
+        raise NotFound(f"{name!r} is not in checkpoint {checkpoint.short}")
+    return trees.blob_bytes(repo, entry.oid)
+
+
+def ever_existed(repo: pygit2.Repository, checkpoints: list[Checkpoint], path: bytes) -> bool:
+    return any(_object_id(repo, cp.tree_id, path) is not None for cp in checkpoints)
+
+
+def _parent_tree(repo: pygit2.Repository, cp: Checkpoint) -> str | None:
+    if cp.parent_id:
+        try:
+            return str(repo[cp.parent_id].peel(pygit2.Commit).tree_id)
+        except (KeyError, ValueError, pygit2.GitError):
+            return None
+    parent = raw_parent(repo, cp.id)  # past a prune boundary, while it exists
+    return str(parent.tree_id) if parent is not None else None
+
+
+def _object_id(repo: pygit2.Repository, tree_id: str, path: bytes) -> str | None:
+    if not path:
+        return tree_id
+    try:
+        item = repo[tree_id][os.fsdecode(path)]
+    except KeyError:
+        return None
+    if item.filemode == int(FileMode.COMMIT):
+        return None
+    return str(item.id)
+
+
+def _line_counts(repo: pygit2.Repository, old: str | None, new: str | None
+                 ) -> tuple[int, int, bool]:
+    objects = [repo[oid] if oid else None for oid in (old, new)]
+    if any(isinstance(o, pygit2.Tree) for o in objects):
+        empty = repo[repo.TreeBuilder().write()]
+        a, b = (o if isinstance(o, pygit2.Tree) else empty for o in objects)
+        stats = a.diff_to_tree(b).stats
+        return stats.insertions, stats.deletions, False
+    patch = pygit2.Patch.create_from(objects[0], objects[1])
+    _, added, deleted = patch.line_stats
+    return added, deleted, patch.delta.is_binary
+
+
+def walk_files(repo: pygit2.Repository, tree_id: str, paths: list[bytes] | None
+               ) -> Iterator[trees.Entry]:
+    """Every file under `paths` (all of the checkpoint when None), each once."""
+    for prefix in paths or [b""]:
+        yield from trees.walk_entries(repo, tree_id, prefix)

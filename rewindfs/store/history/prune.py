@@ -1,0 +1,60 @@
+"""Dropping old checkpoints without rewriting history.
+
+Hermes prunes by rebuilding the kept commits, which gives every checkpoint a new
+hash. rewindfs instead records the oldest kept checkpoint in the store's
+`shallow` file, git's own mechanism for "history stops here": git (log, rev-list,
+gc) treats a commit listed there as having no parents, so a later gc reclaims
+everything older while every kept checkpoint keeps its id. A labelled checkpoint
+older than the boundary is listed too, so it survives on its own (the file
+itself: shallow).
+"""
+
+from __future__ import annotations
+
+import pygit2
+
+from rewindfs.store.history.chain import is_pre_rollback, walk
+from rewindfs.store.history.labels import labels_by_commit
+from rewindfs.store.history.shallow import add_boundaries
+from rewindfs.store.history.trailers import parse_message
+from rewindfs.store.objects.layout import Layout
+
+PRE_ROLLBACK_KEPT = 10  # newest pre-rollback snapshots that do not count against the cap
+
+
+def enforce_max_snapshots(repo: pygit2.Repository, layout: Layout, h16: str, keep: int) -> int:
+    """Keep the newest `keep` checkpoints of project `h16`; returns how many went.
+
+    Labelled checkpoints are kept on top of `keep`, and so are the newest
+    PRE_ROLLBACK_KEPT pre-rollback snapshots: restores and undos must not push a
+    person's own checkpoints out. Older pre-rollback snapshots count like any other,
+    so a long run of restores still cannot grow the history without bound.
+    """
+    chain = walk(repo, Layout.project_ref(h16))
+    labelled = labels_by_commit(repo, h16)
+    position = _oldest_kept(chain, labelled, keep)
+    if position is None:
+        return 0
+    beyond = chain[position + 1 :]
+    pinned = {str(c.id) for c in beyond if str(c.id) in labelled}
+    if len(pinned) == len(beyond):
+        return 0
+    add_boundaries(repo, layout, {str(chain[position].id)} | pinned)
+    return len(beyond) - len(pinned)
+
+
+def _oldest_kept(chain: list[pygit2.Commit], labelled: dict, keep: int) -> int | None:
+    """Index in `chain` (newest first) of the oldest checkpoint the cap keeps; None when
+    the cap keeps them all."""
+    free = PRE_ROLLBACK_KEPT
+    counted = 0
+    for position, commit in enumerate(chain):
+        if str(commit.id) in labelled:
+            continue
+        if free and is_pre_rollback(*parse_message(commit.message)):
+            free -= 1
+            continue
+        counted += 1
+        if counted == keep:
+            return position
+    return None

@@ -1,0 +1,123 @@
+"""Resolving a checkpoint reference as a person types it: `3`, `latest`, a label, a
+hash prefix, a time such as `10 minutes ago` (timeref), or `REF:PATH`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pygit2
+
+from rewindfs.errors import InvalidInput, NotFound, RewindError, StoreDamaged
+from rewindfs.store.history import timeref, trees
+from rewindfs.store.history.chain import Checkpoint, checkpoints
+from rewindfs.store.objects import damage
+from rewindfs.store.objects.layout import Layout, objects_dir
+
+_HEX = re.compile(r"^[0-9a-fA-F]{4,40}$")
+
+
+def resolve(repo: pygit2.Repository, h16: str, reference: str) -> Checkpoint:
+    """The checkpoint of project `h16` that `reference` names.
+
+    Accepted: `latest` (= 1), a number (1 = newest), a label, a full or short hash
+    (>= 4 hex digits; also of a pre-rollback snapshot), or a time (see store.history.timeref):
+    the newest numbered checkpoint taken at or before it.
+    """
+    text = (reference or "").strip()
+    if not text:
+        raise InvalidInput("empty checkpoint reference")
+    if text.startswith("-"):
+        raise InvalidInput(f"invalid checkpoint reference {text!r}")
+    history = checkpoints(repo, h16)
+    if not history:
+        raise NotFound("this project has no checkpoints")
+    numbered = [cp for cp in history if cp.number]
+    if text == "latest":
+        return numbered[0] if numbered else history[0]
+    if text.isdigit() and 1 <= int(text) <= len(numbered):
+        return numbered[int(text) - 1]
+    for cp in history:
+        if text in cp.labels:
+            return cp
+    if _HEX.match(text):
+        lowered = text.lower()
+        matches = [cp for cp in history if cp.id.startswith(lowered)]
+        if len(matches) == 1:
+            return matches[0]
+        if len(matches) > 1:
+            raise InvalidInput(f"checkpoint reference {text!r} is ambiguous; use more digits")
+        if _exists_elsewhere(repo, lowered):
+            raise NotFound(f"{text} is not a checkpoint of this project")
+    if text.isdigit():
+        raise NotFound(f"no checkpoint {text}: this project has {len(numbered)}")
+    _raise_if_damaged_label(repo, h16, text)
+    when = timeref.parse(text)
+    if when is not None:
+        return _at_or_before(numbered, when, text)
+    raise NotFound(
+        f"unknown checkpoint {text!r} (use a number from `rewind list`, a hash or a label)"
+    )
+
+
+def resolve_with_path(repo: pygit2.Repository, h16: str, text: str,
+                      to_relative: Callable[[str], bytes]) -> tuple[Checkpoint, bytes]:
+    """`REF:PATH` (as in `git show REV:PATH`): the checkpoint and the project-relative path.
+
+    References may hold colons themselves (`@yesterday-14:00`), so each colon is tried
+    from the left and the first split whose reference resolves and whose path exists
+    in that checkpoint wins; when none does, the first resolvable split is reported.
+    """
+    first_error: RewindError | None = None
+    fallback: tuple[Checkpoint, bytes] | None = None
+    at = text.find(":")
+    while at >= 0:
+        ref, path_text = text[:at], text[at + 1:]
+        try:
+            cp = resolve(repo, h16, ref)
+            rel = to_relative(path_text) if path_text else b""
+        except RewindError as exc:
+            first_error = first_error or exc
+        else:
+            if not rel or trees.lookup_tree(repo, cp.tree_id, rel) is not None:
+                return cp, rel
+            fallback = fallback or (cp, rel)
+        at = text.find(":", at + 1)
+    if fallback is not None:
+        return fallback
+    if first_error is not None:
+        raise first_error
+    raise InvalidInput(f"expected REF:PATH, got {text!r}")
+
+
+def _at_or_before(numbered: list[Checkpoint], when: float, text: str) -> Checkpoint:
+    for cp in numbered:  # newest first
+        if cp.precise_time <= when:
+            return cp
+    oldest = numbered[-1] if numbered else None
+    since = f"; the oldest is from {timeref.describe(oldest.time)}" if oldest else ""
+    raise NotFound(f"no checkpoint at or before {timeref.describe(when)} ({text!r}){since}")
+
+
+def _raise_if_damaged_label(repo: pygit2.Repository, h16: str, text: str) -> None:
+    """A label whose checkpoint cannot be read is damage, not an unknown name."""
+    try:
+        ref = repo.references.get(Layout.label_ref(h16, text))
+    except ValueError:
+        return  # not a valid ref name, so not a label
+    if ref is None:
+        return
+    target = str(ref.target)
+    objects = objects_dir(Path(repo.path))
+    raise damage.object_problem(objects, target) or StoreDamaged(
+        Path(repo.path) / Layout.label_ref(h16, text), f"names unreadable checkpoint {target[:8]}")
+
+
+def _exists_elsewhere(repo: pygit2.Repository, prefix: str) -> bool:
+    try:
+        obj = repo.revparse_single(prefix) if len(prefix) < 40 else repo.get(prefix)
+    except (KeyError, ValueError, pygit2.GitError):
+        return False
+    return isinstance(obj, pygit2.Commit)

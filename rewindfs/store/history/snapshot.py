@@ -1,0 +1,195 @@
+"""Taking a checkpoint: capture the tree, commit it on the project ref, never lose a race.
+
+The project lock serialises rewindfs writers of one project. Hermes Agent may
+write the same ref without that lock, so the ref update is compare-and-swap
+(libgit2 refuses to move a ref whose value changed since it was read, and a
+ref that must not exist yet is created without force); on a lost race the
+commit is rebuilt on the new tip and tried again.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import pygit2
+
+from rewindfs.errors import StoreError
+from rewindfs.store.capture import interrupts
+from rewindfs.store.capture.walk import DEFAULT_LIMITS, Limits
+from rewindfs.store.capture.workdir import Capture, capture
+from rewindfs.store.history import adopt, projects
+from rewindfs.store.history.chain import STATS_TRAILER, TIME_TRAILER
+from rewindfs.store.history.changestats import tree_stats
+from rewindfs.store.history.prune import enforce_max_snapshots
+from rewindfs.store.history.trailers import compose_message
+from rewindfs.store.objects import writers
+from rewindfs.store.objects.repo import STALE_LOCK_SECONDS, Project, Store, guard_workdir
+
+CAS_ATTEMPTS = 20
+MOVED_TRAILER = "Rewind-Moved-From"
+
+
+@dataclass
+class SnapshotResult:
+    """What a checkpoint attempt did. `commit` is the new checkpoint, or the tip when skipped."""
+
+    taken: bool
+    commit: str | None
+    project: str
+    workdir: str
+    reason: str
+    tree: str | None = None  # the captured tree (what the working tree holds now)
+    skipped_files: dict[str, list[str]] = field(default_factory=dict)
+    adopted_from: str | None = None  # the moved project's old path, whose history continues
+
+    @property
+    def skipped(self) -> bool:
+        return not self.taken
+
+
+def take(
+    store: Store,
+    workdir,
+    reason: str,
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+    trailers: dict[str, str] | None = None,
+    extra_excludes: tuple[str, ...] = (),
+    allow_empty: bool = False,
+    keep: int | None = None,
+) -> SnapshotResult:
+    """Checkpoint `workdir`. Nothing is written when nothing changed since the tip.
+
+    With `keep`, checkpoints beyond the newest `keep` are pruned (see store.history.prune).
+    """
+    with locked(store, workdir) as project:
+        return take_locked(
+            project, reason, limits=limits, trailers=trailers,
+            extra_excludes=extra_excludes, allow_empty=allow_empty, keep=keep,
+        )
+
+
+@contextmanager
+def locked(store: Store, workdir) -> Iterator[Project]:
+    """The project at `workdir`, held exclusively (threads and processes) for the block.
+
+    The store's writers lock is held (shared) too: an explicit gc waits for the
+    block to end before it prunes (see store.objects.writers).
+    """
+    wd = guard_workdir(workdir, store.layout)
+    store.project(wd)  # a missing store is created (with its modes) before any lock file
+    with writers.writing(store.layout):
+        project = store.project(wd)  # again: `rewind clear` may have run while we waited
+        with project.mutex, project.lock():
+            yield project
+
+
+def take_locked(
+    project: Project,
+    reason: str,
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+    trailers: dict[str, str] | None = None,
+    extra_excludes: tuple[str, ...] = (),
+    allow_empty: bool = False,
+    keep: int | None = None,
+    paths: list[bytes] | None = None,
+) -> SnapshotResult:
+    """`take` for a caller that already holds the project (see `locked`).
+
+    With `paths`, only those are captured afresh; the rest of the tree is as the
+    previous capture left it (used for path-scoped pre-rollback snapshots).
+    """
+    store = project.store
+    store.refresh_excludes(project, extra_excludes)
+    # Ctrl-C stops the capture at once (nothing recorded); once the capture is done,
+    # the commit and ref update are not cut in half.
+    with interrupts.deferred():
+        cap = capture(project, limits, paths)
+        moved = adopt.continue_moved(project, cap.tree_id) if paths is None else None
+        if moved is not None:  # a first checkpoint continuing a moved project's history
+            trailers, allow_empty = {**(trailers or {}), MOVED_TRAILER: moved.old_workdir}, True
+        commit = _commit(project, cap, reason, trailers or {}, allow_empty)
+    if commit is not None and keep:
+        enforce_max_snapshots(project.repo, store.layout, project.h16, keep)
+    projects.touch(store.layout, project.h16, project.workdir)
+    return SnapshotResult(
+        taken=commit is not None,
+        commit=str(commit) if commit is not None else _tip_hex(project),
+        project=project.h16,
+        workdir=str(project.workdir),
+        reason=reason,
+        tree=str(cap.tree_id),
+        skipped_files=cap.skipped(),
+        adopted_from=moved.old_workdir if moved is not None else None,
+    )
+
+
+def tip(project: Project) -> pygit2.Commit | None:
+    try:
+        ref = project.repo.references.get(project.ref)
+        return ref.peel(pygit2.Commit) if ref is not None else None
+    except (pygit2.GitError, KeyError, ValueError) as exc:
+        raise StoreError(f"project ref {project.ref} is broken: {exc}") from exc
+
+
+def _tip_hex(project: Project) -> str | None:
+    head = tip(project)
+    return str(head.id) if head is not None else None
+
+
+def _commit(
+    project: Project, cap: Capture, reason: str, trailers: dict[str, str], allow_empty: bool
+) -> pygit2.Oid | None:
+    repo = project.repo
+    # A ref lock left by a killed writer is cleared once it is STALE_LOCK_SECONDS old,
+    # so waiting on "locked" is bounded by that rather than by the attempt count.
+    locked_until = time.monotonic() + STALE_LOCK_SECONDS + 1.0
+    attempts = 0
+    while attempts < CAS_ATTEMPTS:
+        attempts += 1
+        ref = repo.references.get(project.ref)
+        parent = ref.peel(pygit2.Commit) if ref is not None else None
+        if parent is not None and parent.tree_id == cap.tree_id and not allow_empty:
+            return None
+        if parent is None and cap.file_count == 0 and not allow_empty:
+            return None
+        # Recorded now, while the parent is at hand, so listing never has to diff.
+        change = tree_stats(repo, str(parent.tree_id) if parent else None, str(cap.tree_id),
+                            cap.file_count)
+        message = compose_message(reason, {**trailers, STATS_TRAILER: change.encode(),
+                                           TIME_TRAILER: f"{time.time():.6f}"})
+        sig = _signature()
+        parents = [parent.id] if parent is not None else []
+        try:
+            oid = repo.create_commit(None, sig, sig, message, cap.tree_id, parents)
+            if ref is None:
+                repo.references.create(project.ref, oid, force=False)
+            else:
+                ref.set_target(oid, f"checkpoint: {reason}")
+            return oid
+        except pygit2.AlreadyExistsError:
+            continue  # the ref appeared since we looked
+        except (pygit2.GitError, OSError) as exc:
+            # libgit2 says "failed to lock file" (an OSError) when <ref>.lock exists.
+            why = str(exc).lower()
+            if "failed to lock" in why and time.monotonic() < locked_until:
+                project.clear_stale_ref_locks()
+                attempts -= 1  # bounded by locked_until instead
+                time.sleep(0.05)
+                continue
+            if isinstance(exc, pygit2.GitError) and ("modified" in why or "locked" in why):
+                time.sleep(0.005)
+                continue  # another writer moved the ref: rebuild on the new tip
+            detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            raise StoreError(f"could not record checkpoint: {detail}") from exc
+    raise StoreError(f"could not update {project.ref}: it keeps changing under us")
+
+
+def _signature() -> pygit2.Signature:
+    now = time.time()
+    offset = int((time.mktime(time.localtime(now)) - time.mktime(time.gmtime(now))) // 60)
+    return pygit2.Signature("rewindfs", "rewindfs@local", int(now), offset)

@@ -1,0 +1,107 @@
+"""Where things live in the shared store (Hermes Agent v2 layout, plus rewindfs extras).
+
+    $HERMES_HOME/checkpoints/            base
+      store/                             bare git repo shared by every project
+        refs/hermes/<h16>                project branch tip (Hermes's name)
+        refs/rewind/labels/<h16>/<name>  named checkpoints (rewindfs only)
+        refs/notes/rewind/<h16>          agent state and actions per checkpoint (history.notes)
+        projects/<h16>.json              project record
+        indexes/<h16>                    Hermes's per-project index (we never touch it)
+        worktrees/<h16>/                 rewindfs's per-project git worktree admin dir:
+                                         its own index (stat cache) and workdir
+        locks/<h16>.lock                 flock files (a lock dies with its process)
+        steps/<h16>.jsonl                agent step log (store.history.steplog)
+        actions/<h16>.jsonl              external actions not yet carried by a checkpoint
+      .last_prune
+      legacy-<YYYYmmdd-HHMMSS>/
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+REFS_PREFIX = "refs/hermes/"
+LABELS_PREFIX = "refs/rewind/labels/"
+NOTES_PREFIX = "refs/notes/rewind/"
+# Store directories whose files are not named by a project hash (every other one
+# holds per-project files: steps/<h16>.jsonl, indexes/<h16>, ...).
+NOT_PER_PROJECT = {"objects", "refs", "locks", "worktrees", "logs", "hooks", "info"}
+
+
+def default_home() -> Path:
+    return Path(os.environ.get("HERMES_HOME") or Path.home() / ".hermes").expanduser()
+
+
+def normalize_workdir(path: str | os.PathLike[str]) -> Path:
+    """The canonical form Hermes hashes: absolute, user-expanded, symlinks resolved."""
+    return Path(path).expanduser().resolve()
+
+
+def objects_dir(gitdir: Path) -> Path:
+    """The objects folder of the store or of a project admin dir (through `commondir`)."""
+    try:
+        common = (gitdir / "commondir").read_text(encoding="utf-8").strip()
+    except (OSError, ValueError):
+        return gitdir / "objects"
+    return (gitdir / common).resolve() / "objects"
+
+
+def project_hash(workdir: str | os.PathLike[str]) -> str:
+    """sha256 of the resolved absolute path, first 16 hex digits (Hermes's h16)."""
+    raw = os.fsencode(str(normalize_workdir(workdir)))
+    return hashlib.sha256(raw).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Paths of one checkpoint base."""
+
+    base: Path
+
+    @classmethod
+    def for_home(cls, home: str | os.PathLike[str] | None = None) -> Layout:
+        return cls((Path(home).expanduser() if home else default_home()) / "checkpoints")
+
+    @property
+    def store(self) -> Path:
+        return self.base / "store"
+
+    @property
+    def prune_marker(self) -> Path:
+        return self.base / ".last_prune"
+
+    def project_record(self, h16: str) -> Path:
+        return self.store / "projects" / f"{h16}.json"
+
+    def worktree_admin(self, h16: str) -> Path:
+        return self.store / "worktrees" / h16
+
+    def lock_file(self, name: str) -> Path:
+        return self.store / "locks" / f"{name}.lock"
+
+    @staticmethod
+    def project_ref(h16: str) -> str:
+        return REFS_PREFIX + h16
+
+    @staticmethod
+    def label_ref(h16: str, label: str) -> str:
+        return f"{LABELS_PREFIX}{h16}/{label}"
+
+    @staticmethod
+    def notes_ref(h16: str) -> str:
+        return NOTES_PREFIX + h16
+
+    def step_log(self, h16: str) -> Path:
+        return self.store / "steps" / f"{h16}.jsonl"
+
+    def pending_actions(self, h16: str) -> Path:
+        return self.store / "actions" / f"{h16}.jsonl"
+
+    @property
+    def damaged_objects(self) -> Path:
+        """Ids (hex, one a line) of objects found damaged; the next checkpoint whose
+        working tree still holds one writes it again (store.capture)."""
+        return self.store / "rewind-damaged-objects"

@@ -1,0 +1,105 @@
+"""Locks that die with their process, and writes that other processes never see half done
+(`write_atomic`, kept here for its callers; see store.objects.private).
+
+`flock` locks belong to an open file description, so they are released by the
+kernel when the holder exits or crashes: a lock file left on disk is harmless
+and never needs cleaning up. Two threads of one process each open the file
+themselves, so they exclude each other too.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextvars import ContextVar
+from pathlib import Path
+
+from rewindfs.errors import Busy
+from rewindfs.store.objects import private
+from rewindfs.store.objects.private import write_atomic
+
+
+def remove_stale_lock(path: Path, max_age: float) -> bool:
+    """Delete a git-style lock file older than `max_age` seconds (left by a killed process).
+
+    Callers pass 0 when they hold the flock that every legitimate writer of that lock
+    file also holds, so whatever is there is a dead writer's.
+    """
+    try:
+        if max_age <= 0 or time.time() - path.stat().st_mtime > max_age:
+            path.unlink()
+            return True
+    except FileNotFoundError:
+        pass
+    return False
+
+
+# While a lock is held by someone else, `notice(lock path, holder pid or None)` is
+# entered around the wait (the CLI shows "waiting for process 1234 ..." on a terminal).
+_waits: ContextVar[Callable[[Path, int | None], AbstractContextManager[object]] | None] = \
+    ContextVar("lock_waits", default=None)
+
+
+@contextmanager
+def reporting_waits(notice: Callable[[Path, int | None], AbstractContextManager[object]]
+                    ) -> Iterator[None]:
+    token = _waits.set(notice)
+    try:
+        yield
+    finally:
+        _waits.reset(token)
+
+
+def holder(path: Path) -> int | None:
+    """The pid that last took `path` exclusively (written by file_lock), if still alive."""
+    try:
+        pid = int(path.read_text().split()[0])
+        os.kill(pid, 0)
+        return pid
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+@contextmanager
+def file_lock(path: Path, *, shared: bool = False, timeout: float | None = None) -> Iterator[None]:
+    """Hold an flock on `path` (created if missing) for the duration of the block.
+
+    timeout=None waits forever; otherwise raise Busy after `timeout` seconds.
+    An exclusive holder writes its pid into the file, so a waiter can say whom it
+    waits for.
+    """
+    fd = private.open_file(path, os.O_RDWR | os.O_CREAT)
+    try:
+        mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
+        if timeout is None:
+            try:
+                fcntl.flock(fd, mode | fcntl.LOCK_NB)
+            except BlockingIOError:
+                notice = _waits.get()
+                with notice(path, holder(path)) if notice else nullcontext():
+                    fcntl.flock(fd, mode)
+        else:
+            deadline = time.monotonic() + timeout
+            while True:
+                try:
+                    fcntl.flock(fd, mode | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise Busy(f"{path.name} is locked by another process") from None
+                    time.sleep(0.01)
+        if not shared:
+            try:
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+            except OSError:
+                pass  # only informative
+        yield
+    finally:
+        os.close(fd)
+
+
+__all__ = ["file_lock", "remove_stale_lock", "write_atomic"]
