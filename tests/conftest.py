@@ -209,7 +209,7 @@ def files_of(store_dir: Path) -> Callable[[str], dict[bytes, tuple[int, bytes]]]
     return read
 
 
-# -- FUSE mounts (tests/test_fs_*.py) --------------------------------------------------------
+# -- FUSE mounts (tests/fs/) ------------------------------------------------------------------
 
 
 def force_unmount(path: Path) -> None:
@@ -245,3 +245,26 @@ def mnt(fuse_usable, tmp_path: Path, run_rewind) -> Iterator[Path]:
     path = tmp_path / "mnt"
     yield path
     force_unmount(path)
+
+
+DEADLINE = 15.0  # seconds a mount test waits for something to happen
+
+
+def wait_for(predicate: Callable[[], bool], what: str, deadline: float = DEADLINE) -> None:
+    end = time.monotonic() + deadline
+    while time.monotonic() < end:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.fixture
+def mount(mnt: Path, run_rewind) -> Callable[..., Path]:
+    def start(*extra: str) -> Path:
+        proc = run_rewind("mount", str(mnt), *extra, check=True)
+        assert proc.stdout.strip() == str(mnt.resolve())
+        assert os.path.ismount(mnt)
+        return mnt
+
+    return start

@@ -25,11 +25,6 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "rewindfs"
 MAX_LINES = 400
 STORE = "rewindfs.store"
-# Split and untangled in the next step of issue 20 (the store's rooms land first).
-NOT_YET_SPLIT = {"rewindfs.agent.classify", "rewindfs.agent.manager", "rewindfs.cli.maintenance",
-                 "rewindfs.restore.apply"}
-NOT_YET_UNTANGLED = [["rewindfs.agent.manager", "rewindfs.agent.steps"],
-                     ["rewindfs.cli", "rewindfs.cli.feedback"]]
 ROOMS = ("objects", "capture", "history", "maintenance", "remote")  # bottom first
 
 
@@ -157,7 +152,7 @@ def allowed_rooms(room: str) -> set[str]:
 
 def test_no_module_is_over_400_lines():
     long = {name: n for name, path in MODULES.items()
-            if (n := len(path.read_text().splitlines())) > MAX_LINES and name not in NOT_YET_SPLIT}
+            if (n := len(path.read_text().splitlines())) > MAX_LINES}
     assert not long, f"modules over {MAX_LINES} lines (split them by a real seam): {long}"
 
 
@@ -168,7 +163,7 @@ def test_every_module_says_what_it_is_for():
 
 
 def test_no_import_circles():
-    found = [c for c in cycles(import_graph()) if c not in NOT_YET_UNTANGLED]
+    found = cycles(import_graph())
     assert not found, f"import circles (function-level imports count): {found}"
 
 

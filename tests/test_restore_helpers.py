@@ -1,4 +1,4 @@
-"""Helpers shared by the tests/test_restore_*.py files (no tests in here).
+"""Helpers shared by the restore tests (tests/restore/ and others that restore); no tests here.
 
 They look at the file system and the store independently of the code under test:
 a byte-exact picture of a directory, the non-ignored files of a project, a
@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
 from pathlib import Path
 
 import pygit2
+import pytest
 
 from rewindfs.agent.manager import CheckpointManager
 from rewindfs.store import project_hash
@@ -119,3 +121,36 @@ def rewind_env(home: Path, tmp_path: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "REWIND_"))}
     env.update(HERMES_HOME=str(home), HOME=str(fake_home), LC_ALL="C.UTF-8", **extra)
     return env
+
+
+def skip(reason: str):
+    print(f"SKIPPED: {reason}")
+    pytest.skip(reason)
+
+
+def chattr(flag: str, path) -> bool:
+    return subprocess.run(["chattr", flag, str(path)], capture_output=True).returncode == 0
+
+
+@pytest.fixture
+def immutable(tmp_path):
+    """chattr +i on paths (probed first); always cleared in teardown."""
+    probe = tmp_path / "chattr-probe"
+    probe.write_text("p")
+    if not chattr("+i", probe):
+        skip("chattr +i is not supported here")
+    try:
+        probe.write_text("q")
+        chattr("-i", probe)
+        skip("chattr +i does not stop writes here")
+    except PermissionError:
+        chattr("-i", probe)
+    marked = []
+
+    def mark(path):
+        assert chattr("+i", path)
+        marked.append(path)
+
+    yield mark
+    for path in marked:
+        chattr("-i", path)

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from rewindfs import store as st
-from rewindfs.agent.manager import checkpoint_dict
+from rewindfs.agent.results import checkpoint_dict
 from rewindfs.agent.steps import PHASE_TRAILER, STEP_TRAILER, TURN_TRAILER, timeline_of
 from rewindfs.errors import NotFound
 from rewindfs.store.history import meta

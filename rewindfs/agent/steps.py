@@ -24,16 +24,13 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from rewindfs import restore as restore_mod
 from rewindfs import store as st
 from rewindfs.errors import InvalidInput, NotFound
 from rewindfs.store.history import compose, load, steplog, trees
 from rewindfs.store.objects import writers
-
-if TYPE_CHECKING:
-    from rewindfs.agent.manager import CheckpointManager
 
 OPEN, DONE, REVERTED, DISCARDED = "open", "done", "reverted", "discarded"
 STEP_TRAILER, TURN_TRAILER, PHASE_TRAILER = "Rewind-Step", "Rewind-Turn", "Rewind-Phase"
@@ -130,10 +127,23 @@ def replay(events: list[dict[str, Any]]) -> Timeline:
     return tl
 
 
+class Manager(Protocol):
+    """What the steps use of the CheckpointManager that owns them."""
+
+    limits: st.Limits
+    extra_excludes: tuple[str, ...]
+
+    @property
+    def store(self) -> st.Store: ...
+
+    def take(self, working_dir: str, reason: str = ...,
+             trailers: dict[str, str] | None = ...) -> st.SnapshotResult: ...
+
+
 class StepRecorder:
     """The step API of CheckpointManager; raises RewindError (the manager turns it into dicts)."""
 
-    def __init__(self, manager: CheckpointManager):
+    def __init__(self, manager: Manager):
         self.manager = manager
 
     @property

@@ -59,7 +59,7 @@ def main(ctx: click.Context, home: str | None, color: str, no_pager: bool) -> No
         watchdog.start()
     ctx.obj = App(home, color, not no_pager)
     # Any command may wait on another process's lock: say so on a terminal.
-    ctx.with_resource(lock_waits(ctx.obj.term))
+    ctx.with_resource(lock_waits(ctx.obj.term, main.commands))
 
 
 # The mount serves for hours and guards its reads itself (store.objects.odbguard, patched libgit2).
@@ -67,8 +67,8 @@ UNWATCHED = {"mount", "umount"}
 
 
 # Each module lists its click commands in COMMANDS.
-COMMAND_MODULES = ("checkpoints", "files", "restore", "show", "manage", "mount", "maintenance",
-                   "steps", "complete", "check")
+COMMAND_MODULES = ("checkpoints", "files", "restore", "show", "manage", "mount", "status",
+                   "maintenance", "steps", "complete", "check")
 
 
 def _register() -> None:

@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from rewindfs import store as st
-from rewindfs.agent.manager import checkpoint_dict
+from rewindfs.agent.results import checkpoint_dict
 from rewindfs.cli.app import App
 from rewindfs.cli.complete import complete_reference
 from rewindfs.cli.feedback import capture_progress

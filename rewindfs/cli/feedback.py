@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -53,20 +53,20 @@ def restore_progress(term: Terminal) -> Iterator[None]:
 
 
 @contextmanager
-def lock_waits(term: Terminal) -> Iterator[None]:
+def lock_waits(term: Terminal, verbs: Collection[str]) -> Iterator[None]:
     """`waiting for process 1234 (rewind checkpoint) to finish with this project...` while
-    another process holds the project (or store) lock."""
+    another process holds the project (or store) lock; `verbs` are rewind's commands."""
 
     def notice(path: Path, pid: int | None):
         what = "the store" if path.stem == "store" else "this project"
-        who = f"process {pid}{_command(pid)}" if pid else "another process"
+        who = f"process {pid}{_command(pid, verbs)}" if pid else "another process"
         return term.waiting(f"waiting for {who} to finish with {what}...")
 
     with locks.reporting_waits(notice):
         yield
 
 
-def _command(pid: int) -> str:
+def _command(pid: int, verbs: Collection[str]) -> str:
     """` (rewind checkpoint)` or ` (python3)`: what the process is, from its command line."""
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
@@ -75,11 +75,9 @@ def _command(pid: int) -> str:
         return ""
     if not args:
         return ""
-    from rewindfs.cli import main  # loaded by now; imported here to avoid a cycle
-
     names = [os.path.basename(a) for a in args]
     ours = "rewind" in names or any(a.startswith("rewindfs") for a in args)
     if not ours:
         return f" ({names[0]})"
-    verb = next((a for a in args if a in main.commands), None)
+    verb = next((a for a in args if a in verbs), None)
     return f" (rewind {verb})" if verb else " (rewind)"

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import time
+from typing import Any
+
+SHOW = 20  # projects or archives listed before "... and N more"
 
 
 def human_bytes(n: int | float | None) -> str:
@@ -27,3 +30,19 @@ def human_age(epoch: float | None, now: float | None = None) -> str:
         return "-"
     age = (time.time() if now is None else now) - epoch
     return "now" if age < 1 else f"{human_span(age)} ago"
+
+
+def human_date(epoch: float | None) -> str:
+    """2024-05-01 14:03 (local time), or "-" when there is none."""
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(epoch)) if epoch else "-"
+
+
+def setting_text(value: Any) -> str:
+    """A setting's value as `rewind config` prints it (true, 10, a, b or [])."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, tuple):
+        return ", ".join(value) if value else "[]"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)

@@ -11,7 +11,7 @@ import click
 from rich.text import Text
 
 from rewindfs import restore as rs
-from rewindfs.agent.manager import names, restore_dict
+from rewindfs.agent.results import names, restore_dict
 from rewindfs.agent.state import restore_report
 from rewindfs.cli.app import App
 from rewindfs.cli.complete import complete_reference

@@ -2,7 +2,8 @@
 
     model.py       the browsable model (root, project, checkpoint, tree, file, link nodes)
     blobs.py       file contents with bounded memory (LRU, spool files, read-ahead)
-    operations.py  the thin pyfuse3 adapter over the model (kernel cache or stock mode)
+    operations.py  where a mount's requests are answered (lookup, getattr, readdir, read):
+                   the thin pyfuse3 adapter over the model (kernel cache or stock mode)
     capabilities.py  whether pyfuse3 is rewindfs's patched build
     watch.py       telling the kernel what changed (new, pruned, relabelled checkpoints)
     serve.py       running a mount until unmounted or signalled

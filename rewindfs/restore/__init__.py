@@ -18,6 +18,11 @@ restored tree:
 5. a completion record in the journal (or, on Ctrl-C, how far it got).
 A restore killed between 3 and 5 is undone from its intent record (see `undo`);
 its temporary files are removed by the next restore or undo of the project.
+
+    plan     where a restore is planned: what it will write, delete and keep
+    apply    carrying the plan out; fdtree: the tree reached only through descriptors
+    journal  intent before, completion after (undo)
+    paths    project-relative paths, checked
 """
 
 from __future__ import annotations

@@ -1,18 +1,5 @@
-"""Carrying out a restore plan on disk, never writing outside the project.
-
-Every directory is opened relative to its parent with O_NOFOLLOW, starting from
-a descriptor of the project root, so a symlink in the working tree can never
-redirect a write elsewhere; a link that is in the way is replaced, not followed.
-Each file is written to a temporary name in its own directory (`.<name>.rewind-
-<8 hex>.tmp`, never captured; `tidy` removes ones a killed restore left) and renamed
-over the old one, so a file is either wholly old or wholly new. Mode changes go
-through a descriptor of the file itself, opened without following links, so a file
-swapped for a symlink meanwhile is never what gets chmod'ed.
-
-Permissions are never widened: a file that is overwritten keeps its permission
-bits (only the executable bit follows the checkpoint); a file or directory that is
-created gets the mode recorded for it (store.history.modes) or, when none is, 0644/0755
-(files) or 0755 (directories) less the process umask.
+"""Carrying out a restore plan on disk, never writing outside the project (every write
+goes through fdtree); surveying what a plan would touch; tidying up after a killed one.
 """
 
 from __future__ import annotations
@@ -20,22 +7,17 @@ from __future__ import annotations
 import errno
 import os
 import re
-import secrets
 import stat
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from rewindfs.errors import StoreError
+from rewindfs.restore.fdtree import Tree
 from rewindfs.restore.plan import CHMOD, DELETE, Plan
-from rewindfs.store.history import EXECUTABLE, Entry
 
-DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 TMP_NAME = re.compile(rb"^\..*\.rewind-[0-9a-f]{8}\.tmp\Z", re.DOTALL)
-_PROC_FD = "/proc/self/fd"
-OPEN_DIRS = 64  # directory descriptors a restore keeps open at most
 
 # A long restore reports `(actions done, actions in all, bytes written)` here; the CLI
 # sets it on a terminal. A context variable, so other threads' restores stay quiet.
@@ -52,10 +34,6 @@ def reporting_progress(report: Callable[[int, int, int], None]) -> Iterator[None
         _progress.reset(token)
 
 
-class UnsafePath(OSError):
-    """A path component that is not a real directory (a symlink, a file)."""
-
-
 @dataclass
 class Outcome:
     written: list[bytes] = field(default_factory=list)
@@ -67,219 +45,6 @@ class Outcome:
     @property
     def touched(self) -> list[bytes]:
         return [*self.written, *self.deleted]
-
-
-class Tree:
-    """Directory descriptors below one root, opened safely and cached for the restore.
-
-    `modes`: permission bits recorded for paths of the target (store.history.modes).
-    """
-
-    def __init__(self, root: bytes, removable_dirs: set[bytes] | None = None,
-                 modes: dict[bytes, int] | None = None):
-        self.root_fd = os.open(root, DIR_FLAGS)
-        # Least recently used last; at most OPEN_DIRS stay open (a restore touching
-        # thousands of directories must not run out of descriptors).
-        self.fds: OrderedDict[bytes, int] = OrderedDict({b"": self.root_fd})
-        self.umask = _umask()
-        self.created: list[bytes] = []
-        self.removable = removable_dirs  # None: any directory a delete leaves empty
-        self.modes = modes or {}
-
-    def close(self) -> None:
-        for fd in self.fds.values():
-            os.close(fd)
-        self.fds.clear()
-
-    def dir_fd(self, rel_dir: bytes, *, create: bool) -> int:
-        """A descriptor of the directory, valid until the next call (older ones may be
-        closed to stay under OPEN_DIRS)."""
-        if rel_dir in self.fds:
-            self.fds.move_to_end(rel_dir)
-            return self.fds[rel_dir]
-        parent, _, name = rel_dir.rpartition(b"/")
-        parent_fd = self.dir_fd(parent, create=create)
-        try:
-            fd = os.open(name, DIR_FLAGS, dir_fd=parent_fd)
-        except FileNotFoundError:
-            if not create:
-                raise
-            # Private until finish() gives it its mode: never wider meanwhile, and
-            # writable by us even when its final mode is read-only.
-            os.mkdir(name, 0o700, dir_fd=parent_fd)
-            self.created.append(rel_dir)
-            fd = os.open(name, DIR_FLAGS, dir_fd=parent_fd)
-        except OSError as exc:
-            if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-                raise UnsafePath(exc.errno, "a symlink or file is in the way", rel_dir) from exc
-            raise
-        self.fds[rel_dir] = fd
-        while len(self.fds) > OPEN_DIRS:
-            oldest = next(d for d in self.fds if d)  # never the root
-            os.close(self.fds.pop(oldest))
-        return fd
-
-    def forget(self, rel_dir: bytes) -> None:
-        fd = self.fds.pop(rel_dir, None)
-        if fd is not None:
-            os.close(fd)
-
-    def remove(self, rel: bytes) -> None:
-        parent, _, name = rel.rpartition(b"/")
-        fd = self.dir_fd(parent, create=False)
-        try:
-            os.unlink(name, dir_fd=fd)
-        except IsADirectoryError:
-            os.rmdir(name, dir_fd=fd)
-
-    def prune_empty_dirs(self, rel: bytes) -> None:
-        """Remove directories left empty above `rel`, up to (not including) the root."""
-        parent = rel.rpartition(b"/")[0]
-        while parent:
-            if self.removable is not None and parent not in self.removable:
-                return
-            if not self._rmdir(parent):
-                return
-            parent = parent.rpartition(b"/")[0]
-
-    def _rmdir(self, rel_dir: bytes) -> bool:
-        up, _, name = rel_dir.rpartition(b"/")
-        try:
-            self.forget(rel_dir)
-            os.rmdir(name, dir_fd=self.dir_fd(up, create=False))
-        except OSError:
-            return False
-        return True
-
-    def drop_empty_removable(self) -> None:
-        """Remove the removable directories (an undo: ones the restore made) left empty."""
-        for rel_dir in sorted(self.removable or (), key=lambda d: d.count(b"/"), reverse=True):
-            if rel_dir:
-                self._rmdir(rel_dir)
-
-    def write(self, rel: bytes, entry: Entry, data: bytes) -> None:
-        parent, _, name = rel.rpartition(b"/")
-        fd = self.dir_fd(parent, create=True)
-        tmp = b".%s.rewind-%s.tmp" % (name[:80], secrets.token_hex(4).encode())
-        try:
-            if entry.is_link:
-                os.symlink(data, tmp, dir_fd=fd)
-            else:
-                mode = self._file_mode(fd, name, rel, entry)
-                out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-                              | os.O_CLOEXEC, 0o600, dir_fd=fd)
-                try:
-                    view = memoryview(data)
-                    while view:
-                        view = view[os.write(out, view):]
-                    os.fchmod(out, mode)  # exact: neither the umask nor 0600 is meant
-                finally:
-                    os.close(out)
-            self._replace(fd, tmp, name, rel)
-        except BaseException:
-            try:
-                os.unlink(tmp, dir_fd=fd)
-            except OSError:
-                pass
-            raise
-
-    def _file_mode(self, dir_fd: int, name: bytes, rel: bytes, entry: Entry) -> int:
-        """The current file's bits (exec following `entry`), else the recorded mode, else
-        the default less the umask."""
-        try:
-            current = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-            if stat.S_ISREG(current.st_mode):
-                return with_exec(stat.S_IMODE(current.st_mode) & 0o777, entry.mode == EXECUTABLE)
-        except FileNotFoundError:
-            pass
-        return self.new_file_mode(rel, entry)
-
-    def new_file_mode(self, rel: bytes, entry: Entry) -> int:
-        recorded = self.modes.get(rel)
-        if recorded is not None and stat.S_ISREG(recorded):
-            return with_exec(recorded & 0o777, entry.mode == EXECUTABLE)
-        return (0o755 if entry.mode == EXECUTABLE else 0o644) & ~self.umask
-
-    def new_dir_mode(self, rel_dir: bytes) -> int:
-        recorded = self.modes.get(rel_dir)
-        if recorded is not None and stat.S_ISDIR(recorded):
-            return recorded & 0o3777  # setgid and sticky bits included; never setuid
-        return 0o755 & ~self.umask
-
-    def _replace(self, fd: int, tmp: bytes, name: bytes, rel: bytes) -> None:
-        try:
-            os.rename(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
-        except (IsADirectoryError, OSError) as exc:
-            if not isinstance(exc, IsADirectoryError) and exc.errno not in (errno.EISDIR,
-                                                                              errno.ENOTEMPTY):
-                raise
-            # An (emptied) directory stands where the file goes: remove it, then retry.
-            self.forget(rel)
-            os.rmdir(name, dir_fd=fd)
-            os.rename(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
-
-    def chmod(self, rel: bytes, entry: Entry) -> None:
-        """Make the executable bit follow `entry` on the regular file at `rel`; anything
-        else there (a symlink swapped in, say) is left alone."""
-        parent, _, name = rel.rpartition(b"/")
-        fd = self.dir_fd(parent, create=False)
-        file_fd = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
-        try:
-            st = os.fstat(file_fd)
-            if not stat.S_ISREG(st.st_mode):
-                return
-            mode = with_exec(stat.S_IMODE(st.st_mode) & 0o777, entry.mode == EXECUTABLE)
-            if mode != stat.S_IMODE(st.st_mode):
-                _fchmod_path_fd(file_fd, mode, fd, name)
-        finally:
-            os.close(file_fd)
-
-    def finish(self) -> None:
-        """Give the directories this restore created their modes (deepest first)."""
-        for rel_dir in sorted(self.created, key=lambda d: d.count(b"/"), reverse=True):
-            try:
-                os.fchmod(self.dir_fd(rel_dir, create=False), self.new_dir_mode(rel_dir))
-            except OSError:
-                pass  # removed since (an undo dropping it), or a link in the way now
-
-    def current_mode(self, rel: bytes) -> int | None:
-        """st_mode of what is at `rel` (links not followed), None if nothing (or no
-        real directory above it)."""
-        parent, _, name = rel.rpartition(b"/")
-        try:
-            fd = self.dir_fd(parent, create=False)
-            return os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode
-        except OSError:
-            return None
-
-
-def with_exec(mode: int, executable: bool) -> int:
-    """`mode` with the executable bits following the checkpoint, never widening reads:
-    on: x for each class that may read (user x at least); off: no x at all."""
-    if bool(mode & 0o111) == executable:
-        return mode
-    if not executable:
-        return mode & ~0o111
-    return mode | ((mode & 0o444) >> 2) | 0o100
-
-
-def _fchmod_path_fd(path_fd: int, mode: int, dir_fd: int, name: bytes) -> None:
-    """chmod the file an O_PATH descriptor holds. fchmod refuses O_PATH descriptors; the
-    /proc link names that very inode, so no path is looked up again. Without /proc the
-    file is opened read-only without following links (needs read permission)."""
-    try:
-        os.chmod(f"{_PROC_FD}/{path_fd}", mode)
-        return
-    except FileNotFoundError:
-        if os.path.isdir(_PROC_FD):
-            raise
-    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
-    try:
-        st, held = os.fstat(fd), os.fstat(path_fd)
-        if (st.st_dev, st.st_ino) == (held.st_dev, held.st_ino):
-            os.fchmod(fd, mode)
-    finally:
-        os.close(fd)
 
 
 def apply(plan: Plan, root: bytes, read_blob: Callable[[str], bytes],
@@ -393,13 +158,3 @@ def tidy(root: bytes, dirs: Iterable[bytes]) -> list[bytes]:
     return removed
 
 
-def _umask() -> int:
-    """The process umask, read without changing it (os.umask would race other threads)."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    return 0o022

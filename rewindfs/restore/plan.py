@@ -1,4 +1,4 @@
-"""What a restore will do, decided before anything is touched.
+"""Planning a restore: what it will do, decided before anything is touched.
 
 The plan compares the working tree as just captured (`current`) with the target
 checkpoint's tree. Only captured files take part: a path that is ignored, over

@@ -1,6 +1,6 @@
 """A harness written for upstream Hermes runs on rewindfs when only its import changes.
 
-tests/hermes_harness.py imports tools.checkpoint_manager as current Hermes's harnesses
+tests/hermes/hermes_harness.py imports tools.checkpoint_manager as current Hermes's harnesses
 do; here its source is loaded with that one import line pointed at rewindfs.hermes,
 and both of its call sequences are driven on real stores: the agent loop (write
 tools, shell commands, /rollback, /diff session) and the maintenance a harness runs

@@ -4,7 +4,7 @@ It uses tools.checkpoint_manager the way current Hermes's agent loop, /rollback 
 /diff commands, startup hook and `hermes checkpoints` subcommands do: the checkpoint
 manager around write tools and shell commands, safe rollbacks that report kept
 files, the session diff, the cross-project list, and the maintenance functions with
-a confirmation bound to its preview. tests/test_hermes_harness.py runs this file
+a confirmation bound to its preview. tests/hermes/test_hermes_harness.py runs this file
 with its import line pointed at rewindfs.hermes and nothing else changed.
 """
 

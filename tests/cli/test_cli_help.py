@@ -14,7 +14,7 @@ from conftest import REWIND
 
 from rewindfs.store import set_label, take
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(REWIND).parent if REWIND else None
 
 

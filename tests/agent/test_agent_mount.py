@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 
-from test_fs_mount import mount  # noqa: F401 - fixture
 from test_restore_helpers import manager, write
 
 

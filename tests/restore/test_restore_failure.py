@@ -9,17 +9,12 @@ import subprocess
 
 import pygit2
 import pytest
-from test_restore_helpers import checkpoint, manager, picture, write
+from test_restore_helpers import checkpoint, immutable, manager, picture, skip, write  # noqa: F401 - a fixture
 
 
 @pytest.fixture
 def mgr(home):
     return manager(home)
-
-
-def skip(reason: str):
-    print(f"SKIPPED: {reason}")
-    pytest.skip(reason)
 
 
 @pytest.fixture
@@ -39,34 +34,6 @@ def small_fs(tmp_path):
         subprocess.run(["umount", str(mnt)], capture_output=True)
         if os.path.ismount(mnt):
             subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
-
-
-def chattr(flag: str, path) -> bool:
-    return subprocess.run(["chattr", flag, str(path)], capture_output=True).returncode == 0
-
-
-@pytest.fixture
-def immutable(tmp_path):
-    """chattr +i on paths (probed first); always cleared in teardown."""
-    probe = tmp_path / "chattr-probe"
-    probe.write_text("p")
-    if not chattr("+i", probe):
-        skip("chattr +i is not supported here")
-    try:
-        probe.write_text("q")
-        chattr("-i", probe)
-        skip("chattr +i does not stop writes here")
-    except PermissionError:
-        chattr("-i", probe)
-    marked = []
-
-    def mark(path):
-        assert chattr("+i", path)
-        marked.append(path)
-
-    yield mark
-    for path in marked:
-        chattr("-i", path)
 
 
 def no_temp_files(root) -> bool:
@@ -144,7 +111,7 @@ def test_disk_full_api_reports_every_file_not_restored(mgr, small_fs):
     assert out["not_attempted"] == ["z.txt"]
 
 
-def test_immutable_directory_midway(mgr, project, immutable, run_rewind):
+def test_immutable_directory_midway(mgr, project, immutable, run_rewind):  # noqa: F811
     write(project, {"locked/f.txt": "f v1\n", "a.txt": "a v1\n", "z.txt": "z v1\n"})
     cp = checkpoint(mgr, project, "before")
     write(project, {"locked/f.txt": "f v2\n", "locked/new.txt": "new\n", "a.txt": "a v2\n",

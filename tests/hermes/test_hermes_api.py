@@ -12,8 +12,11 @@ import os
 
 import pygit2
 import pytest
-from test_restore_failure import immutable  # noqa: F401 - fixture
-from test_restore_helpers import picture, write
+from test_restore_helpers import (
+    immutable,  # noqa: F401 - fixture
+    picture,
+    write,
+)
 
 import rewindfs.hermes as hermes
 from rewindfs.store import project_hash

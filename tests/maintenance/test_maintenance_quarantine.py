@@ -14,7 +14,6 @@ from pathlib import Path
 import pygit2
 import pytest
 from conftest import REWIND, isolated_git_env
-from test_fs_mount import mount, wait_for  # noqa: F401 - fixture (fuse_usable, mnt: conftest)
 
 from rewindfs.agent.manager import CheckpointManager
 from rewindfs.store import Layout, Store, checkpoints, project_hash, set_label, take

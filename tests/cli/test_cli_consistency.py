@@ -9,7 +9,6 @@ import os
 import subprocess
 
 import pytest
-from test_fs_mount import mount  # noqa: F401 - a fixture
 
 from rewindfs.store import take
 

@@ -15,39 +15,17 @@ import stat
 import subprocess
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pygit2
 import pytest
-from conftest import REWIND, force_unmount, isolated_git_env  # noqa: F401 - force_unmount: older imports
+from conftest import DEADLINE, REWIND, force_unmount, isolated_git_env, wait_for  # noqa: F401 - older imports
 
 from rewindfs.fs.locate import mounted_checkpoints
 from rewindfs.store import project_hash, set_label, take
 from rewindfs.store.history.prune import enforce_max_snapshots
 
-DEADLINE = 15.0
 MiB = 1024 * 1024
-
-
-def wait_for(predicate: Callable[[], bool], what: str, deadline: float = DEADLINE) -> None:
-    end = time.monotonic() + deadline
-    while time.monotonic() < end:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-@pytest.fixture
-def mount(mnt: Path, run_rewind) -> Callable[..., Path]:
-    def start(*extra: str) -> Path:
-        proc = run_rewind("mount", str(mnt), *extra, check=True)
-        assert proc.stdout.strip() == str(mnt.resolve())
-        assert os.path.ismount(mnt)
-        return mnt
-
-    return start
 
 
 def commit_time(store_dir: Path, commit: str) -> int:

@@ -29,7 +29,7 @@ import pygit2
 import pytest
 from conftest import REWIND, isolated_git_env
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 60
 DEADLINE = 20.0
 

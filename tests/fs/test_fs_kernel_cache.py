@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from conftest import REWIND, force_unmount, isolated_git_env
-from test_fs_mount import DEADLINE, MiB, rss_anon_kib, sample, tree_on_disk, wait_for
+from conftest import DEADLINE, REWIND, force_unmount, isolated_git_env, wait_for
+from test_fs_mount import MiB, rss_anon_kib, sample, tree_on_disk
 
 from rewindfs.fs import capabilities
 from rewindfs.store import project_hash, set_label, take
