@@ -1,5 +1,6 @@
-"""The result dictionaries of the Hermes-compatible API, in Hermes's keys plus rewindfs's: a
-checkpoint as Hermes lists it, and what a restore did.
+"""The result dictionaries of the Hermes-compatible API: Hermes's keys plus rewindfs's.
+
+A checkpoint as Hermes lists it, and what a restore did.
 """
 
 from __future__ import annotations

@@ -1,5 +1,4 @@
-"""`rewind config` and `rewind status`: the settings in force, and what the checkpoint base
-holds (read only).
+"""`rewind config` and `rewind status`: the settings in force, what the base holds (read only).
 """
 
 from __future__ import annotations

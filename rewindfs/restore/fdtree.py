@@ -1,5 +1,6 @@
-"""The project's working tree reached only through directory descriptors, so no write,
-removal or mode change ever leaves the project, whatever links are planted in it.
+"""The working tree reached only through directory descriptors: no write leaves the project.
+
+No write, removal or mode change ever leaves the project, whatever links are planted in it.
 
 Every directory is opened relative to its parent with O_NOFOLLOW, starting from
 a descriptor of the project root, so a symlink in the working tree can never

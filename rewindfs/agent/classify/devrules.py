@@ -1,5 +1,7 @@
-"""Rules for developer tools: git, package managers (a dependency change is destructive;
-`uv run` and `npm exec` run another command, judged in turn), and in-place formatters.
+"""Rules for developer tools: git, package managers and in-place formatters.
+
+A dependency change is destructive; `uv run`, `npm exec` and the like run another
+command, which the judge they are given classifies in turn.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""Rules for programs that change files: `rm` and friends, in-place editors, copiers,
-archivers, compressors, `patch`, and downloads onto a named file.
+"""Rules for programs that change files: rm, in-place editors, copiers, archivers, downloads.
+
+Also compressors and `patch`, and the sinks (/dev/null ...) where a write clobbers nothing.
 """
 
 from __future__ import annotations

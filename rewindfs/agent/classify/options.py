@@ -1,5 +1,6 @@
-"""Reading a program's options the way getopt does: bundles (`-xzf`), values, `--`, the
-first operand (a subcommand such as `install`); and rules built on options alone.
+"""Reading a program's options the way getopt does, and rules built on options alone.
+
+Bundles (`-xzf`), values, `--`, and the first operand (a subcommand such as `install`).
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""Programs that run another command (`sudo`, `env`, `xargs`, `timeout 10`, `npx`,
-`python -m` ...): each prefix gives back the argv of the command it runs.
+"""Programs that run another command (sudo, env, xargs, npx, python -m ...): its argv.
+
+Each prefix gives back the argv of the command it runs (`timeout 10 rm x` -> `rm x`).
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""Finding what changed since the last capture: the walk run over the whole tree or named
-paths, retried when the tree changes under it; nothing is written yet.
+"""Finding what changed since the last capture, retried when the tree changes under it.
+
+The walk run over the whole tree or named paths; nothing is written yet.
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
-"""Storing what the walk found: each file read once (fileread), written into a pack
-(packwrite) or as a few loose objects, half of a large capture on a second core
-(splitstore); index entries added only once their objects are on disk.
+"""Storing what the walk found: packs or a few loose objects, then index entries.
+
+Each file is read once (fileread) and written into a pack (packwrite) or as a loose
+object, half of a large capture on a second core (splitstore); index entries are
+added only once their objects are on disk.
 """
 
 from __future__ import annotations

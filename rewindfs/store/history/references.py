@@ -1,5 +1,6 @@
-"""Resolving a checkpoint reference as a person types it: `3`, `latest`, a label, a
-hash prefix, a time such as `10 minutes ago` (timeref), or `REF:PATH`.
+"""Resolving a checkpoint reference: `3`, `latest`, a label, a hash, `10 minutes ago`.
+
+Times are parsed by timeref; `REF:PATH` names a file in a checkpoint.
 """
 
 from __future__ import annotations

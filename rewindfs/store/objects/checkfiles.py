@@ -1,6 +1,7 @@
-"""`rewind check` on rewindfs's own files: project admin dirs and their indexes (stat
-caches), project records, JSON-lines logs, leftovers of killed writers, and a
-commit-graph naming pruned commits.
+"""`rewind check` on rewindfs's own files: admin dirs, indexes, records, logs, leftovers.
+
+Project admin dirs and their indexes (stat caches), project records, JSON-lines logs,
+lock and temp files of killed writers, and a commit-graph naming pruned commits.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
-"""`rewind check` on the git side: the repository's own files (HEAD, config, `shallow`),
-refs (loose and packed), pack files, loose objects, and reachability (every object of
-every checkpoint, label and note present and readable).
+"""`rewind check` on the git side: HEAD, config, shallow, refs, packs, objects, reachability.
+
+Refs loose and packed; every pack and loose object verified in Python; every object
+of every checkpoint, label and note present and readable.
 """
 
 from __future__ import annotations

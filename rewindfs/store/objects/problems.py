@@ -1,5 +1,6 @@
-"""What `rewind check` finds: a problem, the safe repair it allows, the report; and the
-small readers every check shares (a damaged file is read as bytes, never trusted).
+"""What `rewind check` reports: a problem, the safe repair it allows, the report.
+
+Also the small readers every check shares (a damaged file is read as bytes, never trusted).
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
-"""Hermes's pre-v2 repositories directly under the checkpoint base: found, and moved
-into a `legacy-<stamp>/` archive when the store is created (what maintenance does with
-them and with the archives later: maintenance.legacy).
+"""Hermes's pre-v2 repositories under the checkpoint base: found, and archived on creation.
+
+When the store is created they move into `legacy-<stamp>/`; what maintenance does with
+them and with the archives later: maintenance.legacy.
 """
 
 from __future__ import annotations
