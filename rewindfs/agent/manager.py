@@ -381,5 +381,3 @@ def _result(fn, *args: Any, never_raise: bool = False) -> dict[str, Any]:
             raise
         log.exception("%s failed", getattr(fn, "__name__", "step"))
         return {"success": False, "error": f"internal error: {exc}"}
-
-

@@ -1,5 +1,5 @@
 """The files generated from the click commands, committed beside the code: where each
-goes and what renders it. `scripts/gen_docs` writes them; tests/test_cli_help.py fails
+goes and what renders it. `scripts/gen_docs` writes them; tests/cli/test_cli_help.py fails
 while a committed copy differs from what the commands render now."""
 
 from __future__ import annotations

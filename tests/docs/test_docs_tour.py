@@ -11,7 +11,7 @@ from pathlib import Path
 
 from conftest import force_unmount, make_git_repo
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def tour_lines() -> list[str]:
