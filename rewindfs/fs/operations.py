@@ -1,4 +1,4 @@
-"""The pyfuse3 adapter: translates kernel requests into calls on the model, and nothing more.
+"""The pyfuse3 adapter: answers kernel requests (lookup, getattr, readdir, read) from the model.
 
 Two modes (capabilities.py; the one in use is logged at mount time and shown by
 `rewind status`):
