@@ -150,11 +150,14 @@ class StepRecorder:
     def store(self) -> st.Store:
         return self.manager.store
 
-    def begin(self, working_dir: str, step_id: str, turn_id: str) -> dict[str, Any]:
+    def begin(self, working_dir: str, step_id: str, turn_id: str, reason: str | None = None,
+              trailers: dict[str, str] | None = None) -> dict[str, Any]:
+        """`reason` and `trailers` (agent, session) are for hooks that name what runs next."""
         wd, h16 = _project(working_dir)
         step_id, turn_id = _valid_id(step_id, "step"), _valid_id(turn_id, "turn")
-        result = self.manager.take(str(wd), f"before step {step_id}",
-                                   trailers=_trailers(step_id, turn_id, "before"))
+        result = self.manager.take(str(wd), reason or f"before step {step_id}",
+                                   trailers={**(trailers or {}),
+                                             **_trailers(step_id, turn_id, "before")})
         with steplog.session(self.store.layout, h16) as log:
             discarded = [s.id for s in replay(log.events()).steps.values()
                          if s.status == REVERTED]

@@ -182,6 +182,9 @@ def _print_list(app: App, console, workdir: str, cps: list[dict]) -> None:
         reason = Text(cp["reason"], style="dim" if pre else "")
         for label in cp["labels"]:
             reason.append(f" [{label}]", style="cyan")
+        if cp["trailers"].get("Rewind-Agent"):  # taken by an agent hook (rewindfs.hooks)
+            reason.append(f" ({cp['trailers']['Rewind-Agent']}, turn "
+                          f"{cp['trailers'].get('Rewind-Turn', '?')})", style="magenta")
         row = [Text("  ") + number, Text(cp["short_hash"], style="yellow"),
                Text(human_age(cp["time"]), style="green"), reason, _changes(cp)]
         if mounted:

@@ -96,6 +96,9 @@ def format_report(r: dict[str, Any], full: bool = False) -> list[str]:
         lines.append(f"  labels:   {', '.join(r['labels'])} (pinned: never pruned automatically)")
     if r["step_id"] or r["turn_id"]:
         lines.append(f"  step:     {r['step_id']} of turn {r['turn_id']} ({r['phase']})")
+    if r["trailers"].get("Rewind-Agent"):
+        lines.append(f"  agent:    {r['trailers']['Rewind-Agent']}, session "
+                     f"{r['trailers'].get('Rewind-Session', '?')}")
     files = r["files_changed"]
     lines.append(f"  changes:  {files} file{'s' if files != 1 else ''}, "
                  f"+{r['insertions']}/-{r['deletions']} since the previous checkpoint")

@@ -1,0 +1,102 @@
+"""`rewind hooks install|uninstall|status` and `rewind hook AGENT`: agent hooks (rewindfs.hooks)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from rewindfs.cli.help import examples
+from rewindfs.hooks import hooklog
+from rewindfs.hooks.payloads import AGENTS
+
+AGENT = click.Choice(AGENTS)
+PROJECT = click.option("--project", "project", metavar="DIR", default=None,
+                       help="The project's own config (DIR/.claude, ...) instead of your "
+                            "user-level one.")
+
+
+@click.group(epilog=examples(
+    "rewind hooks install claude-code         # ~/.claude/settings.json",
+    "rewind hooks install codex --project .   # ./.codex/hooks.json",
+    "rewind hooks status",
+    "rewind hooks uninstall gemini",
+))
+def hooks() -> None:
+    """Checkpoint before agents' destructive tool calls: Claude Code, Codex, Gemini CLI,
+    Cursor, OpenCode, Kilo."""
+
+
+@hooks.command(epilog=examples("rewind hooks install claude-code", "rewind hooks install kilo"))
+@click.argument("agent", type=AGENT)
+@PROJECT
+def install(agent: str, project: str | None) -> None:
+    """Add rewindfs's hook to AGENT's config (the rest of the file stays as it is)."""
+    from rewindfs.hooks import install as inst
+    from rewindfs.hooks.agents import spec
+
+    outcome = inst.install(agent, inst.check_project(project))
+    click.echo(f"{agent}: {outcome.message}")
+    note = spec(agent).note
+    if note:
+        click.echo(f"{agent}: {note}")
+
+
+@hooks.command(epilog=examples("rewind hooks uninstall claude-code"))
+@click.argument("agent", type=AGENT)
+@PROJECT
+def uninstall(agent: str, project: str | None) -> None:
+    """Remove exactly what `rewind hooks install AGENT` added."""
+    from rewindfs.hooks import install as inst
+
+    outcome = inst.uninstall(agent, inst.check_project(project))
+    click.echo(f"{agent}: {outcome.message}")
+
+
+@hooks.command(epilog=examples("rewind hooks status", "rewind hooks status --project ."))
+@PROJECT
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def status(project: str | None, as_json: bool) -> None:
+    """Where each agent's hooks are, whether they are active, and the last error."""
+    from rewindfs.hooks import install as inst
+
+    where = inst.check_project(project)
+    log = hooklog.entries()
+    rows = []
+    for agent in AGENTS:
+        s, found, problem = inst.installed(agent, where)
+        mine = [e for e in log if e[1] == agent]
+        errors = [e for e in mine if e[2] in (hooklog.ERROR, hooklog.SKIPPED)]
+        done = [e for e in mine if e[2] == hooklog.INFO]
+        rows.append({"agent": agent, "path": str(s.path), "installed": found,
+                     "active": found and not problem, "problem": problem or None,
+                     "note": s.note if found and s.note else None,
+                     "last_checkpoint": " ".join((done[-1][0], done[-1][3])) if done else None,
+                     "last_error": " ".join((errors[-1][0], errors[-1][3])) if errors else None})
+    if as_json:
+        click.echo(json.dumps({"log": str(hooklog.log_path()), "agents": rows}, indent=2))
+        return
+    for row in rows:
+        state = ("active" if row["active"] else "installed, not active") if row["installed"] \
+            else "not installed"
+        click.echo(f"{row['agent']:<12} {state:<22} {row['path']}")
+        for key, label in (("problem", "problem"), ("note", "note"),
+                           ("last_checkpoint", "last checkpoint"), ("last_error", "last error")):
+            if row[key]:
+                click.echo(f"{'':<12} {label}: {row[key]}")
+    click.echo(f"log: {hooklog.log_path()}")
+
+
+@click.command(epilog=examples(
+    "echo '{...payload...}' | rewind hook claude-code   # what the installed hook runs"))
+@click.argument("agent")
+def hook(agent: str) -> None:
+    """Run AGENT's hook on the JSON payload on stdin (installed hooks call this entry
+    directly: `python -m rewindfs.hooks AGENT`). Always exits 0."""
+    from rewindfs.hooks.entry import main
+
+    sys.exit(main([agent]))
+
+
+COMMANDS = [hooks, hook]

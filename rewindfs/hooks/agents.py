@@ -1,0 +1,99 @@
+"""Where each agent keeps its hooks and what rewindfs adds there (facts from each agent's
+hook docs, checked against the real CLIs in tests/test_hooks_agents.py).
+
+- Claude Code: settings.json `hooks.PreToolUse` (~/.claude, or DIR/.claude), matcher regex.
+- Codex: hooks.json `hooks.PreToolUse` ($CODEX_HOME or ~/.codex, or DIR/.codex); Codex runs
+  a new or changed hook only after the user trusts it in `/hooks`.
+- Gemini CLI: settings.json `hooks.BeforeTool` (+ `BeforeAgent`, which names the turn; its
+  tool payloads carry none); timeouts in milliseconds.
+- Cursor: hooks.json `{"version": 1, "hooks": {"beforeShellExecution", "preToolUse"}}`.
+- OpenCode and Kilo: a JS plugin file in their plugin folder (`tool.execute.before`).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rewindfs.hooks.payloads import AGENTS
+
+HOOK_TIMEOUT_S = 60   # what the agent allows the hook; the hook itself gives up at 20 s
+MARK = "rewindfs.hooks"
+
+
+def hook_command(agent: str, python: str | None = None) -> str:
+    """The command an agent runs: this interpreter straight into the hook's small entry
+    (not the `rewind` click app, whose imports would cost every tool call)."""
+    return f"{shlex.quote(python or sys.executable)} -m {MARK} {agent}"
+
+
+@dataclass(frozen=True)
+class Spec:
+    agent: str
+    path: Path                 # the file rewindfs writes into (or the plugin file)
+    kind: str                  # "json" or "plugin"
+    events: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    top: dict[str, Any] = field(default_factory=dict)   # keys the file needs (Cursor: version)
+    note: str = ""
+
+
+def _home() -> Path:
+    return Path(os.path.expanduser("~"))
+
+
+def _xdg_config() -> Path:
+    return Path(os.environ.get("XDG_CONFIG_HOME") or _home() / ".config")
+
+
+def _claude_like(command: str, matcher: str, timeout: int) -> list[dict[str, Any]]:
+    return [{"matcher": matcher,
+             "hooks": [{"type": "command", "command": command, "timeout": timeout}]}]
+
+
+def spec(agent: str, project: Path | None = None) -> Spec:
+    if agent not in AGENTS:
+        from rewindfs.errors import InvalidInput
+
+        raise InvalidInput(f"unknown agent {agent!r}: one of {', '.join(AGENTS)}")
+    cmd = hook_command(agent)
+    if agent == "claude-code":
+        base = project / ".claude" if project else _home() / ".claude"
+        return Spec(agent, base / "settings.json", "json", {"PreToolUse": _claude_like(
+            cmd, "Bash|Write|Edit|MultiEdit|NotebookEdit", HOOK_TIMEOUT_S)})
+    if agent == "codex":
+        base = project / ".codex" if project else Path(
+            os.environ.get("CODEX_HOME") or _home() / ".codex")
+        return Spec(agent, base / "hooks.json", "json", {"PreToolUse": _claude_like(
+            cmd, "Bash|apply_patch|Edit|Write", HOOK_TIMEOUT_S)},
+            note="Codex runs new hooks only once you trust them: open /hooks in codex")
+    if agent == "gemini":
+        base = project / ".gemini" if project else _home() / ".gemini"
+        hook = {"type": "command", "command": cmd, "name": "rewindfs",
+                "timeout": HOOK_TIMEOUT_S * 1000}
+        return Spec(agent, base / "settings.json", "json", {
+            "BeforeTool": [{"matcher": "run_shell_command|write_file|replace",
+                            "hooks": [hook]}],
+            "BeforeAgent": [{"hooks": [hook]}]})
+    if agent == "cursor":
+        base = project / ".cursor" if project else _home() / ".cursor"
+        return Spec(agent, base / "hooks.json", "json", {
+            "beforeShellExecution": [{"command": cmd, "timeout": HOOK_TIMEOUT_S}],
+            "preToolUse": [{"command": cmd, "matcher": "Write|StrReplace|Edit|Delete",
+                            "timeout": HOOK_TIMEOUT_S}]}, top={"version": 1})
+    folder = {"opencode": "opencode", "kilo": "kilo"}[agent]
+    base = project / f".{folder}" if project else _xdg_config() / folder
+    return Spec(agent, base / "plugin" / "rewindfs.js", "plugin")
+
+
+def is_ours(entry: Any) -> bool:
+    """An entry (at any depth) whose command runs rewindfs's hook."""
+    if isinstance(entry, dict):
+        command = entry.get("command")
+        if isinstance(command, str) and f"-m {MARK} " in command:
+            return True
+        return any(is_ours(h) for h in entry.get("hooks") or [] if isinstance(h, dict))
+    return False

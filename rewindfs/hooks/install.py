@@ -1,0 +1,277 @@
+"""`rewind hooks install|uninstall|status`: rewindfs's entries in each agent's config.
+
+Install merges into the file the agent already has: every other key and hook of the user's
+stays, the file keeps its indentation, mode and final newline, and a second install changes
+nothing. The bytes the file had before are recorded (``rewind-hooks/installed/``), so an
+uninstall of an install nobody touched since puts back exactly those bytes (or removes the
+file and the folders install created); when the user edited the file in between, uninstall
+removes only rewindfs's entries. Writes are atomic (temporary file, then rename).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rewindfs.errors import InvalidInput, Refused
+from rewindfs.hooks import hooklog, plugin
+from rewindfs.hooks.agents import Spec, is_ours, spec
+from rewindfs.store import private
+
+
+@dataclass
+class Outcome:
+    agent: str
+    path: Path
+    changed: bool
+    message: str
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _record_path(path: Path) -> Path:
+    key = _digest(os.fsencode(os.path.abspath(path)))[:24]
+    return hooklog.hooks_dir() / "installed" / f"{key}.json"
+
+
+def _read_record(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(_record_path(path).read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _write_record(path: Path, record: dict[str, Any]) -> None:
+    private.ensure_dir(_record_path(path).parent)
+    private.write_atomic(_record_path(path), json.dumps(record))
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise Refused(f"cannot read {path}: {exc.strerror}") from None
+
+
+def _replace(path: Path, data: bytes, mode: int | None) -> None:
+    """Atomic replace keeping the file's mode (private.write_atomic writes 0600)."""
+    private.write_atomic(path, data.decode("utf-8", "surrogateescape"), errors="surrogateescape")
+    if mode is not None:
+        os.chmod(path, mode)
+
+
+def _missing_dirs(path: Path) -> list[str]:
+    out, folder = [], path.parent
+    while not folder.exists():
+        out.append(str(folder))
+        folder = folder.parent
+    return out
+
+
+# -- JSON files ---------------------------------------------------------------------------
+
+def _parse(path: Path, raw: bytes | None) -> dict[str, Any]:
+    if raw is None or not raw.strip():
+        return {}
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        raise Refused(f"{path} is not valid JSON ({exc}); left as it is") from None
+    if not isinstance(data, dict):
+        raise Refused(f"{path} does not hold a JSON object; left as it is")
+    return data
+
+
+def _style(raw: bytes | None) -> tuple[str | int, bool]:
+    """The file's indentation and whether it ends with a newline (defaults: 2, yes)."""
+    if not raw:
+        return 2, True
+    for line in raw.decode("utf-8", "replace").splitlines()[1:]:
+        stripped = line.lstrip(" \t")
+        if stripped and len(stripped) < len(line):
+            lead = line[: len(line) - len(stripped)]
+            return ("\t" if lead.startswith("\t") else len(lead)), raw.endswith(b"\n")
+    return 2, raw.endswith(b"\n")
+
+
+def _dump(data: dict[str, Any], raw: bytes | None) -> bytes:
+    indent, newline = _style(raw)
+    text = json.dumps(data, indent=indent, ensure_ascii=False)
+    return (text + ("\n" if newline else "")).encode()
+
+
+def _hooks_table(path: Path, data: dict[str, Any]) -> dict[str, Any]:
+    table = data.setdefault("hooks", {})
+    if not isinstance(table, dict):
+        raise Refused(f"{path}: \"hooks\" is not an object; left as it is")
+    return table
+
+
+def _merged(s: Spec, data: dict[str, Any]) -> dict[str, Any]:
+    for key, value in s.top.items():
+        data.setdefault(key, value)
+    table = _hooks_table(s.path, data)
+    for event, entries in s.events.items():
+        current = table.setdefault(event, [])
+        if not isinstance(current, list):
+            raise Refused(f"{s.path}: hooks.{event} is not a list; left as it is")
+        current[:] = [e for e in current if not is_ours(e)] + entries
+    return data
+
+
+def _without_ours(s: Spec, data: dict[str, Any], added: list[str]) -> dict[str, Any]:
+    table = data.get("hooks")
+    if isinstance(table, dict):
+        for event in list(table):
+            if isinstance(table[event], list):
+                table[event] = [e for e in table[event] if not is_ours(e)]
+                if not table[event] and f"hooks.{event}" in added:
+                    del table[event]
+        if not table and "hooks" in added:
+            del data["hooks"]
+    for key in s.top:
+        if key in added and key in data and len(data) == 1:
+            del data[key]
+    return data
+
+
+def _contents(s: Spec, raw: bytes | None) -> tuple[bytes, list[str]]:
+    """The file with rewindfs's hooks in, and the keys it had to add."""
+    if s.kind == "plugin":
+        if raw is not None and plugin.HEADER.encode() not in raw:
+            raise Refused(f"{s.path} exists and is not rewindfs's plugin; left as it is")
+        return plugin.source(s.agent, sys.executable).encode(), []
+    data = _parse(s.path, raw)
+    before = json.loads(json.dumps(data))
+    added = [k for k in s.top if k not in before]
+    if "hooks" not in before:
+        added.append("hooks")
+    table = before.get("hooks") if isinstance(before.get("hooks"), dict) else {}
+    added += [f"hooks.{e}" for e in s.events if e not in table]
+    return _dump(_merged(s, data), raw), added
+
+
+# -- the verbs --------------------------------------------------------------------------
+
+def install(agent: str, project: Path | None = None) -> Outcome:
+    s = spec(agent, project)
+    raw = _read(s.path)
+    new, added = _contents(s, raw)
+    if raw == new:
+        return Outcome(agent, s.path, False, f"already installed in {s.path}")
+    record = _read_record(s.path)
+    if record is None or record.get("written") != (_digest(raw) if raw is not None else None):
+        # First install, or the file changed since ours: what it is now is what uninstall
+        # brings back.
+        original = raw
+        if raw is not None and s.kind == "json" and _installed_in(_parse(s.path, raw)):
+            # Ours already there with no record of the file before: take them out.
+            original = _dump(_without_ours(s, _parse(s.path, raw), []), raw)
+        record = {"path": str(s.path), "created_dirs": _missing_dirs(s.path), "added": added,
+                  "original": None if original is None else
+                  original.decode("utf-8", "surrogateescape")}
+    mode = None
+    if raw is not None:
+        mode = s.path.stat().st_mode & 0o7777
+    for folder in reversed(record["created_dirs"]):
+        os.makedirs(folder, exist_ok=True)
+    record["written"] = _digest(new)
+    _write_record(s.path, record)
+    _replace(s.path, new, mode if mode is not None else 0o644)
+    return Outcome(agent, s.path, True, f"installed in {s.path}")
+
+
+def uninstall(agent: str, project: Path | None = None) -> Outcome:
+    s = spec(agent, project)
+    raw = _read(s.path)
+    record = _read_record(s.path)
+    if raw is None:
+        _forget(s.path)
+        return Outcome(agent, s.path, False, f"not installed ({s.path} does not exist)")
+    if record and record.get("written") == _digest(raw):
+        original = record.get("original")
+        if original is None:
+            s.path.unlink()
+            for folder in record.get("created_dirs") or []:
+                _rmdir_if_empty(Path(folder))
+        else:
+            _replace(s.path, original.encode("utf-8", "surrogateescape"),
+                     s.path.stat().st_mode & 0o7777)
+        _forget(s.path)
+        return Outcome(agent, s.path, True, f"removed from {s.path}")
+    if s.kind == "plugin":
+        if plugin.HEADER.encode() not in raw:
+            return Outcome(agent, s.path, False, f"not installed ({s.path} is not rewindfs's)")
+        s.path.unlink()
+        _forget(s.path)
+        return Outcome(agent, s.path, True, f"removed {s.path}")
+    data = _parse(s.path, raw)
+    if not _installed_in(data):
+        _forget(s.path)
+        return Outcome(agent, s.path, False, f"not installed in {s.path}")
+    added = (record or {}).get("added") or []
+    _replace(s.path, _dump(_without_ours(s, data, added), raw), s.path.stat().st_mode & 0o7777)
+    _forget(s.path)
+    return Outcome(agent, s.path, True, f"removed rewindfs's hooks from {s.path} "
+                                        "(the rest of the file as you left it)")
+
+
+def _forget(path: Path) -> None:
+    try:
+        _record_path(path).unlink()
+    except FileNotFoundError:
+        pass
+
+
+def _rmdir_if_empty(folder: Path) -> None:
+    try:
+        folder.rmdir()
+    except OSError:
+        pass
+
+
+def _installed_in(data: dict[str, Any]) -> bool:
+    table = data.get("hooks")
+    return isinstance(table, dict) and any(
+        is_ours(e) for entries in table.values() if isinstance(entries, list) for e in entries)
+
+
+def installed(agent: str, project: Path | None = None) -> tuple[Spec, bool, str]:
+    """(spec, installed?, problem): problem says why installed hooks would not run."""
+    s = spec(agent, project)
+    raw = _read(s.path)
+    if raw is None:
+        return s, False, ""
+    if s.kind == "plugin":
+        found = plugin.HEADER.encode() in raw
+    else:
+        try:
+            found = _installed_in(_parse(s.path, raw))
+        except Refused as exc:
+            return s, False, str(exc)
+    problem = ""
+    if found and sys.executable.encode() not in raw:
+        problem = "installed by another Python; run `rewind hooks install` again"
+    return s, found, problem
+
+
+def check_project(project: str | None) -> Path | None:
+    if project is None:
+        return None
+    path = Path(project).expanduser().resolve()
+    if not path.is_dir():
+        raise InvalidInput(f"not a directory: {project}")
+    return path
+
+
+__all__ = ["Outcome", "check_project", "install", "installed", "uninstall"]

@@ -1,0 +1,140 @@
+"""Each agent's hook payload, read into one shape: what tool is about to run, where, for which
+session and turn.
+
+Facts (each checked against the real CLI, see tests/test_hooks_agents.py):
+- Claude Code PreToolUse: session_id, prompt_id, cwd, tool_name (Bash, Write, Edit, ...),
+  tool_input.command / tool_input.file_path, tool_use_id.
+- Codex PreToolUse: session_id, turn_id, cwd, tool_name "Bash" for its shell tool (an
+  apply_patch given to the shell arrives as a Bash command), tool_input.command, tool_use_id.
+- Gemini CLI BeforeTool: session_id, cwd, timestamp, tool_name (run_shell_command,
+  write_file, replace), tool_input; no turn id, so BeforeAgent (one per prompt) names the turn.
+- Cursor (documented, not run: its CLI needs Cursor's servers) beforeShellExecution:
+  conversation_id, generation_id, command, cwd, workspace_roots; preToolUse: tool_name,
+  tool_input.
+- OpenCode and Kilo: our plugin's `tool.execute.before` sends tool, sessionID, callID, args,
+  directory and the turn (the last user message it saw).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+AGENTS = ("claude-code", "codex", "gemini", "cursor", "opencode", "kilo")
+
+SHELL, WRITE, TURN, OTHER = "shell", "write", "turn", "other"
+
+# Tool names per agent: the shell tool, and the tools that write files.
+SHELL_TOOLS = {"Bash", "Shell", "run_shell_command", "bash", "shell", "exec_command",
+               "local_shell", "terminal", "run_terminal_cmd"}
+WRITE_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit", "apply_patch", "write_file",
+               "replace", "edit", "write", "multiedit", "patch", "edit_file", "search_replace",
+               "delete_file", "Delete"}
+PATCH_PROGRAMS = ("apply_patch", "applypatch")
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    agent: str
+    kind: str          # SHELL, WRITE, TURN (a new prompt) or OTHER
+    tool: str
+    command: str       # the shell command, or the file the write tool names
+    cwd: str
+    session: str
+    turn: str
+    call: str          # the tool call's id (a step id)
+    answer: str = ""   # what the agent's protocol wants on stdout (Cursor: allow)
+
+
+class Unknown(ValueError):
+    """A payload this agent does not send: logged and ignored."""
+
+
+def parse(agent: str, data: Any) -> ToolCall:
+    if agent not in AGENTS:
+        raise Unknown(f"unknown agent {agent!r} (one of {', '.join(AGENTS)})")
+    if not isinstance(data, dict):
+        raise Unknown(f"{agent}: payload is not a JSON object")
+    return _PARSERS[agent](agent, data)
+
+
+def _text(data: dict[str, Any], *keys: str) -> str:
+    for key in keys:
+        value = data.get(key)
+        if isinstance(value, str) and value:
+            return value
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value)
+    return ""
+
+
+def _tool(agent: str, data: dict[str, Any], tool: str, tool_input: Any, *, cwd: str,
+          session: str, turn: str, call: str, answer: str = "") -> ToolCall:
+    tool_input = tool_input if isinstance(tool_input, dict) else {}
+    command = _text(tool_input, "command", "cmd")
+    if tool in SHELL_TOOLS and command:
+        kind = WRITE if command.lstrip().startswith(PATCH_PROGRAMS) else SHELL
+    elif tool in WRITE_TOOLS:
+        kind = WRITE
+        command = _text(tool_input, "file_path", "filePath", "path", "target_file", "notebook_path")
+    else:
+        kind = OTHER
+    if not cwd:
+        raise Unknown(f"{agent}: payload has no cwd")
+    return ToolCall(agent, kind, tool, command, cwd, session or "unknown",
+                    turn or session or "unknown", call or f"{tool}-{time.time_ns()}", answer)
+
+
+def _claude_or_codex(agent: str, data: dict[str, Any]) -> ToolCall:
+    event = _text(data, "hook_event_name")
+    if event and event != "PreToolUse":
+        raise Unknown(f"{agent}: unexpected event {event!r}")
+    return _tool(agent, data, _text(data, "tool_name"), data.get("tool_input"),
+                 cwd=_text(data, "cwd"), session=_text(data, "session_id"),
+                 turn=_text(data, "prompt_id", "turn_id"), call=_text(data, "tool_use_id"))
+
+
+def _gemini(agent: str, data: dict[str, Any]) -> ToolCall:
+    event = _text(data, "hook_event_name")
+    session, cwd = _text(data, "session_id"), _text(data, "cwd")
+    if event == "BeforeAgent":
+        # A new prompt: its timestamp names the turn the following tool calls belong to.
+        return ToolCall(agent, TURN, "", "", cwd, session or "unknown",
+                        _text(data, "timestamp") or str(time.time_ns()), "")
+    if event and event != "BeforeTool":
+        raise Unknown(f"{agent}: unexpected event {event!r}")
+    return _tool(agent, data, _text(data, "tool_name"), data.get("tool_input"), cwd=cwd,
+                 session=session, turn="", call="")
+
+
+CURSOR_ALLOW = '{"permission": "allow"}'
+
+
+def _cursor(agent: str, data: dict[str, Any]) -> ToolCall:
+    event = _text(data, "hook_event_name")
+    roots = data.get("workspace_roots")
+    root = roots[0] if isinstance(roots, list) and roots and isinstance(roots[0], str) else ""
+    ids = dict(session=_text(data, "conversation_id", "session_id"),
+               turn=_text(data, "generation_id"), answer=CURSOR_ALLOW)
+    if event == "beforeShellExecution" or (not event and "command" in data):
+        return _tool(agent, data, "Shell", {"command": _text(data, "command")},
+                     cwd=_text(data, "cwd") or root, call=_text(data, "tool_use_id"), **ids)
+    if event == "preToolUse":
+        tool_input = data.get("tool_input")
+        cwd = _text(tool_input, "cwd", "working_directory") if isinstance(tool_input, dict) else ""
+        return _tool(agent, data, _text(data, "tool_name"), tool_input,
+                     cwd=cwd or _text(data, "cwd") or root, call=_text(data, "tool_use_id"),
+                     **ids)
+    raise Unknown(f"{agent}: unexpected event {event!r}")
+
+
+def _plugin(agent: str, data: dict[str, Any]) -> ToolCall:
+    # Sent by our own plugin (hooks/plugin.py) from OpenCode's or Kilo's tool.execute.before.
+    return _tool(agent, data, _text(data, "tool"), data.get("args"),
+                 cwd=_text(data, "directory"), session=_text(data, "sessionID"),
+                 turn=_text(data, "turn"), call=_text(data, "callID"))
+
+
+_PARSERS = {"claude-code": _claude_or_codex, "codex": _claude_or_codex, "gemini": _gemini,
+            "cursor": _cursor, "opencode": _plugin, "kilo": _plugin}
