@@ -139,7 +139,7 @@ def _gemini_setup(agent: Agent) -> None:
             "security": {"auth": {"selectedType": "gemini-api-key"}},
             "privacy": {"usageStatisticsEnabled": False},
             "telemetry": {"enabled": False},
-            "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+            "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
         }, indent=2))
 
 

@@ -1,0 +1,87 @@
+"""The hooks with the real agent CLIs from npm, offline (tests/agentsim): a scripted session
+runs a harmless command, writes two files and runs `rm important.txt`; the installed hook
+checkpointed before the first write and before the rm (and not for `ls`), the checkpoints
+name the agent and its turn, `rewind revert TURN` / `rewind redo` and an ordinary
+`rewind restore` bring the file back, and `rewind hooks uninstall` leaves the agent's config
+byte for byte as it was. Cursor's CLI cannot run offline from npm: tests/test_hooks_payloads
+covers its documented payloads."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from agentsim import ModelServer, Say, Shell, Write
+from agentsim.clis import BINARIES, Agent, binary, missing
+
+AGENTS = sorted(BINARIES)
+
+
+def _config_files(home: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(home)): p.read_bytes() for p in sorted(home.rglob("*"))
+            if p.is_file() and any(part in p.parts for part in
+                                   (".claude", ".codex", ".gemini", "opencode", "kilo"))
+            and p.suffix in (".json", ".toml", ".js")}
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_agent_session_checkpointed_by_hook_and_undone(agent: str, tmp_path: Path, home: Path,
+                                                       run_rewind) -> None:
+    if binary(agent) is None:
+        pytest.skip(missing(agent))
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "important.txt").write_text("keep me\n")
+    (project / "package.json").write_text("{}\n")
+    agent_home = tmp_path / "agent-home"
+    moves = [Shell("ls -la"), Write("notes.txt", "one\n"), Write("more.txt", "two\n"),
+             Shell("rm important.txt"), Say("All done.")]
+    with ModelServer(moves, project=str(project)) as srv:
+        session = Agent(agent, agent_home, project, srv)
+        env = {k: v for k, v in session.env().items() if k in (
+            "HOME", "XDG_CONFIG_HOME", "CODEX_HOME")}
+        before = _config_files(agent_home)
+        run_rewind("hooks", "install", agent, env=env, check=True)
+        assert _config_files(agent_home) != before
+        run = session.run("tidy up")
+        log = (f"exit {run.returncode}\n{run.stdout[-2000:]}\n{run.stderr[-3000:]}\n"
+               f"{srv.describe()}\n{(home / 'rewind-hooks' / 'hook.log').read_text()}")
+    assert run.returncode == 0, log
+    assert not (project / "important.txt").exists(), log
+
+    listed = json.loads(run_rewind("list", "--json", cwd=project, check=True).stdout)
+    reasons = [cp["reason"] for cp in listed]
+    # Newest first: the rm's checkpoint, then the one before the turn's first write; the
+    # harmless `ls` and the second write took none.
+    assert len(listed) == 2 and reasons[0] == "before: rm important.txt", (reasons, log)
+    assert reasons[1].startswith("before: ") and "notes.txt" in reasons[1], (reasons, log)
+    trailers = listed[0]["trailers"]
+    assert trailers["Rewind-Agent"] == agent and trailers["Rewind-Turn"], trailers
+    turn = trailers["Rewind-Turn"]
+    assert listed[1]["trailers"]["Rewind-Turn"] == turn   # one prompt, one turn
+    shown = run_rewind("list", cwd=project, check=True).stdout
+    assert f"({agent}, turn {turn})" in shown, shown
+
+    # The turn, as with the Python API: reverted (the rm undone, the writes gone), redone.
+    run_rewind("revert", turn, cwd=project, check=True)
+    assert (project / "important.txt").read_text() == "keep me\n"
+    assert not (project / "notes.txt").exists() and not (project / "more.txt").exists()
+    run_rewind("redo", cwd=project, check=True)
+    assert not (project / "important.txt").exists()
+    assert (project / "notes.txt").read_text() == "one\n"
+
+    # An ordinary restore of the checkpoint the hook took brings the file back (the revert
+    # added checkpoints on top: find it by its reason).
+    listed = json.loads(run_rewind("list", "--json", cwd=project, check=True).stdout)
+    number = next(cp["number"] for cp in listed if cp["reason"] == "before: rm important.txt")
+    run_rewind("restore", str(number), "--yes", cwd=project, check=True)
+    assert (project / "important.txt").read_text() == "keep me\n"
+
+    # Uninstall puts the hook's file back as it was before install and touches nothing else
+    # (the agent itself may have rewritten its own config meanwhile: OpenCode adds $schema).
+    running = _config_files(agent_home)
+    run_rewind("hooks", "uninstall", agent, env=env, check=True)
+    after = _config_files(agent_home)
+    changed = {k for k in set(running) | set(after) if running.get(k) != after.get(k)}
+    assert changed and all(after.get(k) == before.get(k) for k in changed), (changed, log)
