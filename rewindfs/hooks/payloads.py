@@ -18,7 +18,6 @@ Facts (each checked against the real CLI, see tests/test_hooks_agents.py):
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import Any
 
 AGENTS = ("claude-code", "codex", "gemini", "cursor", "opencode", "kilo")
@@ -34,17 +33,20 @@ WRITE_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit", "apply_patch", "wri
 PATCH_PROGRAMS = ("apply_patch", "applypatch")
 
 
-@dataclass(frozen=True)
 class ToolCall:
-    agent: str
-    kind: str          # SHELL, WRITE, TURN (a new prompt) or OTHER
-    tool: str
-    command: str       # the shell command, or the file the write tool names
-    cwd: str
-    session: str
-    turn: str
-    call: str          # the tool call's id (a step id)
-    answer: str = ""   # what the agent's protocol wants on stdout (Cursor: allow)
+    """One tool call about to run (a plain class: dataclasses would cost every hook call
+    the import of inspect)."""
+
+    __slots__ = ("agent", "kind", "tool", "command", "cwd", "session", "turn", "call",
+                 "answer")
+
+    def __init__(self, agent: str, kind: str, tool: str, command: str, cwd: str,
+                 session: str, turn: str, call: str, answer: str = ""):
+        self.agent, self.kind, self.tool = agent, kind, tool   # kind: SHELL, WRITE, TURN, OTHER
+        self.command = command   # the shell command, or the file the write tool names
+        self.cwd, self.session, self.turn = cwd, session, turn
+        self.call = call         # the tool call's id (a step id)
+        self.answer = answer     # what the agent's protocol wants on stdout (Cursor: allow)
 
 
 class Unknown(ValueError):

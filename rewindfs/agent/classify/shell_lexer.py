@@ -8,21 +8,28 @@ to any depth; then cuts the token stream into simple commands.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 
 class ParseError(ValueError):
     """The text is not a complete shell command (an unclosed quote, ``$(`` or heredoc)."""
 
 
-@dataclass
 class Token:
-    kind: str  # "word", "op" (control operator or parenthesis) or "redir"
-    text: str  # a word's value after quote removal, or the operator itself
-    quoted: bool = False  # some part of a word was quoted or escaped
-    fd: str = ""  # a redirect's explicit descriptor, as in 2>
-    subs: list[list[Token]] = field(default_factory=list)  # commands this token runs
-    heredoc: str | None = None  # a << redirect's body
+    """One shell token. A plain class: the classifier runs in every agent hook call, and
+    dataclasses would cost each of them the import of inspect."""
+
+    __slots__ = ("kind", "text", "quoted", "fd", "subs", "heredoc")
+
+    def __init__(self, kind: str, text: str, quoted: bool = False, fd: str = "",
+                 subs: list[list[Token]] | None = None, heredoc: str | None = None) -> None:
+        self.kind = kind  # "word", "op" (control operator or parenthesis) or "redir"
+        self.text = text  # a word's value after quote removal, or the operator itself
+        self.quoted = quoted  # some part of a word was quoted or escaped
+        self.fd = fd  # a redirect's explicit descriptor, as in 2>
+        self.subs: list[list[Token]] = subs if subs is not None else []  # commands it runs
+        self.heredoc = heredoc  # a << redirect's body
+
+    def __repr__(self) -> str:
+        return f"Token({self.kind!r}, {self.text!r})"
 
 
 _METACHARS = frozenset(" \t\n;&|()<>")
@@ -293,12 +300,14 @@ def _backtick_body(text: str, start: int) -> tuple[str, int]:
 # --------------------------------------------------------------------------- commands
 
 
-@dataclass
 class Command:
     """One simple command: its words and its (operator, target word) redirections."""
 
-    words: list[Token] = field(default_factory=list)
-    redirects: list[tuple[Token, Token]] = field(default_factory=list)
+    __slots__ = ("words", "redirects")
+
+    def __init__(self) -> None:
+        self.words: list[Token] = []
+        self.redirects: list[tuple[Token, Token]] = []
 
 
 def split_commands(tokens: list[Token]) -> list[Command]:

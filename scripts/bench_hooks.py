@@ -1,0 +1,88 @@
+"""Agent hook latency (issue 26): `python -m rewindfs.hooks claude-code` on a Claude Code
+PreToolUse payload, against a bare `python -c pass` of the same interpreter, in the same run.
+
+Cases (targets: ratio to the baseline, min and median of the repeats):
+  harmless     `ls -la` (no checkpoint)                                   <= 2x
+  unchanged    `rm -rf build` in a 5,000-file project, nothing changed      <= 5x
+  one-change   `rm -rf build` after one file of 5,000 changed               <= 6x
+
+Each repeat times the baseline and the three cases in alternating order. Not a test: it
+asserts nothing. Check `uptime` first; the machine is shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import benchlib  # noqa: E402
+
+TARGETS = {"harmless": 2.0, "unchanged": 5.0, "one-change": 6.0}
+
+
+def payload(cwd: Path, command: str, n: int) -> bytes:
+    return json.dumps({"session_id": "bench", "prompt_id": "turn-1", "cwd": str(cwd),
+                       "hook_event_name": "PreToolUse", "tool_name": "Bash",
+                       "tool_input": {"command": command}, "tool_use_id": f"t{n}"}).encode()
+
+
+def timed(argv: list[str], data: bytes, env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(argv, input=data, env=env, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--files", type=int, default=5_000)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-hooks-") as tmp:
+        root = Path(tmp)
+        project = benchlib.generate_project(root / "proj", files=args.files,
+                                            total_bytes=20 * benchlib.MiB,
+                                            node_modules_files=200, binary_bytes=0)
+        (project.root / "package.json").write_text("{}\n")
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(root),
+               "HERMES_HOME": str(root / "hermes")}
+        hook = [sys.executable, "-m", "rewindfs.hooks", "claude-code"]
+        # The first checkpoint (the whole tree) is not what a hook usually pays: take it first.
+        subprocess.run(hook, input=payload(project.root, "rm -rf build", 0), env=env, check=True)
+        samples: dict[str, list[float]] = {k: [] for k in ("baseline", *TARGETS)}
+        for n in range(1, args.repeats + 1):
+            cases = [
+                ("baseline", lambda: timed([sys.executable, "-c", "pass"], b"", env)),
+                ("harmless", lambda: timed(hook, payload(project.root, "ls -la", n), env)),
+                ("unchanged", lambda: timed(hook, payload(project.root, "rm -rf build", n),
+                                            env)),
+            ]
+            order = cases if n % 2 else list(reversed(cases))
+            for name, run in order:
+                samples[name].append(run())
+            benchlib.touch_one_file(project, n)   # untimed setup of the one-change case
+            samples["one-change"].append(timed(hook, payload(project.root, "rm -rf build", n),
+                                               env))
+        base_min, base_med = min(samples["baseline"]), statistics.median(samples["baseline"])
+        rows = []
+        for name, values in samples.items():
+            lo, med = min(values), statistics.median(values)
+            target = TARGETS.get(name)
+            rows.append([name, f"{lo * 1000:.1f} ms", f"{med * 1000:.1f} ms",
+                         f"{lo / base_min:.2f}x", f"{med / base_med:.2f}x",
+                         f"<= {target:g}x" if target else "-"])
+        print(f"## hook latency ({args.files:,} files, {args.repeats} repeats, "
+              f"load {os.getloadavg()[0]:.2f})\n")
+        print(benchlib.markdown_table(
+            ["case", "min", "median", "min ratio", "median ratio", "target"], rows))
+
+
+if __name__ == "__main__":
+    main()
