@@ -6,8 +6,10 @@ Cases (targets: ratio to the baseline, min and median of the repeats):
   unchanged    `rm -rf build` in a 5,000-file project, nothing changed      <= 5x
   one-change   `rm -rf build` after one file of 5,000 changed               <= 6x
 
-Each repeat times the baseline and the three cases in alternating order. Not a test: it
-asserts nothing. Check `uptime` first; the machine is shared.
+Each repeat times the baseline and the three cases in alternating order. Wall time is
+what an agent waits; CPU time (user + system of the child) is printed too because on a
+loaded shared machine it moves much less than wall time. Not a test: it asserts nothing.
+Check `uptime` first.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -34,10 +37,14 @@ def payload(cwd: Path, command: str, n: int) -> bytes:
                        "tool_input": {"command": command}, "tool_use_id": f"t{n}"}).encode()
 
 
-def timed(argv: list[str], data: bytes, env: dict[str, str]) -> float:
+def timed(argv: list[str], data: bytes, env: dict[str, str]) -> tuple[float, float]:
+    """(wall, cpu) seconds of one run."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(argv, input=data, env=env, check=True, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main() -> None:
@@ -56,32 +63,35 @@ def main() -> None:
         hook = [sys.executable, "-m", "rewindfs.hooks", "claude-code"]
         # The first checkpoint (the whole tree) is not what a hook usually pays: take it first.
         subprocess.run(hook, input=payload(project.root, "rm -rf build", 0), env=env, check=True)
-        samples: dict[str, list[float]] = {k: [] for k in ("baseline", *TARGETS)}
+        samples: dict[str, list[tuple[float, float]]] = {k: [] for k in ("baseline", *TARGETS)}
+        runs = {
+            "baseline": lambda n: timed([sys.executable, "-c", "pass"], b"", env),
+            "harmless": lambda n: timed(hook, payload(project.root, "ls -la", n), env),
+            "unchanged": lambda n: timed(hook, payload(project.root, "rm -rf build", n), env),
+        }
         for n in range(1, args.repeats + 1):
-            cases = [
-                ("baseline", lambda: timed([sys.executable, "-c", "pass"], b"", env)),
-                ("harmless", lambda: timed(hook, payload(project.root, "ls -la", n), env)),
-                ("unchanged", lambda: timed(hook, payload(project.root, "rm -rf build", n),
-                                            env)),
-            ]
-            order = cases if n % 2 else list(reversed(cases))
-            for name, run in order:
-                samples[name].append(run())
+            for name in (runs if n % 2 else reversed(runs)):
+                samples[name].append(runs[name](n))
             benchlib.touch_one_file(project, n)   # untimed setup of the one-change case
             samples["one-change"].append(timed(hook, payload(project.root, "rm -rf build", n),
                                                env))
-        base_min, base_med = min(samples["baseline"]), statistics.median(samples["baseline"])
-        rows = []
-        for name, values in samples.items():
-            lo, med = min(values), statistics.median(values)
-            target = TARGETS.get(name)
-            rows.append([name, f"{lo * 1000:.1f} ms", f"{med * 1000:.1f} ms",
-                         f"{lo / base_min:.2f}x", f"{med / base_med:.2f}x",
-                         f"<= {target:g}x" if target else "-"])
         print(f"## hook latency ({args.files:,} files, {args.repeats} repeats, "
               f"load {os.getloadavg()[0]:.2f})\n")
-        print(benchlib.markdown_table(
-            ["case", "min", "median", "min ratio", "median ratio", "target"], rows))
+        for which, label in ((0, "wall"), (1, "cpu")):
+            base = [s[which] for s in samples["baseline"]]
+            base_min, base_med = min(base), statistics.median(base)
+            rows = []
+            for name, pairs in samples.items():
+                values = [s[which] for s in pairs]
+                lo, med = min(values), statistics.median(values)
+                target = TARGETS.get(name)
+                rows.append([name, f"{lo * 1000:.1f} ms", f"{med * 1000:.1f} ms",
+                             f"{lo / base_min:.2f}x", f"{med / base_med:.2f}x",
+                             f"<= {target:g}x" if target else "-"])
+            print(f"{label} time:\n")
+            print(benchlib.markdown_table(
+                ["case", "min", "median", "min ratio", "median ratio", "target"], rows))
+            print()
 
 
 if __name__ == "__main__":

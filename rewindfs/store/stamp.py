@@ -1,0 +1,143 @@
+"""A checkpoint's stat stamp: "nothing changed since the newest checkpoint", decided from
+file and directory metadata alone, without opening the repository (no pygit2, no libgit2).
+
+After a checkpoint, `record` keeps, for every file the checkpoint holds, its size, mtime,
+ctime, inode and mode, and for every directory of the project the mtime and inode, in
+``store/stamps/<h16>.json`` (0600), with the commit and tree it describes. `unchanged` says
+the working tree still is that checkpoint when all of these hold:
+
+- the project's ref still names that commit (read from the ref files, as git stores them);
+- every file has the same metadata (an edit, a chmod, a replace or a delete shows in one);
+- every directory has the same mtime (a file or directory created, removed or renamed in it
+  moves it), so nothing new appeared anywhere, ignored or not;
+- the capture settings are the same (the caller's `key`: size cap, excludes, ...).
+
+It errs one way only: any doubt (a file or directory touched around the time of the
+checkpoint, whose metadata cannot tell a later write apart: git's "racily clean" problem,
+made worse by the kernel's coarse file-time clock) leaves no stamp, and the caller takes
+the checkpoint the ordinary way. Used by the agent hooks (rewindfs.hooks) so a destructive
+command with nothing to protect costs no repository access, and fit for any other fast
+"nothing to do" path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections.abc import Iterable
+from pathlib import Path
+
+VERSION = 1
+# A file whose mtime or ctime is this close to (or after) the start of the capture may have
+# changed after the capture read it without its metadata showing it: no stamp then. Covers
+# the kernel's coarse timestamp clock (one tick, at most 10 ms at HZ=100) with room to spare.
+RACY_NS = 100_000_000
+SKIPPED_DIRS = frozenset({b".git"})  # never captured (store.ignore.ALWAYS_EXCLUDED)
+
+
+def path_of(store: Path, h16: str) -> Path:
+    return store / "stamps" / f"{h16}.json"
+
+
+def forget(store: Path, h16: str) -> None:
+    try:
+        os.unlink(path_of(store, h16))
+    except FileNotFoundError:
+        pass
+
+
+def _file_meta(st: os.stat_result) -> list[int]:
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode]
+
+
+def _dirs(root: bytes) -> Iterable[tuple[bytes, os.stat_result]]:
+    """Every directory under `root` (itself included), not following symlinks."""
+    pending = [b""]
+    while pending:
+        rel = pending.pop()
+        path = os.path.join(root, rel) if rel else root
+        yield rel, os.lstat(path)
+        with os.scandir(path) as it:
+            for entry in it:
+                if entry.is_dir(follow_symlinks=False) and entry.name not in SKIPPED_DIRS:
+                    pending.append(os.path.join(rel, entry.name) if rel else entry.name)
+
+
+def record(store: Path, h16: str, workdir: Path, commit: str, tree: str,
+           files: Iterable[bytes], started_ns: int, key: str) -> bool:
+    """Write the stamp of checkpoint `commit` (whose tree holds `files`, project-relative
+    paths), captured from `started_ns` on. False (and no stamp) when in doubt."""
+    from rewindfs.store.private import ensure_dir, write_atomic
+
+    forget(store, h16)
+    root = os.fsencode(workdir)
+    limit = started_ns - RACY_NS
+    try:
+        metas = {}
+        for rel in files:
+            st = os.lstat(os.path.join(root, rel))
+            if st.st_mtime_ns >= limit or st.st_ctime_ns >= limit:
+                return False
+            metas[os.fsdecode(rel)] = _file_meta(st)
+        dirs = {}
+        for rel, st in _dirs(root):
+            if st.st_mtime_ns >= limit or st.st_ctime_ns >= limit:
+                return False
+            dirs[os.fsdecode(rel)] = [st.st_mtime_ns, st.st_ino]
+    except OSError:
+        return False
+    data = {"version": VERSION, "workdir": os.fsdecode(root), "commit": commit, "tree": tree,
+            "key": key, "files": metas, "dirs": dirs}
+    ensure_dir(path_of(store, h16).parent)
+    # ensure_ascii keeps names that are not UTF-8 (surrogate escapes) representable.
+    write_atomic(path_of(store, h16), json.dumps(data, separators=(",", ":")))
+    return True
+
+
+def tip(store: Path, h16: str) -> str | None:
+    """The commit refs/hermes/<h16> names, read as git keeps it (loose file, else
+    packed-refs); None when there is none or it cannot be read."""
+    name = f"refs/hermes/{h16}"
+    try:
+        with open(store / name, "rb") as fh:
+            return fh.read(100).strip().decode("ascii")
+    except FileNotFoundError:
+        pass
+    except (OSError, UnicodeDecodeError):
+        return None
+    try:
+        with open(store / "packed-refs", "rb") as fh:
+            suffix = b" " + name.encode() + b"\n"
+            for line in fh:
+                if line.endswith(suffix):
+                    return line.split(b" ", 1)[0].decode("ascii")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return None
+
+
+def unchanged(store: Path, h16: str, workdir: Path, key: str) -> tuple[str, str] | None:
+    """(commit, tree) of the newest checkpoint when the working tree provably still is it,
+    else None (not provable: take the checkpoint the ordinary way)."""
+    try:
+        with open(path_of(store, h16), "rb") as fh:
+            data = json.loads(fh.read())
+    except (OSError, ValueError):
+        return None
+    root = os.fsencode(workdir)
+    try:
+        if (data["version"] != VERSION or data["key"] != key
+                or data["workdir"] != os.fsdecode(root)
+                or tip(store, h16) != data["commit"]):
+            return None
+        for rel, (mtime, ino) in data["dirs"].items():
+            st = os.lstat(os.path.join(root, os.fsencode(rel)) if rel else root)
+            if st.st_mtime_ns != mtime or st.st_ino != ino or not stat.S_ISDIR(st.st_mode):
+                return None
+        for rel, meta in data["files"].items():
+            if _file_meta(os.lstat(os.path.join(root, os.fsencode(rel)))) != meta:
+                return None
+    except (OSError, KeyError, TypeError, ValueError):
+        return None
+    return data["commit"], data["tree"]
