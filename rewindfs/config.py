@@ -105,7 +105,9 @@ OTHER_ENV = {"REWIND_PAGER", "REWIND_PROGRESS_DELAY",
              # scripts/setup keeping PyPI's pygit2 (docs/damaged-stores.md)
              "REWIND_LOOSE_GUARD", "REWIND_STALL_SECONDS", "REWIND_STOCK_PYGIT2",
              # scripts/setup and scripts/install_agents: the agent CLIs of the tests
-             "REWIND_SKIP_AGENTS", "REWIND_AGENTS_CACHE"}
+             "REWIND_SKIP_AGENTS", "REWIND_AGENTS_CACHE",
+             # the agent hooks' deadline (rewindfs.hooks.entry)
+             "REWIND_HOOK_TIMEOUT"}
 
 
 @dataclass(frozen=True)

@@ -28,13 +28,13 @@ from typing import Any, Protocol
 
 from rewindfs import restore as restore_mod
 from rewindfs import store as st
-from rewindfs.errors import InvalidInput, NotFound
+from rewindfs.agent.stepbegin import append_begin, valid_id
+from rewindfs.errors import NotFound
 from rewindfs.store.history import compose, load, steplog, trees
 from rewindfs.store.objects import writers
 
 OPEN, DONE, REVERTED, DISCARDED = "open", "done", "reverted", "discarded"
 STEP_TRAILER, TURN_TRAILER, PHASE_TRAILER = "Rewind-Step", "Rewind-Turn", "Rewind-Phase"
-MAX_ID = 200
 
 
 @dataclass
@@ -154,15 +154,14 @@ class StepRecorder:
               trailers: dict[str, str] | None = None) -> dict[str, Any]:
         """`reason` and `trailers` (agent, session) are for hooks that name what runs next."""
         wd, h16 = _project(working_dir)
-        step_id, turn_id = _valid_id(step_id, "step"), _valid_id(turn_id, "turn")
+        step_id, turn_id = valid_id(step_id, "step"), valid_id(turn_id, "turn")
         result = self.manager.take(str(wd), reason or f"before step {step_id}",
                                    trailers={**(trailers or {}),
                                              **_trailers(step_id, turn_id, "before")})
         with steplog.session(self.store.layout, h16) as log:
             discarded = [s.id for s in replay(log.events()).steps.values()
                          if s.status == REVERTED]
-            log.append({"event": "begin", "step": step_id, "turn": turn_id, "time": time.time(),
-                        "tree": result.tree, "commit": result.commit})
+            append_begin(log, step_id, turn_id, result.tree, result.commit)
         return {"success": True, "step_id": step_id, "turn_id": turn_id, "taken": result.taken,
                 "hash": result.commit, "discarded_steps": discarded}
 
@@ -293,13 +292,6 @@ def _project(working_dir: str) -> tuple[Path, str]:
     if not wd.is_dir():
         raise NotFound(f"working directory not found: {wd}")
     return wd, st.project_hash(wd)
-
-
-def _valid_id(value: Any, what: str) -> str:
-    text = str(value) if isinstance(value, str | int) else ""
-    if not text.strip() or len(text) > MAX_ID or any(ord(ch) < 32 for ch in text):
-        raise InvalidInput(f"invalid {what} id {value!r}: 1-{MAX_ID} printable characters")
-    return text
 
 
 def _trailers(step_id: str, turn_id: str, phase: str) -> dict[str, str]:

@@ -3,16 +3,22 @@
 It goes through the agent layer's steps (`begin`), so `rewind revert TURN` and `rewind redo`
 work on hook turns exactly as on the Python API's, and the checkpoint's trailers say which
 agent and session it protects. A checkpoint whose files are as the newest one has them
-writes nothing (the step is still logged against the newest checkpoint).
+writes nothing (the step is still logged against the newest checkpoint). Afterwards it
+leaves a store.stamp, so the next hook call with nothing changed (hooks.fast) needs no
+repository at all.
 """
 
 from __future__ import annotations
 
+import time
+from pathlib import Path
 from typing import Any
 
 from rewindfs import config
 from rewindfs.agent.manager import CheckpointManager
+from rewindfs.hooks.fast import settings_key
 from rewindfs.hooks.payloads import ToolCall
+from rewindfs.store import stamp, trees
 
 AGENT_TRAILER, SESSION_TRAILER = "Rewind-Agent", "Rewind-Session"
 
@@ -25,8 +31,14 @@ def take(call: ToolCall, reason: str, turn: str) -> dict[str, Any]:
         base=settings.base, max_files=settings.max_files,
         extra_excludes=settings.extra_excludes)
     workdir = manager.get_working_dir_for_path(call.cwd)
+    started = time.time_ns()
     result = manager.steps.begin(
         workdir, f"{call.agent}:{call.call}", turn, reason=reason,
         trailers={AGENT_TRAILER: call.agent, SESSION_TRAILER: call.session})
+    taken = manager.last_result
+    if taken is not None and taken.commit and taken.tree:
+        files = (entry.path for entry in trees.walk_entries(manager.store.repo, taken.tree))
+        stamp.record(manager.layout.store, taken.project, Path(workdir), taken.commit,
+                     taken.tree, files, started, settings_key(Path(workdir)))
     manager.maybe_auto_prune()
     return {**result, "directory": workdir}

@@ -97,9 +97,17 @@ def _with_deadline(call: payloads.ToolCall, reason: str, turn: str, answer: str)
     timer.daemon = True
     timer.start()
     try:
-        from rewindfs.hooks import checkpoint
+        outcome = None
+        root = state.root_of(call.agent, call.session, call.cwd)
+        if root:   # known project: nothing changed since its newest checkpoint?
+            from rewindfs.hooks import fast
 
-        outcome = checkpoint.take(call, reason, turn)
+            outcome = fast.unchanged_step(root, f"{call.agent}:{call.call}", turn)
+        if outcome is None:
+            from rewindfs.hooks import checkpoint
+
+            outcome = checkpoint.take(call, reason, turn)
+            state.remember_root(call.agent, call.session, call.cwd, outcome["directory"])
     finally:
         timer.cancel()
     took = time.monotonic() - started

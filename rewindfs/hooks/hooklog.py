@@ -18,9 +18,14 @@ MAX_LOG_BYTES = 1024 * 1024   # then the log moves to hook.log.1 (one old genera
 ERROR, SKIPPED, INFO = "error", "skipped", "info"
 
 
-def hooks_dir() -> Path:
+def hermes_home() -> Path:
+    """As store.layout.default_home, without importing the store."""
     home = os.environ.get("HERMES_HOME") or os.path.join(os.path.expanduser("~"), ".hermes")
-    return Path(home).expanduser() / "rewind-hooks"
+    return Path(home).expanduser()
+
+
+def hooks_dir() -> Path:
+    return hermes_home() / "rewind-hooks"
 
 
 def log_path() -> Path:

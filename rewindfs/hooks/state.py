@@ -1,5 +1,6 @@
-"""Per-session memory of the hooks: Gemini CLI's current turn (its tool payloads carry none)
-and the turns in which a file-writing tool already had its checkpoint (once per turn).
+"""Per-session memory of the hooks: Gemini CLI's current turn (its tool payloads carry none),
+the turns in which a file-writing tool already had its checkpoint (once per turn), and the
+project root of each cwd seen (so the no-change path needs no project registry).
 
 One small JSON file per agent session under ``rewind-hooks/sessions/``; read cheaply on every
 call, written atomically and only when something changed.
@@ -16,6 +17,7 @@ from typing import Any
 from rewindfs.hooks import hooklog
 
 KEEP_WRITTEN = 64   # turns remembered per session
+KEEP_ROOTS = 32
 
 
 def _path(agent: str, session: str) -> Path:
@@ -62,4 +64,21 @@ def mark_written(agent: str, session: str, key: str) -> None:
     data = load(agent, session)
     keys = [k for k in data.get("written") or [] if isinstance(k, str) and k != key]
     data["written"] = [*keys, key][-KEEP_WRITTEN:]
+    save(agent, session, data)
+
+
+def root_of(agent: str, session: str, cwd: str) -> str:
+    roots = load(agent, session).get("roots")
+    value = roots.get(cwd) if isinstance(roots, dict) else None
+    return value if isinstance(value, str) else ""
+
+
+def remember_root(agent: str, session: str, cwd: str, root: str) -> None:
+    data = load(agent, session)
+    roots = data.get("roots") if isinstance(data.get("roots"), dict) else {}
+    if roots.get(cwd) == root:
+        return
+    roots.pop(cwd, None)
+    roots[cwd] = root
+    data["roots"] = dict(list(roots.items())[-KEEP_ROOTS:])
     save(agent, session, data)

@@ -1,0 +1,48 @@
+"""The hooks' path with nothing to checkpoint: when store.stamp proves the project is still
+its newest checkpoint, the agent's step is logged as beginning there, without opening the
+repository. The project root comes from the session's memory (state), set by the full path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+from rewindfs.hooks import hooklog
+
+
+def settings_key(root: Path) -> str:
+    """What, besides the files, decides what a checkpoint holds: REWIND_* settings, the
+    Hermes config file and the project's .git/info/exclude (by metadata: no YAML parsing)."""
+    parts = [f"{k}={v}" for k, v in sorted(os.environ.items()) if k.startswith("REWIND_")]
+    for path in (hooklog.hermes_home() / "config.yaml", root / ".git" / "info" / "exclude"):
+        try:
+            st = os.stat(path)
+            parts.append(f"{path}:{st.st_size}:{st.st_mtime_ns}:{st.st_ino}")
+        except OSError:
+            parts.append(f"{path}:-")
+    return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
+def store_dir() -> Path:
+    return hooklog.hermes_home() / "checkpoints" / "store"
+
+
+def unchanged_step(root: str, step_id: str, turn: str) -> dict[str, Any] | None:
+    """Log the step against the newest checkpoint if nothing changed since it; else None."""
+    from rewindfs.agent.stepbegin import append_begin, valid_id
+    from rewindfs.store import stamp, steplog
+    from rewindfs.store.layout import Layout, project_hash
+
+    workdir = Path(root)
+    h16 = project_hash(workdir)
+    found = stamp.unchanged(store_dir(), h16, workdir, settings_key(workdir))
+    if found is None:
+        return None
+    commit, tree = found
+    step_id, turn = valid_id(step_id, "step"), valid_id(turn, "turn")
+    with steplog.session(Layout(store_dir().parent), h16) as log:
+        append_begin(log, step_id, turn, tree, commit)
+    return {"taken": False, "hash": commit, "directory": root}
