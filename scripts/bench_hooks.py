@@ -47,6 +47,13 @@ def timed(argv: list[str], data: bytes, env: dict[str, str]) -> tuple[float, flo
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+def wait_for_stamp(hermes: Path, timeout: float = 10.0) -> None:
+    stamps = hermes / "checkpoints" / "store" / "stamps"
+    end = time.monotonic() + timeout
+    while time.monotonic() < end and not any(stamps.glob("*.json")):
+        time.sleep(0.01)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=15)
@@ -70,13 +77,21 @@ def main() -> None:
             "unchanged": lambda n: timed(hook, payload(project.root, "rm -rf build", n), env),
         }
         for n in range(1, args.repeats + 1):
+            # The no-change case is the one store.stamp serves: a checkpoint taken (its
+            # files older than stamp.RACY_NS), its stamp written (in the background).
+            runs["unchanged"](0)
+            wait_for_stamp(root / "hermes")
             for name in (runs if n % 2 else reversed(runs)):
                 samples[name].append(runs[name](n))
             benchlib.touch_one_file(project, n)   # untimed setup of the one-change case
             samples["one-change"].append(timed(hook, payload(project.root, "rm -rf build", n),
                                                env))
+        log = (root / "hermes" / "rewind-hooks" / "hook.log").read_text()
+        served = log.count("nothing changed (stamp)")
         print(f"## hook latency ({args.files:,} files, {args.repeats} repeats, "
               f"load {os.getloadavg()[0]:.2f})\n")
+        print(f"no-change calls the stamp answered (no repository opened): {served} "
+              f"of {2 * args.repeats}\n")
         for which, label in ((0, "wall"), (1, "cpu")):
             base = [s[which] for s in samples["baseline"]]
             base_min, base_med = min(base), statistics.median(base)

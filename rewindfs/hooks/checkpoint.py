@@ -10,6 +10,7 @@ repository at all.
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from rewindfs import config
 from rewindfs.agent.manager import CheckpointManager
 from rewindfs.hooks.fast import settings_key
 from rewindfs.hooks.payloads import ToolCall
-from rewindfs.store import stamp, trees
+from rewindfs.store import stamp
 
 AGENT_TRAILER, SESSION_TRAILER = "Rewind-Agent", "Rewind-Session"
 
@@ -36,9 +37,35 @@ def take(call: ToolCall, reason: str, turn: str) -> dict[str, Any]:
         workdir, f"{call.agent}:{call.call}", turn, reason=reason,
         trailers={AGENT_TRAILER: call.agent, SESSION_TRAILER: call.session})
     taken = manager.last_result
-    if taken is not None and taken.commit and taken.tree:
-        files = (entry.path for entry in trees.walk_entries(manager.store.repo, taken.tree))
-        stamp.record(manager.layout.store, taken.project, Path(workdir), taken.commit,
-                     taken.tree, files, started, settings_key(Path(workdir)))
     manager.maybe_auto_prune()
+    if taken is not None and taken.commit and taken.tree:
+        key = settings_key(Path(workdir))
+        in_background(lambda: stamp.record(manager.layout.store, taken.project, Path(workdir),
+                                           taken.commit, taken.tree, started, key))
     return {**result, "directory": workdir}
+
+
+def in_background(work) -> None:
+    """Run `work` in a detached child, so the agent does not wait for it.
+
+    Safe for the stamp: it judges every file by metadata against the time the capture
+    started, so whatever the agent changes meanwhile (the very command this hook ran
+    before) leaves no stamp rather than a wrong one. The child holds none of the agent's
+    pipes (the agent waits for those to close) and leaves the hook's session.
+    """
+    try:
+        pid = os.fork()
+    except OSError:
+        return
+    if pid:
+        return
+    try:
+        os.setsid()
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        work()
+    except BaseException:  # noqa: BLE001 - a child with no one to tell
+        pass
+    finally:
+        os._exit(0)

@@ -111,7 +111,9 @@ def _with_deadline(call: payloads.ToolCall, reason: str, turn: str, answer: str)
     finally:
         timer.cancel()
     took = time.monotonic() - started
-    what = "checkpoint" if outcome.get("taken") else "unchanged since the last checkpoint"
+    what = ("checkpoint" if outcome.get("taken") else
+            "nothing changed (stamp) since the last checkpoint" if outcome.get("stamp") else
+            "unchanged since the last checkpoint")
     hooklog.write(call.agent, hooklog.INFO,
                   f"{what} of {outcome.get('directory')} ({reason}; turn {turn}; "
                   f"{took:.2f}s)")

@@ -45,4 +45,4 @@ def unchanged_step(root: str, step_id: str, turn: str) -> dict[str, Any] | None:
     step_id, turn = valid_id(step_id, "step"), valid_id(turn, "turn")
     with steplog.session(Layout(store_dir().parent), h16) as log:
         append_begin(log, step_id, turn, tree, commit)
-    return {"taken": False, "hash": commit, "directory": root}
+    return {"taken": False, "hash": commit, "directory": root, "stamp": True}

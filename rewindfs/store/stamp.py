@@ -1,16 +1,21 @@
 """A checkpoint's stat stamp: "nothing changed since the newest checkpoint", decided from
 file and directory metadata alone, without opening the repository (no pygit2, no libgit2).
 
-After a checkpoint, `record` keeps, for every file the checkpoint holds, its size, mtime,
-ctime, inode and mode, and for every directory of the project the mtime and inode, in
+After a checkpoint, `record` keeps the size, mtime, ctime, inode and mode of every file in
+the project (ignored ones too: it knows no ignore rules, and needs none, since it only
+claims that *nothing at all* changed) and the mtime and inode of every directory, in
 ``store/stamps/<h16>.json`` (0600), with the commit and tree it describes. `unchanged` says
 the working tree still is that checkpoint when all of these hold:
 
 - the project's ref still names that commit (read from the ref files, as git stores them);
 - every file has the same metadata (an edit, a chmod, a replace or a delete shows in one);
 - every directory has the same mtime (a file or directory created, removed or renamed in it
-  moves it), so nothing new appeared anywhere, ignored or not;
+  moves it), so nothing new appeared anywhere;
 - the capture settings are the same (the caller's `key`: size cap, excludes, ...).
+
+Only `.git` directories are left out (never captured). Recording may run after the
+checkpoint's caller has moved on (the hooks do it in a detached child): whatever changes
+from the capture's start on shows in ctime, so it leaves no stamp rather than a wrong one.
 
 It errs one way only: any doubt (a file or directory touched around the time of the
 checkpoint, whose metadata cannot tell a later write apart: git's "racily clean" problem,
@@ -51,44 +56,46 @@ def _file_meta(st: os.stat_result) -> list[int]:
     return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode]
 
 
-def _dirs(root: bytes) -> Iterable[tuple[bytes, os.stat_result]]:
-    """Every directory under `root` (itself included), not following symlinks."""
+def _walk(root: bytes) -> Iterable[tuple[bytes, os.stat_result, bool]]:
+    """(relative path, lstat, is a directory) of everything under `root`, itself first;
+    symlinks are not followed."""
     pending = [b""]
     while pending:
         rel = pending.pop()
         path = os.path.join(root, rel) if rel else root
-        yield rel, os.lstat(path)
+        yield rel, os.lstat(path), True
         with os.scandir(path) as it:
             for entry in it:
-                if entry.is_dir(follow_symlinks=False) and entry.name not in SKIPPED_DIRS:
-                    pending.append(os.path.join(rel, entry.name) if rel else entry.name)
+                name = os.path.join(rel, entry.name) if rel else entry.name
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name not in SKIPPED_DIRS:
+                        pending.append(name)
+                else:
+                    yield name, entry.stat(follow_symlinks=False), False
 
 
-def record(store: Path, h16: str, workdir: Path, commit: str, tree: str,
-           files: Iterable[bytes], started_ns: int, key: str) -> bool:
-    """Write the stamp of checkpoint `commit` (whose tree holds `files`, project-relative
-    paths), captured from `started_ns` on. False (and no stamp) when in doubt."""
+def record(store: Path, h16: str, workdir: Path, commit: str, tree: str, started_ns: int,
+           key: str) -> bool:
+    """Write the stamp of checkpoint `commit` of `workdir`, whose capture started at
+    `started_ns` (time.time_ns()). False (and no stamp) when in doubt."""
     from rewindfs.store.private import ensure_dir, write_atomic
 
     forget(store, h16)
     root = os.fsencode(workdir)
     limit = started_ns - RACY_NS
+    files, dirs = {}, {}
     try:
-        metas = {}
-        for rel in files:
-            st = os.lstat(os.path.join(root, rel))
+        for rel, st, is_dir in _walk(root):
             if st.st_mtime_ns >= limit or st.st_ctime_ns >= limit:
                 return False
-            metas[os.fsdecode(rel)] = _file_meta(st)
-        dirs = {}
-        for rel, st in _dirs(root):
-            if st.st_mtime_ns >= limit or st.st_ctime_ns >= limit:
-                return False
-            dirs[os.fsdecode(rel)] = [st.st_mtime_ns, st.st_ino]
+            if is_dir:
+                dirs[os.fsdecode(rel)] = [st.st_mtime_ns, st.st_ino]
+            else:
+                files[os.fsdecode(rel)] = _file_meta(st)
     except OSError:
         return False
     data = {"version": VERSION, "workdir": os.fsdecode(root), "commit": commit, "tree": tree,
-            "key": key, "files": metas, "dirs": dirs}
+            "key": key, "files": files, "dirs": dirs}
     ensure_dir(path_of(store, h16).parent)
     # ensure_ascii keeps names that are not UTF-8 (surrogate escapes) representable.
     write_atomic(path_of(store, h16), json.dumps(data, separators=(",", ":")))
