@@ -99,3 +99,25 @@ def test_damaged_or_missing_stamp_is_no_answer(taken) -> None:
     assert taken() is None
     stamp.forget(taken.store, taken.h16)
     assert taken() is None
+
+
+@pytest.mark.parametrize("change,paths", [
+    (lambda p: (p / "README.md").write_text("# other\n"), [b"README.md"]),
+    (lambda p: (p / "src" / "pkg" / "new.py").write_text(""), [b"src/pkg/new.py"]),
+    (lambda p: (p / "empty" / "sub").mkdir(), [b"empty/sub"]),
+    (lambda p: os.unlink(p / "docs" / "guide.txt"), [b"docs/guide.txt"]),
+    (lambda p: os.rename(p / "docs" / "guide.txt", p / "docs" / "g2.txt"),
+     [b"docs/g2.txt", b"docs/guide.txt"]),
+    (lambda p: os.rmdir(p / "empty"), [b"empty"]),
+], ids=["edit", "new-file", "new-dir", "delete", "rename", "rmdir"])
+def test_changes_names_what_changed(change, paths, taken, project: Path) -> None:
+    change(project)
+    found = stamp.changes(taken.store, taken.h16, project, KEY)
+    assert found == (taken.result.commit, taken.result.tree, paths)
+
+
+def test_changes_gives_up_past_most(taken, project: Path) -> None:
+    for n in range(5):
+        (project / f"new{n}.txt").write_text("x")
+    assert stamp.changes(taken.store, taken.h16, project, KEY, most=4) is None
+    assert len(stamp.changes(taken.store, taken.h16, project, KEY, most=5)[2]) == 5

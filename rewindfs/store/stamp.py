@@ -124,27 +124,61 @@ def tip(store: Path, h16: str) -> str | None:
     return None
 
 
-def unchanged(store: Path, h16: str, workdir: Path, key: str) -> tuple[str, str] | None:
-    """(commit, tree) of the newest checkpoint when the working tree provably still is it,
-    else None (not provable: take the checkpoint the ordinary way)."""
+def changes(store: Path, h16: str, workdir: Path, key: str, most: int = 1000
+            ) -> tuple[str, str, list[bytes]] | None:
+    """(commit, tree, paths) for the newest checkpoint and what changed since it: files
+    whose metadata moved or that are gone, new names in directories whose mtime moved, and
+    directories that are gone (project-relative, for a capture of those paths only). None
+    when that is not provable, or more than `most` paths changed: capture everything."""
     try:
         with open(path_of(store, h16), "rb") as fh:
             data = json.loads(fh.read())
     except (OSError, ValueError):
         return None
     root = os.fsencode(workdir)
+    found: list[bytes] = []
     try:
         if (data["version"] != VERSION or data["key"] != key
                 or data["workdir"] != os.fsdecode(root)
                 or tip(store, h16) != data["commit"]):
             return None
-        for rel, (mtime, ino) in data["dirs"].items():
-            st = os.lstat(os.path.join(root, os.fsencode(rel)) if rel else root)
-            if st.st_mtime_ns != mtime or st.st_ino != ino or not stat.S_ISDIR(st.st_mode):
-                return None
-        for rel, meta in data["files"].items():
-            if _file_meta(os.lstat(os.path.join(root, os.fsencode(rel)))) != meta:
+        files, dirs = data["files"], data["dirs"]
+        for rel, meta in files.items():
+            name = os.fsencode(rel)
+            try:
+                if _file_meta(os.lstat(os.path.join(root, name))) != meta:
+                    found.append(name)
+            except (FileNotFoundError, NotADirectoryError):
+                found.append(name)
+        for rel, (mtime, ino) in dirs.items():
+            name = os.fsencode(rel)
+            path = os.path.join(root, name) if name else root
+            try:
+                st = os.lstat(path)
+            except (FileNotFoundError, NotADirectoryError):
+                found.append(name)
+                continue
+            if st.st_ino != ino or not stat.S_ISDIR(st.st_mode):
+                found.append(name)
+            elif st.st_mtime_ns != mtime:
+                with os.scandir(path) as it:
+                    for entry in it:
+                        child = os.path.join(name, entry.name) if name else entry.name
+                        text = os.fsdecode(child)
+                        if (text not in files and text not in dirs
+                                and entry.name not in SKIPPED_DIRS):
+                            found.append(child)
+            if len(found) > most:
                 return None
     except (OSError, KeyError, TypeError, ValueError):
         return None
-    return data["commit"], data["tree"]
+    if len(found) > most:
+        return None
+    return data["commit"], data["tree"], sorted(set(found))
+
+
+def unchanged(store: Path, h16: str, workdir: Path, key: str) -> tuple[str, str] | None:
+    """(commit, tree) of the newest checkpoint when the working tree provably still is it,
+    else None (not provable: take the checkpoint the ordinary way)."""
+    found = changes(store, h16, workdir, key, most=0)
+    return (found[0], found[1]) if found is not None and not found[2] else None
