@@ -1,5 +1,5 @@
 """Where each agent keeps its hooks and what rewindfs adds there (facts from each agent's
-hook docs, checked against the real CLIs in tests/test_hooks_agents.py).
+hook docs, checked against the real CLIs in tests/hooks/test_hooks_agents.py).
 
 - Claude Code: settings.json `hooks.PreToolUse` (~/.claude, or DIR/.claude), matcher regex.
 - Codex: hooks.json `hooks.PreToolUse` ($CODEX_HOME or ~/.codex, or DIR/.codex); Codex runs

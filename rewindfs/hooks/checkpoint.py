@@ -19,7 +19,7 @@ from rewindfs import config
 from rewindfs.agent.manager import CheckpointManager
 from rewindfs.hooks.fast import settings_key
 from rewindfs.hooks.payloads import ToolCall
-from rewindfs.store import stamp
+from rewindfs.store.history import stamp
 
 AGENT_TRAILER, SESSION_TRAILER = "Rewind-Agent", "Rewind-Session"
 

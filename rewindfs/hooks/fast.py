@@ -33,8 +33,8 @@ def store_dir() -> Path:
 def unchanged_step(root: str, step_id: str, turn: str) -> dict[str, Any] | None:
     """Log the step against the newest checkpoint if nothing changed since it; else None."""
     from rewindfs.agent.stepbegin import append_begin, valid_id
-    from rewindfs.store import stamp, steplog
-    from rewindfs.store.layout import Layout, project_hash
+    from rewindfs.store import Layout, project_hash
+    from rewindfs.store.history import stamp, steplog
 
     workdir = Path(root)
     h16 = project_hash(workdir)

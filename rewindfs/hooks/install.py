@@ -21,7 +21,7 @@ from typing import Any
 from rewindfs.errors import InvalidInput, Refused
 from rewindfs.hooks import hooklog, plugin
 from rewindfs.hooks.agents import Spec, is_ours, spec
-from rewindfs.store import private
+from rewindfs.store.objects import private
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """Each agent's hook payload, read into one shape: what tool is about to run, where, for which
 session and turn.
 
-Facts (each checked against the real CLI, see tests/test_hooks_agents.py):
+Facts (each checked against the real CLI, see tests/hooks/test_hooks_agents.py):
 - Claude Code PreToolUse: session_id, prompt_id, cwd, tool_name (Bash, Write, Edit, ...),
   tool_input.command / tool_input.file_path, tool_use_id.
 - Codex PreToolUse: session_id, turn_id, cwd, tool_name "Bash" for its shell tool (an

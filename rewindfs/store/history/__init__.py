@@ -14,6 +14,7 @@ May import: objects, capture.
     notes, meta   JSON notes per checkpoint: agent state documents, external actions
     modes         real permission bits a restore recorded beside its pre-rollback snapshot
     actions, ledger, steplog   pending actions, agent writes, agent steps (JSON lines)
+    stamp         "nothing changed since the newest checkpoint" from metadata, no git
     compose       restore targets made of several trees
     shallow       where history stops (git's `shallow` file)
     prune         dropping old checkpoints without rewriting history
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
         pathlog,
         projects,
         search,
+        stamp,
         steplog,
         timeref,
         trees,
@@ -109,4 +111,4 @@ __all__, __getattr__, __dir__ = face(_HERE, {
     "Entry": f"{_HERE}.trees",
     "State": f"{_HERE}.verdict",
 }, modules=("actions", "adopt", "compose", "delete", "diffstat", "ledger", "meta", "modes",
-            "pathlog", "projects", "search", "steplog", "timeref", "trees"))
+            "pathlog", "projects", "search", "stamp", "steplog", "timeref", "trees"))

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from rewindfs import CheckpointManager
-from rewindfs.store import stamp
-from rewindfs.store.layout import project_hash
+from rewindfs.store import project_hash
+from rewindfs.store.history import stamp
 
 KEY = "settings-1"
 

@@ -33,6 +33,8 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
+from rewindfs.store.objects.private import ensure_dir, write_atomic
+
 VERSION = 1
 # A file whose mtime or ctime is this close to (or after) the start of the capture may have
 # changed after the capture read it without its metadata showing it: no stamp then. Covers
@@ -78,8 +80,6 @@ def record(store: Path, h16: str, workdir: Path, commit: str, tree: str, started
            key: str) -> bool:
     """Write the stamp of checkpoint `commit` of `workdir`, whose capture started at
     `started_ns` (time.time_ns()). False (and no stamp) when in doubt."""
-    from rewindfs.store.private import ensure_dir, write_atomic
-
     forget(store, h16)
     root = os.fsencode(workdir)
     limit = started_ns - RACY_NS

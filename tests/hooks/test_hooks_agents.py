@@ -3,7 +3,7 @@ runs a harmless command, writes two files and runs `rm important.txt`; the insta
 checkpointed before the first write and before the rm (and not for `ls`), the checkpoints
 name the agent and its turn, `rewind revert TURN` / `rewind redo` and an ordinary
 `rewind restore` bring the file back, and `rewind hooks uninstall` leaves the agent's config
-byte for byte as it was. Cursor's CLI cannot run offline from npm: tests/test_hooks_payloads
+byte for byte as it was. Cursor's CLI cannot run offline from npm: tests/hooks/test_hooks_payloads
 covers its documented payloads."""
 
 from __future__ import annotations
