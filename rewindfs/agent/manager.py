@@ -116,10 +116,6 @@ class CheckpointManager:
             log.exception("checkpoint of %s failed", working_dir)
         return False
 
-    def maybe_auto_prune(self) -> None:
-        """For callers that take checkpoints through `take` (agent hooks)."""
-        self._maybe_auto_prune()
-
     def _maybe_auto_prune(self) -> None:
         """Start the automatic sweep if due; costs the checkpoint one thread start at most."""
         now = time.monotonic()

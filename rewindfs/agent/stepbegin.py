@@ -11,6 +11,7 @@ from typing import Any
 from rewindfs.errors import InvalidInput
 
 MAX_ID = 200
+STEP_TRAILER, TURN_TRAILER, PHASE_TRAILER = "Rewind-Step", "Rewind-Turn", "Rewind-Phase"
 
 
 def valid_id(value: Any, what: str) -> str:
@@ -25,3 +26,8 @@ def append_begin(log: Any, step_id: str, turn_id: str, tree: str | None,
     """Append the begin event to an open store.steplog.StepLog."""
     log.append({"event": "begin", "step": step_id, "turn": turn_id, "time": time.time(),
                 "tree": tree, "commit": commit})
+
+
+def step_trailers(step_id: str, turn_id: str, phase: str) -> dict[str, str]:
+    """The trailers of a step's checkpoint, for readers of the history."""
+    return {STEP_TRAILER: step_id, TURN_TRAILER: turn_id, PHASE_TRAILER: phase}

@@ -28,13 +28,16 @@ from typing import Any, Protocol
 
 from rewindfs import restore as restore_mod
 from rewindfs import store as st
-from rewindfs.agent.stepbegin import append_begin, valid_id
+from rewindfs.agent.stepbegin import (
+    append_begin,
+    step_trailers,
+    valid_id,
+)
 from rewindfs.errors import NotFound
 from rewindfs.store.history import compose, load, steplog, trees
 from rewindfs.store.objects import writers
 
 OPEN, DONE, REVERTED, DISCARDED = "open", "done", "reverted", "discarded"
-STEP_TRAILER, TURN_TRAILER, PHASE_TRAILER = "Rewind-Step", "Rewind-Turn", "Rewind-Phase"
 
 
 @dataclass
@@ -157,7 +160,7 @@ class StepRecorder:
         step_id, turn_id = valid_id(step_id, "step"), valid_id(turn_id, "turn")
         result = self.manager.take(str(wd), reason or f"before step {step_id}",
                                    trailers={**(trailers or {}),
-                                             **_trailers(step_id, turn_id, "before")})
+                                             **step_trailers(step_id, turn_id, "before")})
         with steplog.session(self.store.layout, h16) as log:
             discarded = [s.id for s in replay(log.events()).steps.values()
                          if s.status == REVERTED]
@@ -236,7 +239,7 @@ class StepRecorder:
 
     def _end(self, log: steplog.StepLog, wd: Path, step: Step) -> bool:
         result = self.manager.take(str(wd), f"after step {step.id}",
-                                   trailers=_trailers(step.id, step.turn, "after"))
+                                   trailers=step_trailers(step.id, step.turn, "after"))
         changes = trees.changes(self.store.repo, step.before_tree, result.tree)
         step.changed = [os.fsdecode(c.path) for c in changes]
         step.created = [os.fsdecode(c.path) for c in changes if c.old is None]
@@ -292,10 +295,6 @@ def _project(working_dir: str) -> tuple[Path, str]:
     if not wd.is_dir():
         raise NotFound(f"working directory not found: {wd}")
     return wd, st.project_hash(wd)
-
-
-def _trailers(step_id: str, turn_id: str, phase: str) -> dict[str, str]:
-    return {STEP_TRAILER: step_id, TURN_TRAILER: turn_id, PHASE_TRAILER: phase}
 
 
 def _unique(items) -> list[str]:

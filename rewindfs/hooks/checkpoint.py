@@ -1,11 +1,15 @@
 """The checkpoint a hook takes: a step of the agent's turn, named after what runs next.
 
-It goes through the agent layer's steps (`begin`), so `rewind revert TURN` and `rewind redo`
-work on hook turns exactly as on the Python API's, and the checkpoint's trailers say which
-agent and session it protects. A checkpoint whose files are as the newest one has them
-writes nothing (the step is still logged against the newest checkpoint). Afterwards it
-leaves a store.stamp, so the next hook call with nothing changed (hooks.fast) needs no
-repository at all.
+The step is the agent layer's (`stepbegin`: the same begin event `begin_step` writes), so
+`rewind revert TURN` and `rewind redo` work on hook turns as on the Python API's, and the
+checkpoint's trailers say which agent and session it protects. It goes straight to the
+store's faces rather than through CheckpointManager, whose imports (restore, the steps'
+revert machinery) a hook would pay on every checkpoint without using them.
+
+When history.stamp can name what changed since the newest checkpoint, only those paths
+are captured (the rest of the tree as the last capture left it). Afterwards a detached
+child writes the new checkpoint's stamp, so the next call needs no repository when
+nothing changed (hooks.fast).
 """
 
 from __future__ import annotations
@@ -16,33 +20,50 @@ from pathlib import Path
 from typing import Any
 
 from rewindfs import config
-from rewindfs.agent.manager import CheckpointManager
+from rewindfs.agent.stepbegin import append_begin, step_trailers, valid_id
+from rewindfs.agent.workdir import project_root
 from rewindfs.hooks.fast import settings_key
 from rewindfs.hooks.payloads import ToolCall
-from rewindfs.store.history import stamp
+from rewindfs.store import Layout, Limits, Store, normalize_workdir, project_hash
+from rewindfs.store.history import meta, projects, stamp, steplog
+from rewindfs.store.maintenance import Policy, auto
 
 AGENT_TRAILER, SESSION_TRAILER = "Rewind-Agent", "Rewind-Session"
 
 
-def take(call: ToolCall, reason: str, turn: str) -> dict[str, Any]:
+def take(call: ToolCall, reason: str, turn: str, root: str = "") -> dict[str, Any]:
     settings = config.load(None, {})
-    manager = CheckpointManager(
-        enabled=True, max_snapshots=settings.max_snapshots,
-        max_total_size_mb=settings.max_total_size_mb, max_file_size_mb=settings.max_file_size_mb,
-        base=settings.base, max_files=settings.max_files,
-        extra_excludes=settings.extra_excludes)
-    workdir = manager.get_working_dir_for_path(call.cwd)
+    layout = Layout(settings.base)
+    store = Store(layout)
+    workdir = Path(root) if root else _project(layout, store, call.cwd)
+    h16 = project_hash(workdir)
+    step_id, turn = valid_id(f"{call.agent}:{call.call}", "step"), valid_id(turn, "turn")
+    key = settings_key(workdir)
+    found = stamp.changes(layout.store, h16, workdir, key) if store.exists() else None
     started = time.time_ns()
-    result = manager.steps.begin(
-        workdir, f"{call.agent}:{call.call}", turn, reason=reason,
-        trailers={AGENT_TRAILER: call.agent, SESSION_TRAILER: call.session})
-    taken = manager.last_result
-    manager.maybe_auto_prune()
-    if taken is not None and taken.commit and taken.tree:
-        key = settings_key(Path(workdir))
-        in_background(lambda: stamp.record(manager.layout.store, taken.project, Path(workdir),
-                                           taken.commit, taken.tree, started, key))
-    return {**result, "directory": workdir}
+    result = meta.take_carrying(
+        store, str(workdir), reason,
+        trailers={AGENT_TRAILER: call.agent, SESSION_TRAILER: call.session,
+                  **step_trailers(step_id, turn, "before")},
+        limits=Limits(max_file_size=settings.max_file_size_bytes, max_files=settings.max_files),
+        extra_excludes=tuple(settings.extra_excludes), keep=settings.max_snapshots,
+        paths=found[2] if found else None)
+    with steplog.session(layout, result.project) as log:
+        append_begin(log, step_id, turn, result.tree, result.commit)
+    if settings.auto_prune:
+        auto.start(layout, Policy(settings.retention_days, settings.delete_orphans,
+                                  settings.max_total_size_mb), settings.min_interval_hours)
+    if result.commit and result.tree:
+        in_background(lambda: stamp.record(layout.store, result.project, workdir,
+                                           result.commit, result.tree, started, key))
+    return {"taken": result.taken, "hash": result.commit, "directory": str(workdir),
+            "scoped": len(found[2]) if found else None}
+
+
+def _project(layout: Layout, store: Store, cwd: str) -> Path:
+    """The project around `cwd`, as CheckpointManager.get_working_dir_for_path finds it."""
+    registered = {r.workdir for r in projects.list_records(layout)} if store.exists() else set()
+    return project_root(normalize_workdir(cwd), registered)
 
 
 def in_background(work) -> None:

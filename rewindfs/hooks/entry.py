@@ -106,16 +106,19 @@ def _with_deadline(call: payloads.ToolCall, reason: str, turn: str, answer: str)
         if outcome is None:
             from rewindfs.hooks import checkpoint
 
-            outcome = checkpoint.take(call, reason, turn)
-            state.remember_root(call.agent, call.session, call.cwd, outcome["directory"])
+            outcome = checkpoint.take(call, reason, turn, root)
+            if not root:
+                state.remember_root(call.agent, call.session, call.cwd, outcome["directory"])
     finally:
         timer.cancel()
     took = time.monotonic() - started
+    scoped = outcome.get("scoped")
     what = ("checkpoint" if outcome.get("taken") else
             "nothing changed (stamp) since the last checkpoint" if outcome.get("stamp") else
             "unchanged since the last checkpoint")
     hooklog.write(call.agent, hooklog.INFO,
                   f"{what} of {outcome.get('directory')} ({reason}; turn {turn}; "
+                  f"{'' if scoped is None else f'{scoped} changed path(s) looked at; '}"
                   f"{took:.2f}s)")
     return outcome
 

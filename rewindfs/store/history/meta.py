@@ -75,12 +75,15 @@ def validate_state(state: Any) -> dict[str, Any]:
 
 def take_carrying(store: Store, workdir, reason: str, *, state: dict[str, Any] | None = None,
                   trailers: dict[str, str] | None = None, limits: Limits = DEFAULT_LIMITS,
-                  extra_excludes: tuple[str, ...] = (), keep: int | None = None
-                  ) -> SnapshotResult:
+                  extra_excludes: tuple[str, ...] = (), keep: int | None = None,
+                  paths: list[bytes] | None = None) -> SnapshotResult:
     """`take`, with `state` and the pending external actions attached to the new checkpoint.
 
     Unchanged files with changed state still make a checkpoint (the state is what
     changed); unchanged files and no state leave the actions pending for the next one.
+    `paths` (project-relative) limits the capture to those, the rest as the previous
+    capture left it: for a caller that knows what changed (the agent hooks, through
+    history.stamp).
     """
     state = validate_state(state)
     with locked(store, workdir) as project, actions_mod.held(store.layout, project.h16) as batch:
@@ -88,7 +91,8 @@ def take_carrying(store: Store, workdir, reason: str, *, state: dict[str, Any] |
         allow_empty = bool(state) and _tip_state(repo, project) != state
         when = time.time()
         result = take_locked(project, reason, limits=limits, trailers=trailers,
-                             extra_excludes=extra_excludes, allow_empty=allow_empty, keep=keep)
+                             extra_excludes=extra_excludes, allow_empty=allow_empty, keep=keep,
+                             paths=paths)
         if result.taken and result.commit and (state or batch.items):
             kept = {c.id for c in checkpoints(repo, project.h16)}
             meta = CheckpointMeta(state, batch.items, when)
