@@ -31,7 +31,9 @@ from rewindfs.store.maintenance import Policy, auto
 AGENT_TRAILER, SESSION_TRAILER = "Rewind-Agent", "Rewind-Session"
 
 
-def take(call: ToolCall, reason: str, turn: str, root: str = "") -> dict[str, Any]:
+def take(call: ToolCall, reason: str, turn: str, root: str = "",
+         found: tuple[str, str, list[bytes]] | None = None) -> dict[str, Any]:
+    """`found`: what hooks.fast found changed in `root` since its newest checkpoint."""
     settings = config.load(None, {})
     layout = Layout(settings.base)
     store = Store(layout)
@@ -39,7 +41,8 @@ def take(call: ToolCall, reason: str, turn: str, root: str = "") -> dict[str, An
     h16 = project_hash(workdir)
     step_id, turn = valid_id(f"{call.agent}:{call.call}", "step"), valid_id(turn, "turn")
     key = settings_key(workdir)
-    found = stamp.changes(layout.store, h16, workdir, key) if store.exists() else None
+    if found is None and not root and store.exists():
+        found = stamp.changes(layout.store, h16, workdir, key)
     started = time.time_ns()
     result = meta.take_carrying(
         store, str(workdir), reason,

@@ -97,16 +97,19 @@ def _with_deadline(call: payloads.ToolCall, reason: str, turn: str, answer: str)
     timer.daemon = True
     timer.start()
     try:
-        outcome = None
+        outcome, found = None, None
         root = state.root_of(call.agent, call.session, call.cwd)
-        if root:   # known project: nothing changed since its newest checkpoint?
+        if root:   # a project seen before: what changed since its newest checkpoint?
             from rewindfs.hooks import fast
 
-            outcome = fast.unchanged_step(root, f"{call.agent}:{call.call}", turn)
+            found = fast.changes(root)
+            if found is not None and not found[2]:
+                outcome = fast.log_unchanged(root, f"{call.agent}:{call.call}", turn,
+                                             found[0], found[1])
         if outcome is None:
             from rewindfs.hooks import checkpoint
 
-            outcome = checkpoint.take(call, reason, turn, root)
+            outcome = checkpoint.take(call, reason, turn, root, found)
             if not root:
                 state.remember_root(call.agent, call.session, call.cwd, outcome["directory"])
     finally:

@@ -30,19 +30,24 @@ def store_dir() -> Path:
     return hooklog.hermes_home() / "checkpoints" / "store"
 
 
-def unchanged_step(root: str, step_id: str, turn: str) -> dict[str, Any] | None:
-    """Log the step against the newest checkpoint if nothing changed since it; else None."""
-    from rewindfs.agent.stepbegin import append_begin, valid_id
-    from rewindfs.store import Layout, project_hash
-    from rewindfs.store.history import stamp, steplog
+def changes(root: str) -> tuple[str, str, list[bytes]] | None:
+    """What changed in the project since its newest checkpoint, by its stamp (None: not
+    known, look at everything)."""
+    from rewindfs.store import project_hash
+    from rewindfs.store.history import stamp
 
     workdir = Path(root)
-    h16 = project_hash(workdir)
-    found = stamp.unchanged(store_dir(), h16, workdir, settings_key(workdir))
-    if found is None:
-        return None
-    commit, tree = found
+    return stamp.changes(store_dir(), project_hash(workdir), workdir, settings_key(workdir))
+
+
+def log_unchanged(root: str, step_id: str, turn: str, commit: str, tree: str
+                  ) -> dict[str, Any]:
+    """Nothing changed: the step begins at the newest checkpoint, as begin_step logs it."""
+    from rewindfs.agent.stepbegin import append_begin, valid_id
+    from rewindfs.store import Layout, project_hash
+    from rewindfs.store.history import steplog
+
     step_id, turn = valid_id(step_id, "step"), valid_id(turn, "turn")
-    with steplog.session(Layout(store_dir().parent), h16) as log:
+    with steplog.session(Layout(store_dir().parent), project_hash(Path(root))) as log:
         append_begin(log, step_id, turn, tree, commit)
     return {"taken": False, "hash": commit, "directory": root, "stamp": True}
