@@ -2,6 +2,15 @@
 their tools run (`rewind hook AGENT`, JSON payload on stdin), and `rewind hooks install`
 writes the agents' configuration.
 
+    entry       the hook: payload in, classifier, checkpoint when due, exit 0 (never blocks)
+    __main__    `python -m rewindfs.hooks AGENT`, what installed hooks run
+    payloads    each agent's payload read into one shape
+    fast        nothing changed since the newest checkpoint: the store's stamp, no repository
+    checkpoint  the checkpoint: a step of the agent's turn, through the store's faces
+    state       per-session memory (Gemini's turn, once-per-turn writes, project roots)
+    hooklog     the hooks' log and where their files live
+    agents, install, plugin   `rewind hooks install|uninstall|status`
+
 The hook runs once per tool call, so its start-up is the product's latency: ``entry`` imports
 only the payload parsers and the classifier, and the store only when a checkpoint is due.
 Nothing here is imported by this package's ``__init__``.
