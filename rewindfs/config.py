@@ -106,8 +106,8 @@ OTHER_ENV = {"REWIND_PAGER", "REWIND_PROGRESS_DELAY",
              "REWIND_LOOSE_GUARD", "REWIND_STALL_SECONDS", "REWIND_STOCK_PYGIT2",
              # scripts/setup and scripts/install_agents: the agent CLIs of the tests
              "REWIND_SKIP_AGENTS", "REWIND_AGENTS_CACHE",
-             # the agent hooks' deadline (rewindfs.hooks.entry)
-             "REWIND_HOOK_TIMEOUT"}
+             # the agent hooks: their deadline and their helper (rewindfs.hooks)
+             "REWIND_HOOK_TIMEOUT", "REWIND_HOOK_HELPER", "REWIND_HOOK_HELPER_IDLE"}
 
 
 @dataclass(frozen=True)

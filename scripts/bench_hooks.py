@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import resource
+import signal
 import statistics
 import subprocess
 import sys
@@ -27,6 +28,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import benchlib  # noqa: E402
+
+from rewindfs.hooks import helper  # noqa: E402
 
 TARGETS = {"harmless": 2.0, "unchanged": 5.0, "one-change": 6.0}
 
@@ -47,11 +50,20 @@ def timed(argv: list[str], data: bytes, env: dict[str, str]) -> tuple[float, flo
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def wait_for_stamp(hermes: Path, timeout: float = 10.0) -> None:
-    stamps = hermes / "checkpoints" / "store" / "stamps"
+def wait_until(predicate, timeout: float = 10.0) -> None:
     end = time.monotonic() + timeout
-    while time.monotonic() < end and not any(stamps.glob("*.json")):
+    while time.monotonic() < end and not predicate():
         time.sleep(0.01)
+
+
+def wait_for_stamp(hermes: Path) -> None:
+    wait_until(lambda: any((hermes / "checkpoints" / "store" / "stamps").glob("*.json")))
+
+
+def stop_helper(folder: Path) -> None:
+    pid = helper.running(folder)
+    if pid is not None:
+        os.kill(pid, signal.SIGTERM)
 
 
 def main() -> None:
@@ -81,6 +93,7 @@ def main() -> None:
             # files older than stamp.RACY_NS), its stamp written (in the background).
             runs["unchanged"](0)
             wait_for_stamp(root / "hermes")
+            wait_until(lambda: helper.running(root / "hermes" / "rewind-hooks") is not None)
             for name in (runs if n % 2 else reversed(runs)):
                 samples[name].append(runs[name](n))
             benchlib.touch_one_file(project, n)   # untimed setup of the one-change case
@@ -88,10 +101,13 @@ def main() -> None:
                                                env))
         log = (root / "hermes" / "rewind-hooks" / "hook.log").read_text()
         served = log.count("nothing changed (stamp)")
+        by_helper = log.count("by the helper")
+        stop_helper(root / "hermes" / "rewind-hooks")
         print(f"## hook latency ({args.files:,} files, {args.repeats} repeats, "
               f"load {os.getloadavg()[0]:.2f})\n")
         print(f"no-change calls the stamp answered (no repository opened): {served} "
-              f"of {2 * args.repeats}\n")
+              f"of {2 * args.repeats}; checkpoints the helper took: {by_helper} of "
+              f"{args.repeats}\n")
         for which, label in ((0, "wall"), (1, "cpu")):
             base = [s[which] for s in samples["baseline"]]
             base_min, base_med = min(base), statistics.median(base)

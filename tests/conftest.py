@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -268,3 +269,14 @@ def mount(mnt: Path, run_rewind) -> Callable[..., Path]:
         return mnt
 
     return start
+
+
+@pytest.fixture
+def no_helper_left(home: Path) -> Iterator[None]:
+    """No agent-hook helper (rewindfs.hooks.helper) of this test's home outlives it."""
+    from rewindfs.hooks import helper
+
+    yield
+    pid = helper.running(home / "rewind-hooks")   # only a live holder of its lock counts
+    if pid is not None:
+        os.kill(pid, signal.SIGTERM)

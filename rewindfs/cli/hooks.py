@@ -74,8 +74,12 @@ def status(project: str | None, as_json: bool) -> None:
                      "note": s.note if found and s.note else None,
                      "last_checkpoint": " ".join((done[-1][0], done[-1][3])) if done else None,
                      "last_error": " ".join((errors[-1][0], errors[-1][3])) if errors else None})
+    from rewindfs.hooks import helper
+
+    pid = helper.running()
     if as_json:
-        click.echo(json.dumps({"log": str(hooklog.log_path()), "agents": rows}, indent=2))
+        click.echo(json.dumps({"log": str(hooklog.log_path()), "helper": pid,
+                               "agents": rows}, indent=2))
         return
     for row in rows:
         state = ("active" if row["active"] else "installed, not active") if row["installed"] \
@@ -86,6 +90,11 @@ def status(project: str | None, as_json: bool) -> None:
             if row[key]:
                 click.echo(f"{'':<12} {label}: {row[key]}")
     click.echo(f"log: {hooklog.log_path()}")
+    if not helper.enabled():
+        click.echo("helper: off (REWIND_HOOK_HELPER=0)")
+    else:
+        click.echo(f"helper: running (pid {pid})" if pid else
+                   "helper: not running (the next checkpoint a hook takes starts it)")
 
 
 @click.command(epilog=examples(

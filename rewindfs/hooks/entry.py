@@ -5,8 +5,11 @@ classifier. The store is imported only when a checkpoint is due, and that checkp
 under a deadline: past it the hook logs the checkpoint as skipped and exits 0 at once (the
 store survives a writer that stops midway, as it survives a kill), so the agent never
 waits longer than ``REWIND_HOOK_TIMEOUT`` seconds (default 20, well under every agent's
-own hook timeout, which `rewind hooks install` sets to 60 s). Nothing goes to the agent's
-stdout except what its protocol asks for (Cursor: an allow answer); nothing to stderr.
+own hook timeout, which `rewind hooks install` sets to 60 s). Nothing changed since the
+newest checkpoint is answered from the store's stamp (hooks.fast); a checkpoint goes to
+the resident helper when one is up (hooks.helper), else is taken here. Nothing goes to the
+agent's stdout except what its protocol asks for (Cursor: an allow answer); nothing to
+stderr.
 """
 
 from __future__ import annotations
@@ -107,9 +110,9 @@ def _with_deadline(call: payloads.ToolCall, reason: str, turn: str, answer: str)
                 outcome = fast.log_unchanged(root, f"{call.agent}:{call.call}", turn,
                                              found[0], found[1])
         if outcome is None:
-            from rewindfs.hooks import checkpoint
+            from rewindfs.hooks import helper
 
-            outcome = checkpoint.take(call, reason, turn, root, found)
+            outcome = helper.take(call, reason, turn, root, found, limit)
             if not root:
                 state.remember_root(call.agent, call.session, call.cwd, outcome["directory"])
     finally:
@@ -122,7 +125,7 @@ def _with_deadline(call: payloads.ToolCall, reason: str, turn: str, answer: str)
     hooklog.write(call.agent, hooklog.INFO,
                   f"{what} of {outcome.get('directory')} ({reason}; turn {turn}; "
                   f"{'' if scoped is None else f'{scoped} changed path(s) looked at; '}"
-                  f"{took:.2f}s)")
+                  f"{'by the helper; ' if outcome.get('helper') else ''}{took:.2f}s)")
     return outcome
 
 

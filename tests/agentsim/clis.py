@@ -76,7 +76,7 @@ class Agent:
             "https_proxy": self.server.url, "http_proxy": self.server.url,
             "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost",
         }
-        for name in ("HERMES_HOME",):
+        for name in ("HERMES_HOME", "REWIND_HOOK_HELPER", "REWIND_HOOK_HELPER_IDLE"):
             if name in os.environ:
                 env[name] = os.environ[name]
         env.update(ENV[self.name](self))

@@ -16,6 +16,7 @@ from agentsim import ModelServer, Say, Shell, Write
 from agentsim.clis import BINARIES, Agent, binary, missing
 
 AGENTS = sorted(BINARIES)
+pytestmark = pytest.mark.usefixtures("no_helper_left")
 
 
 def _config_files(home: Path) -> dict[str, bytes]:
@@ -27,9 +28,12 @@ def _config_files(home: Path) -> dict[str, bytes]:
 
 @pytest.mark.parametrize("agent", AGENTS)
 def test_agent_session_checkpointed_by_hook_and_undone(agent: str, tmp_path: Path, home: Path,
-                                                       run_rewind) -> None:
+                                                       run_rewind, monkeypatch) -> None:
     if binary(agent) is None:
         pytest.skip(missing(agent))
+    # The hooks' helper serves this session as it would a user's (tests/hooks/conftest.py
+    # stops it; a short idle time in case one starts after that).
+    monkeypatch.setenv("REWIND_HOOK_HELPER_IDLE", "30")
     project = tmp_path / "proj"
     project.mkdir()
     (project / "important.txt").write_text("keep me\n")

@@ -31,7 +31,7 @@ def run_hook(home: Path, cwd: Path, command: str, call: str) -> list[str]:
     done = subprocess.run([sys.executable, "-c", HOOK_IN_PROCESS, payload(cwd, command, call)],
                           capture_output=True, text=True, timeout=60,
                           env={"PATH": os.environ["PATH"], "HERMES_HOME": str(home),
-                               "HOME": str(home.parent)})
+                               "HOME": str(home.parent), "REWIND_HOOK_HELPER": "0"})
     assert done.returncode == 0 and done.stderr == "", done.stderr
     return json.loads(done.stdout)
 

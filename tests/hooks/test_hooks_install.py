@@ -139,7 +139,8 @@ def test_bad_usage(user) -> None:
 
 def test_status_reports_last_error_and_checkpoint(user, home: Path, project: Path) -> None:
     user("hooks", "install", "claude-code")
-    env = {"HERMES_HOME": str(home), "HOME": str(user.home), "PATH": "/usr/bin:/bin"}
+    env = {"HERMES_HOME": str(home), "HOME": str(user.home), "PATH": "/usr/bin:/bin",
+           "REWIND_HOOK_HELPER": "0"}
     subprocess.run([sys.executable, "-m", "rewindfs.hooks", "claude-code"], input=b"{oops",
                    env=env, check=True, timeout=60)
     out = user("hooks", "status").stdout

@@ -19,7 +19,8 @@ def hook(agent: str, payload: object, home: Path, raw: bytes | None = None,
     return subprocess.run([sys.executable, "-m", "rewindfs.hooks", agent], input=data,
                           capture_output=True, timeout=60,
                           env={"PATH": "/usr/bin:/bin", "HERMES_HOME": str(home),
-                               "HOME": str(home.parent), **(env or {})})
+                               "HOME": str(home.parent), "REWIND_HOOK_HELPER": "0",
+                               **(env or {})})
 
 
 def claude(cwd: Path, tool: str, tool_input: dict, turn: str = "p1", call: str = "t1") -> dict:

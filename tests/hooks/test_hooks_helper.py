@@ -1,0 +1,90 @@
+"""The hooks' resident helper: a checkpoint a hook must take is taken by the helper, which
+keeps pygit2 and the store loaded, so the hook process imports neither; a stale or absent
+helper never costs a checkpoint; an idle one goes away."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import wait_for
+from test_hooks_fastpath import log_lines, payload
+
+from rewindfs.hooks import helper
+
+pytestmark = pytest.mark.usefixtures("no_helper_left")
+
+HOOK = """
+import io, json, sys
+sys.stdin = io.TextIOWrapper(io.BytesIO(sys.argv[1].encode()))
+from rewindfs.hooks.entry import main
+assert main(['claude-code']) == 0
+print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'pygit2')))
+"""
+
+
+def hook(home: Path, cwd: Path, command: str, call: str, **env: str) -> list[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", HOOK, payload(cwd, command, call)], capture_output=True, text=True,
+        timeout=60, env={"PATH": os.environ["PATH"], "HERMES_HOME": str(home),
+                         "HOME": str(home.parent), **env})
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    return json.loads(done.stdout)
+
+
+def helper_of(home: Path) -> int | None:
+    return helper.running(home / "rewind-hooks")
+
+
+def listed(run_rewind, project: Path) -> list[dict]:
+    return json.loads(run_rewind("list", "--json", cwd=project, check=True).stdout)
+
+
+def test_checkpoints_go_through_the_helper(project: Path, home: Path, run_rewind) -> None:
+    (project / "package.json").write_text("{}\n")
+    # The first checkpoint is taken by the hook itself, which then starts the helper.
+    assert "pygit2" in hook(home, project, "rm -rf build", "t1")
+    wait_for(lambda: helper_of(home) is not None, "the helper to start")
+    (project / "README.md").write_text("changed\n")
+    assert hook(home, project, "git reset --hard", "t2") == []   # pygit2 stayed in the helper
+    assert "by the helper" in log_lines(home)[-1]
+    cps = listed(run_rewind, project)
+    assert [cp["reason"] for cp in cps] == ["before: git reset --hard", "before: rm -rf build"]
+    assert cps[0]["trailers"]["Rewind-Agent"] == "claude-code"
+    # A checkpoint the helper cannot take fails there, is logged, and the hook still exits 0.
+    hook(home, home.parent, "rm -rf x", "t3")
+    assert " claude-code error " in log_lines(home)[-1]
+
+
+def test_a_stale_helper_gives_way(project: Path, home: Path, run_rewind) -> None:
+    (project / "package.json").write_text("{}\n")
+    hook(home, project, "rm -rf build", "t1")
+    wait_for(lambda: helper_of(home) is not None, "the helper to start")
+    stale = helper_of(home)
+    # rewindfs changes under the running helper (an upgrade, an edit): its code is stale.
+    source = Path(helper.__file__).parent / "__init__.py"
+    before = source.stat()
+    os.utime(source, ns=(before.st_atime_ns, before.st_mtime_ns + 10**9 * 3600))
+    try:
+        (project / "README.md").write_text("changed\n")
+        assert "pygit2" in hook(home, project, "rm -rf build", "t2")   # taken here instead
+        wait_for(lambda: helper_of(home) != stale, "the stale helper to exit")
+    finally:
+        os.utime(source, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert len(listed(run_rewind, project)) == 2
+    assert "by the helper" not in log_lines(home)[-1]
+
+
+def test_an_idle_helper_exits_and_none_starts_when_off(project: Path, home: Path) -> None:
+    (project / "package.json").write_text("{}\n")
+    hook(home, project, "rm -rf build", "t1", REWIND_HOOK_HELPER_IDLE="0.5")
+    wait_for(lambda: helper_of(home) is not None, "the helper to start")
+    wait_for(lambda: helper_of(home) is None, "the idle helper to exit")
+    assert not (home / "rewind-hooks" / "helper.sock").exists()
+    (project / "README.md").write_text("changed\n")
+    hook(home, project, "rm -rf build", "t2", REWIND_HOOK_HELPER="0")
+    assert helper_of(home) is None
