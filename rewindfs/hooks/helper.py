@@ -175,8 +175,7 @@ def serve(idle: float) -> None:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         return   # another helper serves this home
-    os.ftruncate(lock, 0)
-    os.write(lock, str(os.getpid()).encode())
+    os.ftruncate(lock, 0)   # no pid until it listens (running() says None till then)
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.unlink(_address(fd))
@@ -195,6 +194,7 @@ def serve(idle: float) -> None:
             os.umask(old)
         server.listen(16)
         server.settimeout(idle)
+        os.write(lock, str(os.getpid()).encode())
         while True:
             _reap()
             try:
