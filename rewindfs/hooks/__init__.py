@@ -7,6 +7,7 @@ writes the agents' configuration.
     payloads    each agent's payload read into one shape
     fast        nothing changed since the newest checkpoint: the store's stamp, no repository
     checkpoint  the checkpoint: a step of the agent's turn, through the store's faces
+    helper      a resident process that keeps the checkpoint code loaded for the hooks
     state       per-session memory (Gemini's turn, once-per-turn writes, project roots)
     hooklog     the hooks' log and where their files live
     agents, install, plugin   `rewind hooks install|uninstall|status`
