@@ -8,9 +8,12 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from conftest import wait_for
+
+from rewindfs.store.history import stamp
 
 HOOK_IN_PROCESS = """
 import io, json, sys
@@ -36,6 +39,17 @@ def run_hook(home: Path, cwd: Path, command: str, call: str) -> list[str]:
     return json.loads(done.stdout)
 
 
+def settle(project: Path) -> None:
+    """Date everything in `project` long ago, then wait until even the ctimes that dating
+    moved to now are older than the stamp's racy window: a capture starting after this
+    leaves a stamp however fast the machine starts the hook."""
+    for path in project.rglob("*"):
+        os.utime(path, (1, 1), follow_symlinks=False)
+    os.utime(project, (1, 1))
+    newest = max(p.lstat().st_ctime_ns for p in [project, *project.rglob("*")])
+    wait_for(lambda: time.time_ns() > newest + stamp.RACY_NS, "the racy window to pass")
+
+
 def stamped(home: Path) -> bool:
     return any((home / "checkpoints" / "store" / "stamps").glob("*.json"))
 
@@ -52,9 +66,7 @@ def steps(home: Path) -> list[dict]:
 def test_nothing_changed_is_answered_without_the_repository(project: Path, home: Path,
                                                             run_rewind) -> None:
     (project / "package.json").write_text("{}\n")
-    os.utime(project, (1, 1))   # nothing in the project was touched just now: no doubt
-    for path in project.rglob("*"):
-        os.utime(path, (1, 1), follow_symlinks=False)
+    settle(project)   # nothing in the project was touched just now: no doubt
     assert "pygit2" in run_hook(home, project, "rm -rf build", "t1")
     wait_for(lambda: stamped(home), "the stamp the checkpoint leaves behind")
     assert run_hook(home, project, "rm -rf build", "t2") == []   # no pygit2, no yaml
@@ -74,9 +86,7 @@ def test_a_few_changes_are_captured_alone_and_exactly(project: Path, home: Path,
                                                      run_rewind) -> None:
     (project / "package.json").write_text("{}\n")
     (project / "node_modules" / "x").mkdir(parents=True)
-    for path in project.rglob("*"):
-        os.utime(path, (1, 1), follow_symlinks=False)
-    os.utime(project, (1, 1))
+    settle(project)
     run_hook(home, project, "rm -rf build", "t1")
     wait_for(lambda: stamped(home), "the stamp the checkpoint leaves behind")
     (project / "README.md").write_text("edited\n")
