@@ -70,6 +70,7 @@ def restore_dict(result: restore_mod.RestoreResult, file_path: str | None) -> di
         untouched=names(plan.untouched),
         failed=[{"path": p, "error": e} for p, e in failed],
         not_attempted=names(outcome.not_attempted) if outcome else [],
+        kept_appeared=names(outcome.appeared) if outcome else [],
         pre_rollback=result.pre_rollback,
         hash=result.target.id,
         safe=result.safe,

@@ -275,6 +275,9 @@ def describe(result: rs.RestoreResult) -> list[str]:
             lines.append(f"  FAILED {quote_path(path)}: {error}")
         if outcome.not_attempted:
             lines.append(f"  not attempted: {_listing(outcome.not_attempted)}")
+        if outcome.appeared:
+            lines.append(f"  kept (appeared during the restore, in no checkpoint yet): "
+                         f"{_listing(outcome.appeared)}")
     if plan.kept_user_edits:
         lines.append(f"  kept your edits: {_listing(plan.kept_user_edits)}")
     if plan.kept_not_agent:

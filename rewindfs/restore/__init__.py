@@ -14,8 +14,11 @@ restored tree:
 3. the modes of what it will overwrite or delete recorded with the pre-rollback
    snapshot (store.history.modes), and the intent recorded in the journal: target,
    pre-rollback id, every path it will touch, every directory it may create;
-4. the plan applied with per-file atomic writes, never outside the project;
-5. a completion record in the journal (or, on Ctrl-C, how far it got).
+4. the plan applied with per-file atomic writes, never outside the project, and
+   durable before step 5 (restore.apply); a file the plan creates never replaces one
+   that appeared meanwhile (kept and reported: `Outcome.appeared`);
+5. a completion record in the journal: done, failed (some files, or an error it
+   could not go on from) or interrupted (Ctrl-C), with what it touched.
 A restore killed between 3 and 5 is undone from its intent record (see `undo`);
 its temporary files are removed by the next restore or undo of the project.
 
@@ -32,13 +35,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rewindfs import store as st
-from rewindfs.errors import InvalidInput, NotFound, Refused
+from rewindfs.errors import InvalidInput, NotFound, Refused, StoreError
 from rewindfs.restore import journal
 from rewindfs.restore.apply import Outcome, apply, survey, tidy
 from rewindfs.restore.paths import project_relative
 from rewindfs.restore.plan import CREATE, Action, Plan, build
 from rewindfs.store.capture import DEFAULT_LIMITS, Limits, capture
-from rewindfs.store.history import ledger, load, locked, modes, take_locked, trees
+from rewindfs.store.history import ledger, load, locked, modes, take_locked, tip, trees
 
 
 @dataclass
@@ -99,37 +102,44 @@ def restore(store: st.Store, workdir, reference: str | st.Checkpoint,
         jpath = journal.path_for(store.layout, h16)
         _tidy(jpath, root)
         seen = _capture_current(project, target, scope, opts)
-        # Commits the index just captured (no path is captured afresh).
+        # Commits the index just captured (no path is captured afresh). A project
+        # without a checkpoint yet gets one even when its tree is empty: an undo of
+        # this restore then removes what it created.
         pre = take_locked(
             project, f"pre-rollback snapshot (restoring to {target.short})",
             limits=opts.limits, extra_excludes=opts.extra_excludes,
             trailers={"Rewind-Restore-Target": target.id}, paths=[],
+            allow_empty=tip(project) is None,
         )
+        if pre.commit is None:
+            raise StoreError(f"no pre-rollback snapshot of {wd} could be recorded, so the "
+                             "restore could not be undone; nothing was changed")
         plan = _plan(store, h16, wd, pre.tree, target, scope, safe, opts.delete_missing,
                      expect=_expect, lenient=_kind == "undo")
         _check_confirmed(plan, opts.confirmed_deletes)
         recorded, may_create = survey(root, plan)
-        entry = None
-        if pre.commit is not None:
-            modes.record(repo, h16, pre.commit, recorded)
-            entry = journal.begin(
-                jpath, kind=_kind, target=target.id, pre_rollback=pre.commit,
-                plan=[(a.path, a.entry.oid if a.entry else None) for a in plan.actions],
-                dirs=may_create, undoes=_undoes)
+        # The pre-rollback commit and its modes note are on disk (libgit2 fsyncs them,
+        # store.objects.durable) before the journal names them.
+        modes.record(repo, h16, pre.commit, recorded)
+        entry = journal.begin(
+            jpath, kind=_kind, target=target.id, pre_rollback=pre.commit,
+            plan=[(a.path, a.entry.oid if a.entry else None) for a in plan.actions],
+            dirs=may_create, undoes=_undoes)
         outcome = Outcome()
         try:
             apply(plan, root, lambda oid: trees.blob_bytes(repo, oid), _removable_dirs,
                   modes=modes.read(repo, h16, target.id), outcome=outcome)
-        except BaseException:
-            if entry is not None:  # Ctrl-C: record how far it got, so undo is exact
-                journal.end(jpath, entry, journal.INTERRUPTED, outcome.touched,
-                            outcome.created_dirs)
-            raise
-        _recap(project, seen, opts)
-        if entry is not None:
-            status = journal.DONE if not (outcome.failed or outcome.not_attempted) \
+        except BaseException as exc:
+            # How far it got, so undo is exact: Ctrl-C (or a signal) interrupted it, or
+            # it failed (an error it could not go on from, reported to the caller).
+            status = journal.INTERRUPTED if isinstance(exc, KeyboardInterrupt | SystemExit) \
                 else journal.FAILED
             journal.end(jpath, entry, status, outcome.touched, outcome.created_dirs)
+            raise
+        _recap(project, seen, opts)
+        status = journal.DONE if not (outcome.failed or outcome.not_attempted) \
+            else journal.FAILED
+        journal.end(jpath, entry, status, outcome.touched, outcome.created_dirs)
     return RestoreResult(wd, target, plan, pre.commit, outcome, safe, seen.kept_oversize)
 
 

@@ -6,10 +6,14 @@ Every directory is opened relative to its parent with O_NOFOLLOW, starting from
 a descriptor of the project root, so a symlink in the working tree can never
 redirect a write elsewhere; a link that is in the way is replaced, not followed.
 Each file is written to a temporary name in its own directory (`.<name>.rewind-
-<8 hex>.tmp`, never captured; apply.tidy removes ones a killed restore left) and
-renamed over the old one, so a file is either wholly old or wholly new. Mode changes
-go through a descriptor of the file itself, opened without following links, so a
-file swapped for a symlink meanwhile is never what gets chmod'ed.
+<8 hex>.tmp`, never captured; apply.tidy removes ones a killed restore left), made
+durable, and renamed over the old one, so a file is either wholly old or wholly new,
+after a kill or a power cut alike (`stage`, `place`, then `settle` fsyncs each
+directory whose names changed). A file the plan creates never replaces one that
+appeared since the plan was made (a person saving, a build): renameat2's
+RENAME_NOREPLACE, or a hard link where the filesystem lacks it (noreplace).
+Mode changes go through a descriptor of the file itself, opened without following
+links, so a file swapped for a symlink meanwhile is never what gets chmod'ed.
 
 Permissions are never widened: a file that is overwritten keeps its permission
 bits (only the executable bit follows the checkpoint); a file or directory that is
@@ -24,8 +28,11 @@ import os
 import secrets
 import stat
 from collections import OrderedDict
+from dataclasses import dataclass
 
+from rewindfs.restore import noreplace
 from rewindfs.store.history import EXECUTABLE, Entry
+from rewindfs.store.objects import durable
 
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -38,6 +45,16 @@ OPEN_DIRS = 64  # directory descriptors a restore keeps open at most
 
 class UnsafePath(OSError):
     """A path component that is not a real directory (a symlink, a file)."""
+
+
+@dataclass
+class Staged:
+    """A file written under its temporary name, not yet in place."""
+
+    rel: bytes
+    tmp: bytes
+    create: bool  # the plan found nothing there: never replace what appeared since
+    is_link: bool
 
 
 class Tree:
@@ -56,6 +73,8 @@ class Tree:
         self.created: list[bytes] = []
         self.removable = removable_dirs  # None: any directory a delete leaves empty
         self.modes = modes or {}
+        self.dirty: set[bytes] = set()  # directories whose names changed, not yet fsynced
+        self.chmodded = False  # a mode changed that no directory fsync covers
 
     def close(self) -> None:
         for fd in self.fds.values():
@@ -79,6 +98,7 @@ class Tree:
             # writable by us even when its final mode is read-only.
             os.mkdir(name, 0o700, dir_fd=parent_fd)
             self.created.append(rel_dir)
+            self.dirty.add(parent)
             fd = os.open(name, DIR_FLAGS, dir_fd=parent_fd)
         except OSError as exc:
             if exc.errno in (errno.ELOOP, errno.ENOTDIR):
@@ -102,6 +122,7 @@ class Tree:
             os.unlink(name, dir_fd=fd)
         except IsADirectoryError:
             os.rmdir(name, dir_fd=fd)
+        self.dirty.add(parent)
 
     def prune_empty_dirs(self, rel: bytes) -> None:
         """Remove directories left empty above `rel`, up to (not including) the root."""
@@ -120,6 +141,8 @@ class Tree:
             os.rmdir(name, dir_fd=self.dir_fd(up, create=False))
         except OSError:
             return False
+        self.dirty.discard(rel_dir)
+        self.dirty.add(up)
         return True
 
     def drop_empty_removable(self) -> None:
@@ -128,7 +151,10 @@ class Tree:
             if rel_dir:
                 self._rmdir(rel_dir)
 
-    def write(self, rel: bytes, entry: Entry, data: bytes) -> None:
+    def stage(self, rel: bytes, entry: Entry, data: bytes, *, create: bool,
+              sync: bool) -> Staged:
+        """Write `data` under a temporary name next to `rel` (`sync`: fsynced now; else
+        the caller syncs the batch with `sync_staged`); `place` puts it in place."""
         parent, _, name = rel.rpartition(b"/")
         fd = self.dir_fd(parent, create=True)
         tmp = b".%s.rewind-%s.tmp" % (name[:80], secrets.token_hex(4).encode())
@@ -140,19 +166,83 @@ class Tree:
                 out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
                               | os.O_CLOEXEC, 0o600, dir_fd=fd)
                 try:
-                    view = memoryview(data)
-                    while view:
-                        view = view[os.write(out, view):]
+                    durable.write_all(out, data)
                     os.fchmod(out, mode)  # exact: neither the umask nor 0600 is meant
+                    if sync:
+                        os.fsync(out)
                 finally:
                     os.close(out)
-            self._replace(fd, tmp, name, rel)
         except BaseException:
-            try:
-                os.unlink(tmp, dir_fd=fd)
-            except OSError:
-                pass
+            self._unlink_quietly(fd, tmp)
             raise
+        return Staged(rel, tmp, create, entry.is_link)
+
+    def sync_staged(self, staged: list[Staged]) -> None:
+        """Make the data of files staged without `sync` durable: one syncfs(2) of the
+        project's filesystem (a restore writes no file elsewhere)."""
+        if staged:
+            durable.syncfs(self.root_fd)
+
+    def place(self, staged: Staged) -> bool:
+        """Rename a staged file into place; False when the plan created it and a file
+        appeared at its name meanwhile (that one is kept, the staged one dropped)."""
+        parent, _, name = staged.rel.rpartition(b"/")
+        fd = self.dir_fd(parent, create=True)
+        try:
+            if staged.create:
+                placed = self._place_new(fd, staged, name)
+            else:
+                self._replace(fd, staged.tmp, name, staged.rel)
+                placed = True
+        except BaseException:
+            self._unlink_quietly(fd, staged.tmp)
+            raise
+        self.dirty.add(parent)
+        return placed
+
+    def discard(self, staged: Staged) -> None:
+        """Remove a staged file that will not be placed (its directory may be gone)."""
+        parent = staged.rel.rpartition(b"/")[0]
+        try:
+            self._unlink_quietly(self.dir_fd(parent, create=False), staged.tmp)
+        except OSError:
+            pass
+
+    def settle(self) -> None:
+        """Make every name this tree changed durable: each such directory fsynced once
+        (one that is gone since needs nothing); a changed mode, by one syncfs."""
+        for rel_dir in sorted(self.dirty, key=lambda d: d.count(b"/"), reverse=True):
+            try:
+                os.fsync(self.dir_fd(rel_dir, create=False))
+            except (FileNotFoundError, NotADirectoryError, UnsafePath):
+                pass
+        self.dirty.clear()
+        if self.chmodded:
+            durable.syncfs(self.root_fd)
+            self.chmodded = False
+
+    def _place_new(self, fd: int, staged: Staged, name: bytes) -> bool:
+        for _ in range(2):
+            try:
+                noreplace.rename(fd, staged.tmp, name)
+                return True
+            except FileExistsError:
+                what = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                if not stat.S_ISDIR(what.st_mode):
+                    self._unlink_quietly(fd, staged.tmp)
+                    return False  # a file appeared since the plan: the person's, kept
+                # An (emptied) directory stands where the file goes: remove it (a full
+                # one fails, and so does this file), then try again.
+                self.forget(staged.rel)
+                os.rmdir(name, dir_fd=fd)
+        raise FileExistsError(errno.EEXIST, "something keeps appearing", staged.rel)
+
+    @staticmethod
+    def _unlink_quietly(fd: int, name: bytes) -> None:
+        try:
+            os.unlink(name, dir_fd=fd)
+        except OSError:
+            pass
 
     def _file_mode(self, dir_fd: int, name: bytes, rel: bytes, entry: Entry) -> int:
         """The current file's bits (exec following `entry`), else the recorded mode, else
@@ -202,14 +292,18 @@ class Tree:
             mode = with_exec(stat.S_IMODE(st.st_mode) & 0o777, entry.mode == EXECUTABLE)
             if mode != stat.S_IMODE(st.st_mode):
                 _fchmod_path_fd(file_fd, mode, fd, name)
+                self.chmodded = True
         finally:
             os.close(file_fd)
 
     def finish(self) -> None:
-        """Give the directories this restore created their modes (deepest first)."""
+        """Give the directories this restore created their modes (deepest first), each
+        fsynced after (its mode is in its own inode)."""
         for rel_dir in sorted(self.created, key=lambda d: d.count(b"/"), reverse=True):
             try:
-                os.fchmod(self.dir_fd(rel_dir, create=False), self.new_dir_mode(rel_dir))
+                fd = self.dir_fd(rel_dir, create=False)
+                os.fchmod(fd, self.new_dir_mode(rel_dir))
+                os.fsync(fd)
             except OSError:
                 pass  # removed since (an undo dropping it), or a link in the way now
 

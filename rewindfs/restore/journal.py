@@ -4,7 +4,9 @@
 under the project lock. A restore writes its *intent* before the first file
 changes and a *completion* record after the last, so a restore killed in between
 (SIGKILL, a power cut) is still known and can be undone: `undo` puts the paths it
-planned back as the pre-rollback snapshot holds them.
+planned back as the pre-rollback snapshot holds them. Both records are fsynced (and
+the file's name, when a record creates it); the intent only once the pre-rollback
+commit it names is on disk, the completion once every file the restore wrote is.
 
 Format, version 2 (each record carries `"v": 2`; paths are project-relative,
 surrogate-escaped like `os.fsdecode`):
@@ -16,7 +18,7 @@ surrogate-escaped like `os.fsdecode`):
      "plan": [["<path>", "<blob id it gets>" | null], ...],  # null: the path is deleted
      "dirs": ["<directory the restore may create>", ...]}
     {"v": 2, "event": "end", "id": "<same id>", "time": <epoch float>,
-     "status": "done" | "failed" | "interrupted",  # failed: some files failed (reported)
+     "status": "done" | "failed" | "interrupted",  # failed: files failed, or an error
      "touched": ["<path written or deleted>", ...], "created_dirs": ["<dir>", ...]}
     {"v": 2, "event": "tidied", "id": "<same id>"}  # an unfinished entry's temp files removed
 
@@ -111,8 +113,7 @@ def begin(path: Path, *, kind: str, target: str, pre_rollback: str,
                   dirs=[os.fsdecode(d) for d in dirs], version=VERSION)
     _append(path, {"v": VERSION, "event": "begin", "id": entry.id, "kind": kind,
                    "time": entry.time, "target": target, "pre_rollback": pre_rollback,
-                   "undoes": undoes, "plan": [list(p) for p in entry.plan], "dirs": entry.dirs},
-            sync=True)
+                   "undoes": undoes, "plan": [list(p) for p in entry.plan], "dirs": entry.dirs})
     return entry
 
 
@@ -128,7 +129,7 @@ def end(path: Path, entry: Entry, status: str, touched: list[bytes],
 
 def mark_tidied(path: Path, entry: Entry) -> None:
     entry.tidied = True
-    _append(path, {"v": VERSION, "event": "tidied", "id": entry.id})
+    _append(path, {"v": VERSION, "event": "tidied", "id": entry.id}, sync=False)
 
 
 def entries(path: Path) -> list[Entry]:
@@ -212,20 +213,9 @@ def _v1(record: dict[str, Any]) -> Entry:
                  status=DONE)
 
 
-def _append(path: Path, record: dict[str, Any], *, sync: bool = False) -> None:
-    data = (json.dumps(record, separators=(",", ":")) + "\n").encode("utf-8")
-    fd = private.open_file(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
-    try:
-        size = os.fstat(fd).st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":
-            data = b"\n" + data  # a record cut short by a kill: never glue onto it
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        if sync:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
+def _append(path: Path, record: dict[str, Any], *, sync: bool = True) -> None:
+    private.append_record(path, (json.dumps(record, separators=(",", ":")) + "\n").encode(),
+                          sync=sync)
 
 
 def _rotate_if_big(path: Path) -> None:

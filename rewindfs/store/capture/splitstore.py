@@ -33,6 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rewindfs.store.capture import fileread
+from rewindfs.store.objects.durable import write_all
 from rewindfs.store.objects.packwrite import BLOB, PackWriter, deflate, publish_sealed
 
 MIN_FILES = 1_000  # below both, a second process costs more than it saves
@@ -193,9 +194,7 @@ def _child(pipe: int, shared: mmap.mmap, parent: int, objects_dir: Path, root: b
         name = pack.seal()
         sealed = (name, *pack.sealed_files()) if name is not None else None
         payload = pickle.dumps((True, results, sealed), protocol=pickle.HIGHEST_PROTOCOL)
-        view = memoryview(payload)
-        while view:
-            view = view[os.write(pipe, view):]
+        write_all(pipe, payload)
         status = 0
     finally:
         os._exit(status)  # never run the parent's cleanup code (atexit, libgit2 frees)

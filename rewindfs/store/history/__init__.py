@@ -71,7 +71,7 @@ if TYPE_CHECKING:
     from rewindfs.store.history.meta import CheckpointMeta
     from rewindfs.store.history.quoting import quote_path
     from rewindfs.store.history.references import resolve, resolve_with_path
-    from rewindfs.store.history.snapshot import SnapshotResult, locked, take, take_locked
+    from rewindfs.store.history.snapshot import SnapshotResult, locked, take, take_locked, tip
     from rewindfs.store.history.trees import EXECUTABLE, Change, Entry
     from rewindfs.store.history.verdict import State
 
@@ -106,6 +106,7 @@ __all__, __getattr__, __dir__ = face(_HERE, {
     "locked": f"{_HERE}.snapshot",
     "take": f"{_HERE}.snapshot",
     "take_locked": f"{_HERE}.snapshot",
+    "tip": f"{_HERE}.snapshot",
     "EXECUTABLE": f"{_HERE}.trees",
     "Change": f"{_HERE}.trees",
     "Entry": f"{_HERE}.trees",

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pygit2
 
+from rewindfs.store.objects.durable import fsync_dir, write_all
 from rewindfs.store.objects.layout import Layout
 from rewindfs.store.objects.locks import file_lock, remove_stale_lock
 
@@ -95,8 +96,11 @@ class _GitLockfile:
                 time.sleep(0.002)
 
     def commit(self, text: str) -> None:
+        """Durably: a boundary lost to a power cut after gc deleted what is older would
+        leave history pointing at objects that are gone."""
         try:
-            os.write(self.fd, text.encode())
+            write_all(self.fd, text.encode())
+            os.fsync(self.fd)
         finally:
             os.close(self.fd)
             self.fd = -1
@@ -105,6 +109,7 @@ class _GitLockfile:
         except OSError:
             self.lock.unlink(missing_ok=True)
             raise
+        fsync_dir(self.path.parent)
 
     def __exit__(self, *exc: object) -> None:
         if self.fd >= 0:  # not committed: give the lock back

@@ -19,10 +19,12 @@ from rewindfs.store.objects.layout import Layout
 # Isolation as Hermes does it: user and system config ignored, no inherited GIT_*.
 ISOLATION = {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_SYSTEM": os.devnull,
              "GIT_CONFIG_NOSYSTEM": "1"}
-# Settings for maintenance commands only: bitmaps and commit graphs are for git
-# readers (libgit2 ignores both), and a bare repository writes bitmaps by default.
+# Bitmaps and commit graphs are for git readers (libgit2 ignores both), and a bare
+# repository writes bitmaps by default. core.fsync=committed: what git writes (a
+# repack's packs, packed-refs) reaches the disk before what it replaces is deleted,
+# as rewindfs's own writes do (store.objects.durable); git before 2.36 ignores it.
 MAINTENANCE_CONFIG = ("repack.writeBitmaps=false", "gc.writeCommitGraph=false",
-                      "core.commitGraph=false")
+                      "core.commitGraph=false", "core.fsync=committed")
 
 
 class GitFailed(StoreError):

@@ -33,6 +33,8 @@ from array import array
 from collections.abc import Iterable
 from pathlib import Path
 
+from rewindfs.store.objects.durable import fsync_dir, write_all
+
 try:  # ISA-L's deflate: ~4x zlib's speed at level 1, same format, and it frees the GIL
     from isal.isal_zlib import compress as _compress
 except ImportError:  # pragma: no cover - isal has wheels for every platform we run on
@@ -193,7 +195,7 @@ def publish_sealed(pack_dir: Path, name: str, tmp_pack: Path, tmp_idx: Path) -> 
     os.chmod(tmp_idx, FILE_MODE)
     os.replace(tmp_pack, pack_dir / f"{name}.pack")
     os.replace(tmp_idx, pack_dir / f"{name}.idx")
-    _fsync_dir(pack_dir)
+    fsync_dir(pack_dir)
 
 
 _LITTLE_ENDIAN = struct.pack("=I", 1) == struct.pack("<I", 1)
@@ -256,17 +258,7 @@ def _sha1_of(fd: int, length: int) -> bytes:
 def _write_synced(path: Path, data: bytes) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
+        write_all(fd, data)
         os.fsync(fd)
     finally:
         os.close(fd)

@@ -20,6 +20,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from rewindfs.store.objects.durable import fsync_dir, write_all
+
 DIR_MODE = 0o700
 FILE_MODE = 0o600
 _FILE_FLAGS = os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK  # O_NONBLOCK: a FIFO never blocks
@@ -69,9 +71,7 @@ def write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     in a directory nobody else looks into yet)."""
     fd = open_file(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
+        write_all(fd, data)
     finally:
         os.close(fd)
 
@@ -80,15 +80,34 @@ def append_text(path: str | os.PathLike[str], text: str) -> None:
     """Append `text` (UTF-8) to the private file at `path`."""
     fd = open_append(path)
     try:
-        view = memoryview(text.encode("utf-8"))
-        while view:
-            view = view[os.write(fd, view):]
+        write_all(fd, text.encode("utf-8"))
     finally:
         os.close(fd)
 
 
+def append_record(path: str | os.PathLike[str], data: bytes, *, sync: bool = True) -> None:
+    """Append one newline-terminated record to the private file at `path`; a record a
+    kill cut short before it is closed with a newline first, never glued onto. With
+    `sync`, the record (and the file's name, when this created it) is on disk when this
+    returns."""
+    fd = open_file(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            data = b"\n" + data
+        write_all(fd, data)
+        if sync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+    if sync and not size:  # (most likely) created just now: its name must last too
+        fsync_dir(Path(path).parent)
+
+
 def write_atomic(path: str | os.PathLike[str], text: str, *, errors: str = "strict") -> None:
-    """Replace `path` with `text` (UTF-8), mode 0600, so readers see the old or the new file.
+    """Replace `path` with `text` (UTF-8), mode 0600, so readers see the old or the new file,
+    after a kill or a power cut alike: the file is fsynced before it is renamed into
+    place, and its directory after.
 
     The temporary name is unique per process and thread, so concurrent writers of the
     same file never write into each other's temporary file.
@@ -102,12 +121,12 @@ def write_atomic(path: str | os.PathLike[str], text: str, *, errors: str = "stri
             os.unlink(tmp)  # ours, left by a killed run of this very process id and thread
             fd = open_file(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
         try:
-            view = memoryview(text.encode("utf-8", errors=errors))
-            while view:
-                view = view[os.write(fd, view):]
+            write_all(fd, text.encode("utf-8", errors=errors))
+            os.fsync(fd)
         finally:
             os.close(fd)
         os.replace(tmp, path)
+        fsync_dir(path.parent)
     except BaseException:
         try:
             os.unlink(tmp)

@@ -25,7 +25,7 @@ from pygit2.errors import check_error
 from pygit2.ffi import C, ffi
 
 from rewindfs.errors import NotFound, Refused, StoreError
-from rewindfs.store.objects import firstuse, ignore, mounts, odbguard, private, readfilter
+from rewindfs.store.objects import durable, firstuse, ignore, mounts, odbguard, private, readfilter
 from rewindfs.store.objects.layout import Layout, normalize_workdir, objects_dir, project_hash
 from rewindfs.store.objects.locks import file_lock, remove_stale_lock
 
@@ -128,6 +128,7 @@ class Store:
                 remove_stale_lock(path / "config.lock", STALE_LOCK_SECONDS)
                 created = not self.exists()
                 if created:
+                    durable.enable_libgit2()
                     pygit2.init_repository(str(path), bare=True)
                 for sub in SUBDIRS:
                     private.ensure_dir(path / sub)
@@ -224,6 +225,7 @@ def refuse_inside_mount(path: str | os.PathLike[str]) -> None:
 
 def _open(path: Path) -> pygit2.Repository:
     """The repository at `path` (the store, or a project's admin dir inside it)."""
+    durable.enable_libgit2()  # before the handle exists: libgit2 reads it when opening refs
     try:
         repo = pygit2.Repository(str(path), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
     except (pygit2.GitError, KeyError, ValueError) as exc:
