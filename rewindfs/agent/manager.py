@@ -16,7 +16,7 @@ from typing import Any
 
 from rewindfs import restore as restore_mod
 from rewindfs import store as st
-from rewindfs.agent import checks
+from rewindfs.agent import bounded, checks
 from rewindfs.agent import state as agent_state
 from rewindfs.agent.results import checkpoint_dict, restore_dict
 from rewindfs.agent.steps import StepRecorder
@@ -45,6 +45,8 @@ class CheckpointManager:
         retention_days: float = 7,
         delete_orphans: bool = True,
         min_interval_hours: float = 24,
+        checkpoint_stall_seconds: float = bounded.STALL_SECONDS,
+        checkpoint_limit_seconds: float = bounded.LIMIT_SECONDS,
     ):
         self.enabled = enabled
         self.max_snapshots = max(1, int(max_snapshots))
@@ -64,6 +66,8 @@ class CheckpointManager:
         self.prune_policy = Policy(retention_days, delete_orphans, self.max_total_size_mb)
         self.min_interval_hours = min_interval_hours
         self._next_prune_check = 0.0
+        # ensure_checkpoint's bound: given up after this long without progress, or in all
+        self._runner = bounded.Runner(checkpoint_stall_seconds, checkpoint_limit_seconds)
 
     # -- where the store is -------------------------------------------------------
 
@@ -95,7 +99,9 @@ class CheckpointManager:
     def ensure_checkpoint(self, working_dir: str, reason: str = "auto") -> bool:
         """Checkpoint `working_dir` once per turn. True when a checkpoint was written.
 
-        Never raises: a failed checkpoint must not block the agent's tool call.
+        Never raises and never blocks the agent's tool call: a failed checkpoint is
+        logged, and one that makes no progress for `checkpoint_stall_seconds` (or runs
+        `checkpoint_limit_seconds` in all) is given up on and cancelled (agent.bounded).
         """
         if not self.enabled:
             return False
@@ -103,8 +109,11 @@ class CheckpointManager:
             abs_dir = str(st.normalize_workdir(working_dir))
             if abs_dir in self._checkpointed_dirs:
                 return False
+            if self._runner.busy(abs_dir):
+                log.warning("checkpoint of %s skipped: an earlier one is still stuck", abs_dir)
+                return False
             self._checkpointed_dirs.add(abs_dir)
-            result = self.take(abs_dir, reason)
+            result = self._runner.run(abs_dir, lambda: self.take(abs_dir, reason))
             if result.skipped_files.get("private_keys"):
                 log.warning("%s: %s", abs_dir,
                             secret_files.warning(result.skipped_files["private_keys"]))
@@ -112,6 +121,9 @@ class CheckpointManager:
             return result.taken
         except RewindError as exc:
             log.debug("checkpoint of %s skipped: %s", working_dir, exc)
+        except bounded.GaveUp as exc:
+            log.warning("checkpoint of %s given up (%s); the tool call goes on without it",
+                        working_dir, exc)
         except Exception:  # noqa: BLE001 - the agent must never see a checkpoint failure
             log.exception("checkpoint of %s failed", working_dir)
         return False

@@ -57,9 +57,11 @@ ENVIRONMENT = [
     ("REWIND_PAGER, PAGER", "The pager for long output (default less); empty or cat: none. "
                             "LESS defaults to FRX, as with git."),
     ("REWIND_PROGRESS_DELAY", "Seconds of work before a progress bar appears (default 0.5)."),
-    ("REWIND_STALL_SECONDS", "Seconds a command may stay stuck inside libgit2 (a damaged "
-                             "store) before it is ended with one line and exit status 3 "
-                             "(default 120; 0 turns this watchdog off)."),
+    ("REWIND_STALL_SECONDS", "Seconds a command may make no progress, stuck in one call "
+                             "(a damaged store, a hung network filesystem), before it is "
+                             "ended with one line and exit status 3; also how long a large "
+                             "checkpoint's second process may before the first reads its "
+                             "share itself (default 120; 0 turns these watchdogs off)."),
     ("REWIND_LOOSE_GUARD", "on or off: force rewindfs's own verified reader of loose objects "
                            "(the default with a stock pygit2, whose libgit2 can hang on a "
                            "truncated one). `rewind status` says which reader is in use."),

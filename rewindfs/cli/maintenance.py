@@ -17,6 +17,7 @@ import click
 from rewindfs.cli.app import App
 from rewindfs.cli.help import examples
 from rewindfs.cli.human import SHOW, human_age, human_bytes, human_date, setting_text
+from rewindfs.cli.term import confirm
 from rewindfs.errors import Refused
 from rewindfs.store.history import State
 from rewindfs.store.maintenance import (
@@ -38,7 +39,7 @@ def _confirm(question: str, what: str) -> None:
     """Ask on a terminal; without one, refuse unless the caller had -f."""
     if not sys.stdin.isatty():
         raise Refused(f"{what}; rerun with -f to allow it (no terminal to ask)")
-    if not click.confirm(question, default=False):
+    if not confirm(question, default=False):
         raise Refused("cancelled; nothing changed")
 
 

@@ -16,6 +16,7 @@ from rewindfs.cli.app import App
 from rewindfs.cli.complete import complete_reference
 from rewindfs.cli.help import examples
 from rewindfs.cli.options import dir_option, dir_option_named, json_option
+from rewindfs.cli.term import confirm
 from rewindfs.errors import NotFound, Refused
 from rewindfs.store.history import delete as deletion
 from rewindfs.store.history import labels_by_commit, move_label, projects, remove_label, walk
@@ -24,7 +25,7 @@ from rewindfs.store.history import labels_by_commit, move_label, projects, remov
 def _confirm(question: str, what: str) -> None:
     if not sys.stdin.isatty():
         raise Refused(f"{what}; rerun with -f to allow it (no terminal to ask)")
-    if not click.confirm(question, default=False):
+    if not confirm(question, default=False):
         raise Refused("cancelled; nothing changed")
 
 

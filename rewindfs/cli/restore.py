@@ -19,6 +19,7 @@ from rewindfs.cli.feedback import restore_progress
 from rewindfs.cli.help import examples
 from rewindfs.cli.human import human_age
 from rewindfs.cli.options import dir_option, json_option, refuse_together
+from rewindfs.cli.term import confirm
 from rewindfs.errors import NotFound, Refused
 from rewindfs.restore import journal
 from rewindfs.store import project_hash
@@ -207,7 +208,7 @@ def _confirm(app: App, plan_result: rs.RestoreResult) -> None:
     console.print(f"restoring to {_target(plan_result)} will:", soft_wrap=True)
     for line in describe(plan_result):
         console.print(_styled(line), soft_wrap=True)
-    if not click.confirm(f"delete {len(deletes)} file(s) and restore?", default=False):
+    if not confirm(f"delete {len(deletes)} file(s) and restore?", default=False):
         raise Refused("restore cancelled; nothing changed")
 
 

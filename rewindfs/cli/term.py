@@ -26,6 +26,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from rewindfs.store.objects import liveness
+
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
@@ -33,6 +35,14 @@ T = TypeVar("T")
 COLOR_CHOICES = ("auto", "always", "never")
 PROGRESS_DELAY = 0.5  # seconds of work before a progress bar appears
 WIDE = 10_000  # width when not a terminal: tables never wrap or cut a script's lines
+
+
+def confirm(question: str, *, default: bool = False) -> bool:
+    """click.confirm: a wait on a person, which is no stall (cli.watchdog)."""
+    import click
+
+    with liveness.patient():
+        return click.confirm(question, default=default)
 
 
 class PagerClosed(Exception):
@@ -52,6 +62,25 @@ class _PagerConsole(_Console):
     def on_broken_pipe(self) -> None:
         self.quiet = True
         raise PagerClosed
+
+
+class _PatientPipe:
+    """The pager's stdin: a write waits while the person reads, which is no stall
+    (cli.watchdog)."""
+
+    def __init__(self, pipe: IO[str]):
+        self._pipe = pipe
+
+    def write(self, text: str) -> int:
+        with liveness.patient():
+            return self._pipe.write(text)
+
+    def flush(self) -> None:
+        with liveness.patient():
+            self._pipe.flush()
+
+    def __getattr__(self, name: str):
+        return getattr(self._pipe, name)
 
 
 class Terminal:
@@ -132,10 +161,11 @@ class Terminal:
         assert proc.stdin is not None
         # The pager shows what the terminal would: same width, colour as for stdout.
         colour = self.colour_for(sys.stdout)
-        pager_console = _PagerConsole(file=proc.stdin, force_terminal=colour, no_color=not colour,
-                                color_system="auto" if colour else None,
-                                width=shutil.get_terminal_size().columns, markup=False,
-                                emoji=False, highlight=False, force_interactive=False)
+        pager_console = _PagerConsole(file=_PatientPipe(proc.stdin), force_terminal=colour,
+                                      no_color=not colour,
+                                      color_system="auto" if colour else None,
+                                      width=shutil.get_terminal_size().columns, markup=False,
+                                      emoji=False, highlight=False, force_interactive=False)
         try:
             yield pager_console
         except (PagerClosed, BrokenPipeError):
@@ -148,7 +178,8 @@ class Terminal:
             # As git does: Ctrl-C belongs to the pager while it runs.
             previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
             try:
-                proc.wait()
+                with liveness.patient():
+                    proc.wait()
             finally:
                 signal.signal(signal.SIGINT, previous)
 

@@ -1,13 +1,19 @@
-"""A bound on how long one `rewind` command may be stuck inside libgit2.
+"""A bound on how long one `rewind` command may be stuck inside a call that never returns.
 
 A libgit2 call that never returns (issue 10: a truncated loose object in stock
-libgit2) holds the GIL, so no Python thread of the stuck process can run, not even
-a signal handler: Ctrl-C is ignored and the process spins forever. rewindfs fixes
-the known cause at the root (patches/libgit2, store.objects.odbguard); this is the backstop
-for unknown ones, and it must work without the GIL:
+libgit2) may hold the GIL, so no Python thread of the stuck process can run, not even
+a signal handler: Ctrl-C is ignored and the process spins forever. Or it may release
+it (a cffi call, a read from a hung network filesystem), and then only the main
+thread is stuck. rewindfs fixes the known cause at the root (patches/libgit2,
+store.objects.odbguard); this is the backstop for unknown ones, and it must work
+without the GIL:
 
-* The command's process writes a heartbeat byte every second from a thread. That
-  thread needs the GIL, so the beats stop exactly when something holds it.
+* A thread of the command writes a heartbeat byte every second, but only when the
+  command got somewhere since the last one (store.objects.liveness): work was counted
+  (every long loop's interrupt poll counts), its main thread used CPU (it runs, it is
+  not parked in one call that waits forever), or the command waits on purpose (a lock
+  another process holds, a prompt, the pager, git's gc). The beats stop when the GIL
+  is held, and when the main thread sits in a call without any of that.
 * A small helper, forked before the command starts, waits for the beats. After
   `REWIND_STALL_SECONDS` (default 120) without one, while the command is not
   stopped (Ctrl-Z), it prints one line and sends SIGQUIT.
@@ -16,10 +22,13 @@ for unknown ones, and it must work without the GIL:
   the stuck process exits at once, with status 3 (store damaged), GIL or not.
 
 Ctrl-C while stuck: the helper ignores SIGINT, but notices it; when no heartbeat
-follows within 2 seconds it ends the command the same way (exit 3, saying so).
-The helper exits as soon as the command does (it watches a pidfd). A held flock is
-released by the kernel on exit; git lock files a killed writer leaves are cleared
-by the next writer (store.objects.locks).
+follows within 2 seconds it ends the command the same way (exit 3, saying so). A
+beat sent after the Ctrl-C (progress made since) clears it: the command handled or
+ignored it (the pager's way) and goes on, and is judged by the stall limit again.
+The helper watches the command through a pidfd opened before the fork, so it can
+never watch (or signal) another process that reused the pid, and exits as soon as
+the command does. A held flock is released by the kernel on exit; git lock files a
+killed writer leaves are cleared by the next writer (store.objects.locks).
 """
 
 from __future__ import annotations
@@ -32,17 +41,15 @@ import signal
 import threading
 import time
 
-ENV = "REWIND_STALL_SECONDS"
-DEFAULT_STALL_SECONDS = 120.0  # far above any single libgit2 call on a healthy store
+from rewindfs.store.objects import liveness
+
+ENV = liveness.ENV
 BEAT_SECONDS = 1.0
 INTERRUPT_GRACE = 2.0
 
 
 def stall_seconds() -> float:
-    try:
-        return max(0.0, float(os.environ.get(ENV, DEFAULT_STALL_SECONDS)))
-    except ValueError:
-        return DEFAULT_STALL_SECONDS
+    return liveness.stall_seconds()
 
 
 def start() -> None:
@@ -52,8 +59,11 @@ def start() -> None:
         return
     if not _exit_on_sigquit():
         return
+    try:
+        pidfd = os.pidfd_open(os.getpid())  # before the fork: no window for pid reuse
+    except OSError:
+        return
     read_end, write_end = os.pipe()
-    parent = os.getpid()
     # A Ctrl-C in the instant between fork and the helper's handler must neither kill the
     # helper nor be lost: blocked across the fork, delivered once each side is ready.
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
@@ -61,19 +71,21 @@ def start() -> None:
         pid = os.fork()
     except OSError:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        os.close(pidfd)
         return
     if pid == 0:
         code = 0
         try:
             os.close(write_end)
-            _watch(parent, read_end, limit)
+            _watch(pidfd, read_end, limit)
         except BaseException:
             code = 1
         os._exit(code)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    os.close(pidfd)
     os.close(read_end)
-    threading.Thread(target=_beat, args=(write_end,), name="rewind-heartbeat",
-                     daemon=True).start()
+    threading.Thread(target=_beat, args=(write_end, threading.main_thread().ident),
+                     name="rewind-heartbeat", daemon=True).start()
 
 
 def _exit_on_sigquit() -> bool:
@@ -88,22 +100,36 @@ def _exit_on_sigquit() -> bool:
         return False
 
 
-def _beat(fd: int) -> None:
+def _beat(fd: int, main: int | None) -> None:
+    last = None
     while True:
-        try:
-            os.write(fd, b".")
-        except OSError:
-            return  # the helper is gone: nothing to tell
+        now = _position(main)
+        if now != last or liveness.waiting():
+            try:
+                os.write(fd, b".")
+            except OSError:
+                return  # the helper is gone: nothing to tell
+        last = now
         time.sleep(BEAT_SECONDS)
 
 
-def _watch(parent: int, beats: int, limit: float) -> None:
-    """The helper: end `parent` when it stops beating, or ignores Ctrl-C while stuck."""
+def _position(main: int | None) -> tuple[int, int]:
+    """How far the command got: work counted, and the CPU time its main thread used
+    (which stays still while it sits in a call that waits and never returns)."""
+    try:
+        cpu = time.clock_gettime_ns(time.pthread_getcpuclockid(main)) if main else 0
+    except (OSError, AttributeError):  # the main thread is gone: the process is exiting
+        cpu = 0
+    return liveness.ticks(), cpu
+
+
+def _watch(pidfd: int, beats: int, limit: float) -> None:
+    """The helper: end the command when it stops beating, or ignores Ctrl-C while stuck."""
     interrupted: list[float] = []
     signal.signal(signal.SIGINT, lambda *_: interrupted.append(time.monotonic()))
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     _quiet_stdio()
-    pidfd = os.pidfd_open(parent)
+    parent = os.getppid()
     poller = select.poll()
     poller.register(beats, select.POLLIN)
     poller.register(pidfd, select.POLLIN)
@@ -118,9 +144,12 @@ def _watch(parent: int, beats: int, limit: float) -> None:
         if beats in events:
             if not os.read(beats, 4096):
                 return
-            # A Ctrl-C stays noted: the beat may have slipped in just before the command
-            # entered the call that then never returns.
             last = time.monotonic()
+            # A beat sent after a Ctrl-C shows progress made since: the command goes on
+            # (it handled or ignored the interrupt). One that may have been sent just
+            # before it arrived (within a beat) proves nothing.
+            if interrupted and last - interrupted[-1] > BEAT_SECONDS * 1.5:
+                interrupted.clear()
             continue
         now = time.monotonic()
         if _stopped(parent):

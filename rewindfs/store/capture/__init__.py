@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from rewindfs.faces import face
 
 if TYPE_CHECKING:
-    from rewindfs.store.capture import secret_files
+    from rewindfs.store.capture import interrupts, secret_files
     from rewindfs.store.capture.progress import Progress, reporting_progress
     from rewindfs.store.capture.walk import DEFAULT_LIMITS, Limits
     from rewindfs.store.capture.workdir import Capture, capture
@@ -38,4 +38,4 @@ __all__, __getattr__, __dir__ = face(_HERE, {
     "Limits": f"{_HERE}.walk",
     "Progress": f"{_HERE}.progress",
     "reporting_progress": f"{_HERE}.progress",
-}, modules=("secret_files",))
+}, modules=("interrupts", "secret_files"))

@@ -9,7 +9,13 @@ is only noted; long loops and callbacks poll `requested()` and wind down cleanly
 is delivered through the previous handler when the block ends.
 
 Signal handlers belong to the main thread: elsewhere `deferred()` changes nothing,
-and `requested()` stays False (no SIGINT is ever delivered to other threads).
+and `requested()` stays False (no SIGINT is ever delivered to other threads). Work
+on another thread is stopped through a `Work` token instead (`cancellable`): the
+same polls raise Interrupted once it is cancelled, and count the work they see,
+which is what a caller waiting on that thread watches (agent.bounded).
+
+Every poll is a unit of work for the watchdogs (store.objects.liveness), except
+`poll()`, for loops that only wait.
 """
 
 from __future__ import annotations
@@ -19,8 +25,33 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from rewindfs.store.objects import liveness
+
 _pending: list[tuple[int, object]] = []
 _depth = 0
+_work = threading.local()
+
+
+class Work:
+    """A piece of work on a thread of its own: how far it got, and a way to stop it."""
+
+    def __init__(self) -> None:
+        self.ticks = 0
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+@contextmanager
+def cancellable(work: Work) -> Iterator[Work]:
+    """Polls on this thread count into `work` and raise Interrupted once it is cancelled."""
+    previous = getattr(_work, "current", None)
+    _work.current = work
+    try:
+        yield work
+    finally:
+        _work.current = previous
 
 
 def requested() -> bool:
@@ -70,6 +101,19 @@ def _note(signum: int, frame: object) -> None:
 
 
 def check() -> None:
-    """Raise Interrupted when an interrupt is waiting (a poll point in a long loop)."""
+    """Raise Interrupted when an interrupt is waiting (a poll point in a long loop); one
+    unit of work done."""
+    liveness.tick()
+    work = getattr(_work, "current", None)
+    if work is not None:
+        work.ticks += 1
+    poll()
+
+
+def poll() -> None:
+    """`check` for a loop that waits rather than works: counts nothing."""
     if _pending:
+        raise Interrupted
+    work = getattr(_work, "current", None)
+    if work is not None and work.cancelled:
         raise Interrupted

@@ -16,8 +16,12 @@ says something incomplete is ignored and the parent reads its share itself. Its
 progress (files, bytes) is shared through a few bytes of shared memory.
 
 Ctrl-C goes to the whole process group; the child ignores it, and the parent, which
-notices it, kills the child and removes its temp files. The child also dies with the
-parent (PR_SET_PDEATHSIG), so a killed capture leaves no process behind.
+notices it, kills the child first (it never waits for the child's share) and removes
+its temp files. A child that makes no progress for the stall limit (a read from a
+hung network filesystem, a fork that inherited a lock held by another thread of a
+threaded host) is killed the same way, and the parent reads its share itself. The
+child also dies with the parent (PR_SET_PDEATHSIG), so a killed capture leaves no
+process behind.
 """
 
 from __future__ import annotations
@@ -29,10 +33,12 @@ import pickle
 import select
 import signal
 import struct
+import time
 from collections.abc import Callable
 from pathlib import Path
 
-from rewindfs.store.capture import fileread
+from rewindfs.store.capture import fileread, interrupts
+from rewindfs.store.objects import liveness
 from rewindfs.store.objects.durable import write_all
 from rewindfs.store.objects.packwrite import BLOB, PackWriter, deflate, publish_sealed
 
@@ -101,12 +107,16 @@ class Helper:
         """(files, bytes) the child has stored so far."""
         return _PROGRESS.unpack_from(self._shared, 0)
 
-    def results(self, check: Callable[[], None]) -> list[Result] | None:
+    def results(self, check: Callable[[], None], stall: float | None = None
+                ) -> list[Result] | None:
         """Wait for the child, calling `check` (which may raise, e.g. on Ctrl-C) every
-        tenth of a second; what it read, or None when it failed (nothing of it is then
-        used: its temp files are removed)."""
+        tenth of a second; what it read, or None when it failed or made no progress
+        for `stall` seconds (default: the stall limit; 0: no limit). Nothing of a failed
+        child is used: it is killed first, its temp files removed."""
         assert self._pipe is not None
+        stall = liveness.stall_seconds() if stall is None else stall
         chunks = []
+        seen, moved = self.progress(), time.monotonic()
         try:
             while True:
                 check()
@@ -115,9 +125,19 @@ class Helper:
                     if not chunk:
                         break
                     chunks.append(chunk)
-        finally:
-            self._close()
-            self._reap()
+                    moved = time.monotonic()
+                now = self.progress()
+                if now != seen:
+                    seen, moved = now, time.monotonic()
+                    interrupts.check()  # the child's work is this capture's progress
+                elif stall and time.monotonic() - moved > stall:
+                    self.abort()  # hung: its share is read by the parent instead
+                    return None
+        except BaseException:
+            self.abort()  # first: never wait for a child's whole share on Ctrl-C
+            raise
+        self._close()
+        self._reap()  # it sent everything and closed its end: it is exiting
         try:
             done, results, sealed = pickle.loads(b"".join(chunks))
         except Exception:  # cut short or garbled: the child died midway

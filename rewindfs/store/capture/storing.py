@@ -134,7 +134,7 @@ def store_found(project: Project, walk: Walk, changing: list[bytes]) -> None:
 
     def waiting() -> None:  # for the child, once this process has stored its share
         nonlocal next_report
-        interrupts.check()
+        interrupts.poll()  # waiting is no work: the child's progress counts (splitstore)
         if helper is not None and next_report is not None and time.monotonic() >= next_report:
             files, stored = helper.progress()
             report(Progress("store", len(mine) + files, done_bytes + stored, total_files,

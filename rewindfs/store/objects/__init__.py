@@ -6,6 +6,8 @@ May import: nothing else in the store (the bottom room).
     repo         opening and initialising the store; per-project handles (Store, Project)
     private      0700/0600 files and directories, never through a planted symlink
     locks        flock locks that die with their process; atomic writes
+    durable      what reaches the disk before what names it (fsync, syncfs, libgit2's)
+    liveness     whether a process is getting anywhere (work, chosen waits, stall limit)
     writers      rewindfs writers (shared) vs an explicit gc or clear (exclusive)
     ignore       the exclude files the store writes: what a checkpoint leaves out
     readfilter   the `rewind-read` attribute: libgit2 never memory-maps a working file
@@ -39,6 +41,8 @@ if TYPE_CHECKING:
     from rewindfs.store.objects import (
         check,
         damage,
+        durable,
+        liveness,
         locks,
         marker,
         mounts,
@@ -70,4 +74,5 @@ __all__, __getattr__, __dir__ = face(_HERE, {
     "Project": f"{_HERE}.repo",
     "Store": f"{_HERE}.repo",
     "refuse_inside_mount": f"{_HERE}.repo",
-}, modules=("check", "damage", "locks", "marker", "mounts", "odbguard", "private", "writers"))
+}, modules=("check", "damage", "durable", "liveness", "locks", "marker", "mounts", "odbguard",
+            "private", "writers"))

@@ -14,6 +14,7 @@ import subprocess
 from collections.abc import Sequence
 
 from rewindfs.errors import StoreError
+from rewindfs.store.objects import liveness
 from rewindfs.store.objects.layout import Layout
 
 # Isolation as Hermes does it: user and system config ignored, no inherited GIT_*.
@@ -63,7 +64,8 @@ class Running:
             raise StoreError(f"cannot run git {_command(args)}: {exc.strerror or exc}") from None
 
     def output(self) -> bytes:
-        out, err = self.proc.communicate()
+        with liveness.patient():  # git's own work (a repack takes what it takes)
+            out, err = self.proc.communicate()
         if self.proc.returncode != 0:
             said = err.decode(errors="replace").strip()
             reason = said.splitlines()[0] if said else f"exit status {self.proc.returncode}"
@@ -98,11 +100,12 @@ def run(layout: Layout, args: Sequence[str], *, stdin: bytes | None = None,
     argv = _argv(args)
     feed = {"input": stdin} if stdin is not None else {"stdin": subprocess.DEVNULL}
     try:
-        proc = subprocess.run(
-            argv, env=git_env(layout), stdout=subprocess.PIPE,
-            stderr=None if show_progress else subprocess.PIPE, timeout=timeout,
-            cwd=layout.store, **feed,
-        )
+        with liveness.patient():  # git's own work (a repack takes what it takes)
+            proc = subprocess.run(
+                argv, env=git_env(layout), stdout=subprocess.PIPE,
+                stderr=None if show_progress else subprocess.PIPE, timeout=timeout,
+                cwd=layout.store, **feed,
+            )
     except subprocess.TimeoutExpired:
         raise StoreError(f"git {_command(args)} did not finish in {timeout:.0f} s") from None
     except OSError as exc:

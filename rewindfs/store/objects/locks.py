@@ -18,7 +18,7 @@ from contextvars import ContextVar
 from pathlib import Path
 
 from rewindfs.errors import Busy
-from rewindfs.store.objects import private
+from rewindfs.store.objects import liveness, private
 from rewindfs.store.objects.private import write_atomic
 
 
@@ -79,7 +79,8 @@ def file_lock(path: Path, *, shared: bool = False, timeout: float | None = None)
                 fcntl.flock(fd, mode | fcntl.LOCK_NB)
             except BlockingIOError:
                 notice = _waits.get()
-                with notice(path, holder(path)) if notice else nullcontext():
+                with notice(path, holder(path)) if notice else nullcontext(), \
+                        liveness.patient():  # another process decides how long
                     fcntl.flock(fd, mode)
         else:
             deadline = time.monotonic() + timeout

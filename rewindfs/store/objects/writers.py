@@ -40,6 +40,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from rewindfs.errors import Busy
+from rewindfs.store.objects import liveness
 from rewindfs.store.objects.layout import Layout
 from rewindfs.store.objects.locks import file_lock
 
@@ -92,7 +93,8 @@ def _fd_lock(path: Path, *, shared: bool) -> Iterator[int]:
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
-        fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+        with liveness.patient():  # a gc in progress decides how long
+            fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
         yield fd
     finally:
         os.close(fd)
