@@ -88,12 +88,18 @@ def test_project_record(store, project, store_dir):
     assert data["parent_ino"] == parent.st_ino
 
     created = data["created_at"]
-    time.sleep(0.02)
+    written = record_path.stat().st_ino
     (project / "more.txt").write_text("more\n")
     take(store, project, "second")
+    # last_touch counts days: a record touched within the hour is not written again
+    assert record_path.stat().st_ino == written
+    data["last_touch"] -= 3601  # an hour later
+    record_path.write_text(json.dumps(data))
+    (project / "more.txt").write_text("more, later\n")
+    take(store, project, "third")
     data2 = json.loads(record_path.read_text())
     assert data2["created_at"] == created
-    assert data2["last_touch"] > data["last_touch"]
+    assert data2["last_touch"] > data["last_touch"] + 3600
 
 
 def test_project_record_keeps_unknown_keys(store, project, store_dir):

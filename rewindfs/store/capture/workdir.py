@@ -39,7 +39,7 @@ from rewindfs.store.capture.changes import unreadable_dirs
 from rewindfs.store.capture.storing import index_dirs, pack_trees, store_found
 from rewindfs.store.capture.walk import Limits, Walk
 from rewindfs.store.objects import gitextra, heal, mounts
-from rewindfs.store.objects.locks import remove_stale_lock
+from rewindfs.store.objects.locks import remove_stale_lock, write_atomic
 from rewindfs.store.objects.repo import Project
 
 
@@ -207,7 +207,7 @@ class _IgnoreStamp:
 
     def save(self) -> None:
         if self.saved != self.current:
-            self.file.write_text(self.current)
+            write_atomic(self.file, self.current)  # 0600, never through a planted link
 
 
 def _drop_now_ignored(walk: Walk) -> None:

@@ -78,6 +78,10 @@ def read_record(layout: Layout, h16: str) -> ProjectRecord | None:
     )
 
 
+# last_touch is refreshed at most this often (it counts days: retention, stale projects).
+TOUCH_SECONDS = 3600.0
+
+
 def touch(layout: Layout, h16: str, workdir: Path) -> None:
     """Create or refresh the record: last_touch now, created_at kept, parent identity updated.
 
@@ -94,6 +98,10 @@ def touch(layout: Layout, h16: str, workdir: Path) -> None:
         last_touch=now,
     )
     data.update(parent_identity_keys(workdir))
+    if old is not None and old.last_touch is not None and \
+            0 <= now - old.last_touch < TOUCH_SECONDS and \
+            {**record_data(old), "last_touch": now} == data:
+        return  # nothing but a recent last_touch would change: spare the write (two fsyncs)
     write_record(layout, h16, data)
 
 

@@ -23,6 +23,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from rewindfs.store.objects import private
+
 REFS_PREFIX = "refs/hermes/"
 LABELS_PREFIX = "refs/rewind/labels/"
 NOTES_PREFIX = "refs/notes/rewind/"
@@ -60,6 +62,11 @@ class Layout:
     """Paths of one checkpoint base."""
 
     base: Path
+
+    def __post_init__(self) -> None:
+        # The base and the home above it are a person's choice (symlinks allowed);
+        # everything rewindfs keeps below them is reached without following one.
+        private.trust(self.base, self.base.parent)
 
     @classmethod
     def for_home(cls, home: str | os.PathLike[str] | None = None) -> Layout:

@@ -64,8 +64,9 @@ def holder(path: Path) -> int | None:
 
 
 @contextmanager
-def file_lock(path: Path, *, shared: bool = False, timeout: float | None = None) -> Iterator[None]:
-    """Hold an flock on `path` (created if missing) for the duration of the block.
+def file_lock(path: Path, *, shared: bool = False, timeout: float | None = None) -> Iterator[int]:
+    """Hold an flock on `path` (a private file, created if missing, never through a planted
+    symlink) for the duration of the block; yields the descriptor that holds it.
 
     timeout=None waits forever; otherwise raise Busy after `timeout` seconds.
     An exclusive holder writes its pid into the file, so a waiter can say whom it
@@ -98,7 +99,7 @@ def file_lock(path: Path, *, shared: bool = False, timeout: float | None = None)
                 os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
             except OSError:
                 pass  # only informative
-        yield
+        yield fd
     finally:
         os.close(fd)
 

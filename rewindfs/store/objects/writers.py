@@ -31,7 +31,6 @@ gc that holds the gate and waits for this very thread.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import threading
 import time
@@ -40,7 +39,6 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from rewindfs.errors import Busy
-from rewindfs.store.objects import liveness
 from rewindfs.store.objects.layout import Layout
 from rewindfs.store.objects.locks import file_lock
 
@@ -74,7 +72,7 @@ def writing(layout: Layout) -> Iterator[None]:
     with ExitStack() as stack:
         while True:
             with file_lock(layout.lock_file(GATE), shared=True):
-                fd = stack.enter_context(_fd_lock(key, shared=True))
+                fd = stack.enter_context(file_lock(key, shared=True))
             if _still_there(key, fd):
                 break
             # `rewind clear` deleted the lock file while we waited: a gc starting now
@@ -85,19 +83,6 @@ def writing(layout: Layout) -> Iterator[None]:
             yield
         finally:
             depth[key] = 0
-
-
-@contextmanager
-def _fd_lock(path: Path, *, shared: bool) -> Iterator[int]:
-    """Like locks.file_lock (waits forever), yielding the descriptor that holds the lock."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    try:
-        with liveness.patient():  # a gc in progress decides how long
-            fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
-        yield fd
-    finally:
-        os.close(fd)
 
 
 def _still_there(path: Path, fd: int) -> bool:
@@ -119,7 +104,7 @@ def excluded(layout: Layout, give_up: float = GIVE_UP) -> Iterator[None]:
     deadline = time.monotonic() + give_up
     with ExitStack() as stack:
         while True:
-            stack.enter_context(_fd_lock(layout.lock_file(GATE), shared=False))
+            stack.enter_context(file_lock(layout.lock_file(GATE)))
             try:
                 stack.enter_context(file_lock(layout.lock_file(WRITERS), timeout=HOLD))
                 break
