@@ -20,7 +20,7 @@ from rewindfs.cli.human import human_bytes
 
 
 class _CountColumn(ProgressColumn):
-    """`1,200/3,000 files, 4.2/9.0 MB` (without totals: `1,200 files`); empty without a unit."""
+    """`1,200/3,000 files, 4.2/9.0 MiB` (without totals: `1,200 files`); empty without a unit."""
 
     def render(self, task: Task) -> Text:
         unit = task.fields.get("unit")
@@ -36,7 +36,7 @@ class _CountColumn(ProgressColumn):
 
 
 class _RateColumn(ProgressColumn):
-    """`1,755 files/s, 788 KB/s`: averages since the task started."""
+    """`1,755 files/s, 788.0 KiB/s`: averages since the task started."""
 
     def render(self, task: Task) -> Text:
         unit = task.fields.get("unit")
@@ -51,12 +51,12 @@ class _RateColumn(ProgressColumn):
 
 
 def progress_bar(console: Console) -> Progress:
-    def fixed(column: ProgressColumn) -> ProgressColumn:
-        column._table_column = Column(no_wrap=True, overflow="ellipsis")
-        return column
+    def fixed() -> Column:  # one line per column, cut rather than wrapped
+        return Column(no_wrap=True, overflow="ellipsis")
 
     return Progress(
-        *(fixed(c) for c in (SpinnerColumn(), TextColumn("{task.description}"))),
-        BarColumn(bar_width=None), fixed(_CountColumn()), fixed(_RateColumn()),
-        fixed(TimeRemainingColumn()),
+        SpinnerColumn(table_column=fixed()), TextColumn("{task.description}",
+                                                        table_column=fixed()),
+        BarColumn(bar_width=None), _CountColumn(table_column=fixed()),
+        _RateColumn(table_column=fixed()), TimeRemainingColumn(table_column=fixed()),
         console=console, transient=False, refresh_per_second=8, expand=True)

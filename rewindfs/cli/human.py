@@ -1,4 +1,4 @@
-"""Sizes, spans and ages as people read them (`12.3 MB`, `5m ago`)."""
+"""Sizes, spans and ages as people read them (`12.3 MiB`, `5m ago`)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,14 @@ SHOW = 20  # projects or archives listed before "... and N more"
 
 
 def human_bytes(n: int | float | None) -> str:
+    """Binary units, named as such (1 KiB = 1,024 bytes), as the docs and the size cap
+    count them."""
     size = float(n or 0)
-    for unit in ("B", "KB", "MB", "GB"):
+    for unit in ("B", "KiB", "MiB", "GiB"):
         if size < 1024:
             return f"{int(size)} {unit}" if unit == "B" else f"{size:.1f} {unit}"
         size /= 1024
-    return f"{size:.1f} TB"
+    return f"{size:.1f} TiB"
 
 
 def human_span(seconds: float) -> str:

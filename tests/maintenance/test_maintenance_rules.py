@@ -473,7 +473,7 @@ def test_v1_repos_move_to_a_legacy_archive_on_first_use(home, layout, tmp_path, 
     log = subprocess.run(["git", "log", "--format=%s"], capture_output=True, text=True,
                          env=isolated_git_env(GIT_DIR=str(moved)))
     assert log.stdout.strip() == "before write_file"
-    assert shadowrepos.v1_repos(layout) == []
+    assert shadowrepos.shadow_repos(layout) == []
     take(Store(layout), project, "second use")  # nothing left to migrate: no new archive
     assert len(legacy.archives(layout)) == 1
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import os
 
 import pygit2
+import pygit2.utils  # StrArray: a pygit2 internal (store.objects.gitextra checks it)
 from pygit2.errors import check_error
 from pygit2.ffi import C, ffi
-from pygit2.utils import StrArray
 
 from rewindfs.errors import Refused, StoreError
 from rewindfs.store.capture import deepdirs, fileread, interrupts
@@ -100,7 +100,7 @@ def _find_changes(walk: Walk, dirs: list[bytes]) -> None:
 def _add_all(walk: Walk, pathspecs: list[str]) -> None:
     """The same through libgit2's add_all (which also builds a patch of every change)."""
     callback = ffi.callback("git_index_matched_path_cb", walk.on_path)
-    with StrArray(pathspecs) as spec:
+    with pygit2.utils.StrArray(pathspecs) as spec:
         flags = LITERAL_PATHS if pathspecs else 0
         err = C.git_index_add_all(walk.index._index, spec.ptr, flags, callback, ffi.NULL)
     if walk.error is not None:

@@ -3,6 +3,8 @@
 May import: objects, capture.
 
     snapshot      taking a checkpoint: capture, commit, compare-and-swap the ref
+    refupdate     compare-and-swap of a ref: a lost race told apart from a failure
+    signature     who and when a commit is by (the local offset in force, DST included)
     chain         a project's checkpoints: listed and numbered (1 = newest), loaded
     references    resolving what a person types: `3`, a label, a hash, `10 minutes ago`
     timeref       times as references (`10 minutes ago`, `@yesterday-14:00`, ISO)

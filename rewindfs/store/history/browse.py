@@ -288,13 +288,6 @@ class StoreBrowser:
             return os.getuid(), os.getgid()
         return st.st_uid, st.st_gid
 
-    def created_time(self) -> float:
-        """When the store was created: HEAD of a bare repo is written once and never again."""
-        try:
-            return os.stat(self.layout.store / "HEAD").st_mtime
-        except OSError:
-            return 0.0
-
 
 def _entries(repo: pygit2.Repository, tree: pygit2.Tree) -> list[TreeEntry]:
     """A stored name that must never be a path component (`..`, one holding `/`, `.git`;

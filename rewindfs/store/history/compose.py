@@ -9,11 +9,11 @@ no ref (history and the mount never see it) and git gc drops it in due course.
 from __future__ import annotations
 
 import os
-import time
 
 import pygit2
 
 from rewindfs.store.history.chain import Checkpoint, load
+from rewindfs.store.history.signature import signature
 from rewindfs.store.history.trailers import compose_message
 from rewindfs.store.history.trees import Entry
 
@@ -32,8 +32,7 @@ def compose(repo: pygit2.Repository, base_tree: str, overrides: dict[bytes, Entr
         else:
             index.add(pygit2.IndexEntry(name, pygit2.Oid(hex=entry.oid), entry.mode))
     tree = index.write_tree(repo)
-    now = int(time.time())
-    sig = pygit2.Signature("rewindfs", "rewindfs@local", now, 0)
+    sig = signature()
     parents = [pygit2.Oid(hex=parent)] if parent else []
     oid = repo.create_commit(None, sig, sig, compose_message(reason, {}), tree, parents)
     return load(repo, str(oid))

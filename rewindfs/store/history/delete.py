@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 
 import pygit2
 
-from rewindfs.errors import Busy, StoreError
+from rewindfs.errors import Busy
 from rewindfs.store.history import actions as actions_mod
-from rewindfs.store.history import notes
+from rewindfs.store.history import notes, refupdate
 from rewindfs.store.history.chain import STATS_TRAILER, Checkpoint, walk
 from rewindfs.store.history.changestats import tree_stats
 from rewindfs.store.history.labels import labels_by_commit
@@ -86,16 +86,9 @@ def _move_ref(repo: pygit2.Repository, h16: str, expected: str, new: str | None)
     ref = repo.references.get(name)
     if ref is None or str(ref.target) != expected:
         raise Busy("the project got a new checkpoint meanwhile; run the command again")
-    try:
-        if new is None:
-            ref.delete()
-        else:
-            ref.set_target(pygit2.Oid(hex=new), "rewind delete")
-    except pygit2.GitError as exc:
-        if "modified" in str(exc).lower() or "locked" in str(exc).lower():
-            raise Busy("the project got a new checkpoint meanwhile; run the command again"
-                       ) from exc
-        raise StoreError(f"could not update {name}: {exc}") from exc
+    if refupdate.swap(repo, name, ref, None if new is None else pygit2.Oid(hex=new),
+                      "rewind delete") is not None:
+        raise Busy("the project got a new checkpoint meanwhile; run the command again")
 
 
 def _rewrite_newer(repo: pygit2.Repository, h16: str, chain: list[pygit2.Commit], at: int

@@ -24,6 +24,8 @@ import pygit2
 from pygit2.enums import FileMode
 
 from rewindfs.errors import StoreError
+from rewindfs.store.history import refupdate
+from rewindfs.store.history.signature import signature
 from rewindfs.store.objects.layout import Layout
 
 CAS_ATTEMPTS = 20
@@ -88,21 +90,11 @@ def _update(repo: pygit2.Repository, h16: str,
         builder = repo.TreeBuilder()
         for entry_name, oid in sorted(current.items()):
             builder.insert(entry_name, oid, FileMode.BLOB)
-        sig = _signature()
+        sig = signature()
         note_commit = repo.create_commit(None, sig, sig, "rewindfs notes\n", builder.write(), [])
-        try:
-            if ref is None:
-                repo.references.create(name, note_commit, force=False)
-            else:
-                ref.set_target(note_commit, "rewindfs: note")
+        if refupdate.swap(repo, name, ref, note_commit, "rewindfs: note") is None:
             return
-        except pygit2.AlreadyExistsError:
-            continue
-        except pygit2.GitError as exc:
-            if "modified" in str(exc).lower() or "locked" in str(exc).lower():
-                time.sleep(0.005)
-                continue
-            raise StoreError(f"could not record checkpoint metadata: {exc}") from exc
+        time.sleep(0.005)  # another writer moved (or holds) it: merge with theirs
     raise StoreError(f"could not update {name}: it keeps changing under us")
 
 
@@ -133,6 +125,3 @@ def _decode(repo: pygit2.Repository, oid: pygit2.Oid) -> dict[str, Any] | None:
         return None
     return doc if isinstance(doc, dict) else None
 
-
-def _signature() -> pygit2.Signature:
-    return pygit2.Signature("rewindfs", "rewindfs@local", int(time.time()), 0)

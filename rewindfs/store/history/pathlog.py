@@ -9,7 +9,6 @@ symlink or a directory (then every file under it counts).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pygit2
@@ -96,9 +95,3 @@ def _line_counts(repo: pygit2.Repository, old: str | None, new: str | None
     _, added, deleted = patch.line_stats
     return added, deleted, patch.delta.is_binary
 
-
-def walk_files(repo: pygit2.Repository, tree_id: str, paths: list[bytes] | None
-               ) -> Iterator[trees.Entry]:
-    """Every file under `paths` (all of the checkpoint when None), each once."""
-    for prefix in paths or [b""]:
-        yield from trees.walk_entries(repo, tree_id, prefix)

@@ -20,10 +20,11 @@ from rewindfs.errors import StoreError
 from rewindfs.store.capture import interrupts
 from rewindfs.store.capture.walk import DEFAULT_LIMITS, Limits
 from rewindfs.store.capture.workdir import Capture, capture
-from rewindfs.store.history import adopt, projects
+from rewindfs.store.history import adopt, projects, refupdate
 from rewindfs.store.history.chain import STATS_TRAILER, TIME_TRAILER
 from rewindfs.store.history.changestats import tree_stats
 from rewindfs.store.history.prune import enforce_max_snapshots
+from rewindfs.store.history.signature import signature
 from rewindfs.store.history.trailers import compose_message
 from rewindfs.store.objects import writers
 from rewindfs.store.objects.repo import STALE_LOCK_SECONDS, Project, Store, guard_workdir
@@ -162,34 +163,23 @@ def _commit(
                             cap.file_count)
         message = compose_message(reason, {**trailers, STATS_TRAILER: change.encode(),
                                            TIME_TRAILER: f"{time.time():.6f}"})
-        sig = _signature()
+        sig = signature()
         parents = [parent.id] if parent is not None else []
         try:
             oid = repo.create_commit(None, sig, sig, message, cap.tree_id, parents)
-            if ref is None:
-                repo.references.create(project.ref, oid, force=False)
-            else:
-                ref.set_target(oid, f"checkpoint: {reason}")
-            return oid
-        except pygit2.AlreadyExistsError:
-            continue  # the ref appeared since we looked
         except (pygit2.GitError, OSError) as exc:
-            # libgit2 says "failed to lock file" (an OSError) when <ref>.lock exists.
-            why = str(exc).lower()
-            if "failed to lock" in why and time.monotonic() < locked_until:
-                project.clear_stale_ref_locks()
-                attempts -= 1  # bounded by locked_until instead
-                time.sleep(0.05)
-                continue
-            if isinstance(exc, pygit2.GitError) and ("modified" in why or "locked" in why):
-                time.sleep(0.005)
-                continue  # another writer moved the ref: rebuild on the new tip
             detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
             raise StoreError(f"could not record checkpoint: {detail}") from exc
+        lost = refupdate.swap(repo, project.ref, ref, oid, f"checkpoint: {reason}")
+        if lost is None:
+            return oid
+        if lost == refupdate.LOCKED and time.monotonic() < locked_until:
+            project.clear_stale_ref_locks()
+            attempts -= 1  # bounded by locked_until instead
+            time.sleep(0.05)
+        elif lost == refupdate.MOVED:
+            time.sleep(0.005)  # another writer moved the ref: rebuild on the new tip
+        else:
+            raise StoreError(f"could not update {project.ref}: its lock file stays")
     raise StoreError(f"could not update {project.ref}: it keeps changing under us")
 
-
-def _signature() -> pygit2.Signature:
-    now = time.time()
-    offset = int((time.mktime(time.localtime(now)) - time.mktime(time.gmtime(now))) // 60)
-    return pygit2.Signature("rewindfs", "rewindfs@local", int(now), offset)

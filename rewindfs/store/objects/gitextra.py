@@ -14,10 +14,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pygit2
+import pygit2.utils
 from pygit2 import _libgit2 as _cffi_module
 from pygit2.enums import DiffFlag, DiffOption
 from pygit2.errors import check_error
 from pygit2.ffi import C, ffi
+
+from rewindfs.errors import StoreError
 
 try:
     _lib = ctypes.CDLL(_cffi_module.__file__)
@@ -84,3 +87,29 @@ def index_to_workdir(repo: pygit2.Repository, index: pygit2.Index, pathspecs: li
                for i in range(_num_deltas(diff)))
     finally:
         _diff_free(diff)
+
+
+# pygit2's internals rewindfs reaches past its public API (pyproject bounds pygit2 to the
+# releases they were checked with; this says so clearly if another one is installed).
+INTERNALS = ("Repository._repo", "Index._index", "pygit2._libgit2.__file__",
+             "pygit2.utils.StrArray")
+_checked = False
+
+
+def check_internals(repo: pygit2.Repository) -> None:
+    """Raise StoreError, in one line, when this pygit2 lacks an internal rewindfs uses
+    (instead of an AttributeError deep inside a checkpoint). Checked once per process."""
+    global _checked
+    if _checked:
+        return
+    found = {
+        "Repository._repo": getattr(repo, "_repo", None) is not None,
+        "Index._index": getattr(pygit2.Index(), "_index", None) is not None,
+        "pygit2._libgit2.__file__": bool(getattr(_cffi_module, "__file__", None)),
+        "pygit2.utils.StrArray": hasattr(pygit2.utils, "StrArray"),
+    }
+    missing = [name for name in INTERNALS if not found[name]]
+    if missing:
+        raise StoreError(f"pygit2 {pygit2.__version__} lacks {', '.join(missing)}, which "
+                         "rewindfs uses: install pygit2 1.21.x (scripts/setup builds it)")
+    _checked = True

@@ -25,7 +25,16 @@ from pygit2.errors import check_error
 from pygit2.ffi import C, ffi
 
 from rewindfs.errors import NotFound, Refused, StoreError
-from rewindfs.store.objects import durable, firstuse, ignore, mounts, odbguard, private, readfilter
+from rewindfs.store.objects import (
+    durable,
+    firstuse,
+    gitextra,
+    ignore,
+    mounts,
+    odbguard,
+    private,
+    readfilter,
+)
 from rewindfs.store.objects.layout import Layout, normalize_workdir, objects_dir, project_hash
 from rewindfs.store.objects.locks import file_lock, remove_stale_lock
 
@@ -230,6 +239,7 @@ def _open(path: Path) -> pygit2.Repository:
         repo = pygit2.Repository(str(path), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
     except (pygit2.GitError, KeyError, ValueError) as exc:
         raise StoreError(f"checkpoint store at {path} is unreadable or corrupt: {exc}") from exc
+    gitextra.check_internals(repo)
     odbguard.install(repo, objects_dir(path))
     return repo
 

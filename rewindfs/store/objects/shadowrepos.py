@@ -21,11 +21,6 @@ STAMP = "%Y%m%d-%H%M%S"
 RESERVED = {"store", ".last_prune"}
 
 
-def v1_repos(layout: Layout) -> list[Path]:
-    """v1 shadow repositories directly under the base (with their HERMES_WORKDIR), by name."""
-    return [r.path for r in shadow_repos(layout) if (r.path / "HERMES_WORKDIR").is_file()]
-
-
 @dataclass
 class ShadowRepo:
     """A pre-v2 repository directly under the base."""
