@@ -46,11 +46,12 @@ def ensure_dir(path: str | os.PathLike[str]) -> Path:
 
 def open_dir(path: str | os.PathLike[str], *, create: bool = True) -> int:
     """A descriptor of the directory `path`, every component below its root opened
-    without following a link (OSError ELOOP or ENOTDIR when one is in the way), created
-    0700 when missing (unless not `create`: FileNotFoundError)."""
+    without following a link (NotADirectoryError when one is in the way), created 0700
+    when missing (unless not `create`: FileNotFoundError)."""
     path = os.path.abspath(os.fspath(path))
-    root = _root_of(path)
-    start = root if root is not None else os.path.dirname(path)
+    # Outside every root (an agent's own config directory, say: often a dotfiles link)
+    # the path is the person's to place, followed as given.
+    start = _root_of(path) or path
     if not os.path.isdir(start):
         if not create:
             raise FileNotFoundError(errno.ENOENT, "no such directory", start)
@@ -129,8 +130,8 @@ def _below(start: str, path: str) -> list[str]:
 
 
 def _make_parents(path: str) -> None:
-    """A root (or the parent of an unrooted directory) that does not exist yet: made 0700
-    with its missing parents, as a person's `mkdir -p` would (it is theirs to place)."""
+    """A root (or a directory outside every root) that does not exist yet: made 0700 with
+    its missing parents, as a person's `mkdir -p` would (it is theirs to place)."""
     missing = []
     probe = path
     while not os.path.lexists(probe) and probe != os.path.dirname(probe):
