@@ -59,7 +59,7 @@ def test_restore_shows_progress_with_totals_and_rate(tty, project, store):
     assert proc.wait() == 0
     # The rate shows once the restore outlasts a display refresh, which a quiet machine
     # may beat: totals are what must show.
-    assert re.search(rb"restoring .*400/400 files, [\d.]+ [KM]?B", proc.plain), proc.plain
+    assert re.search(rb"restoring .*400/400 files, [\d.]+ (?:[KMG]i)?B", proc.plain), proc.plain
 
 
 def test_no_progress_without_a_terminal(run_rewind, project):
