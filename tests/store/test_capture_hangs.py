@@ -106,6 +106,14 @@ def tip_of(store_dir: Path, project: Path) -> pygit2.Commit | None:
     return ref.peel(pygit2.Commit) if ref is not None else None
 
 
+def leave_nothing_running(proc: subprocess.Popen, child: int | None) -> None:
+    """Whatever a test left running (the checkpoint, its stopped child) is killed."""
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)
+    if child is not None and state(child) in ("T", "t"):
+        os.kill(child, signal.SIGKILL)
+
+
 def test_ctrl_c_kills_a_hung_child_first(big, pack_dir, store_dir, home, tmp_path):
     proc = start(big, rewind_env(home, tmp_path, REWIND_STALL_SECONDS="600"))
     child = None
@@ -119,10 +127,7 @@ def test_ctrl_c_kills_a_hung_child_first(big, pack_dir, store_dir, home, tmp_pat
         os.kill(proc.pid, signal.SIGINT)
         out, err = proc.communicate(timeout=TIMEOUT)
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-        if child is not None and state(child) in ("T", "t"):
-            os.kill(child, signal.SIGKILL)
+        leave_nothing_running(proc, child)
     assert proc.returncode == 130, err
     assert err.strip() == "rewind: interrupted"
     wait_gone(child)
@@ -138,10 +143,7 @@ def test_a_hung_child_is_killed_and_its_share_read_by_the_parent(big, pack_dir, 
         child = find_and_stop_child(pack_dir, proc.pid, lambda: proc.poll() is None)
         out, err = proc.communicate(timeout=TIMEOUT)
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-        if child is not None and state(child) in ("T", "t"):
-            os.kill(child, signal.SIGKILL)
+        leave_nothing_running(proc, child)
     assert proc.returncode == 0, err
     wait_gone(child)
     assert no_temp_packs(store_dir)
