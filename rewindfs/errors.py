@@ -42,3 +42,7 @@ class Busy(RewindError):
     """Another process holds a lock that this operation may not wait for."""
 
     exit_code = 4
+
+
+class RemoteFailed(RewindError):
+    """A git remote could not be pushed to or fetched from: git's own reason, in one line."""

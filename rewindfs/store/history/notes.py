@@ -25,7 +25,7 @@ from pygit2.enums import FileMode
 
 from rewindfs.errors import StoreError
 from rewindfs.store.history import refupdate
-from rewindfs.store.history.signature import signature
+from rewindfs.store.history.signature import EMAIL, NAME, signature
 from rewindfs.store.objects.layout import Layout
 
 CAS_ATTEMPTS = 20
@@ -86,16 +86,29 @@ def _update(repo: pygit2.Repository, h16: str,
     for _ in range(CAS_ATTEMPTS):
         ref = repo.references.get(name)
         current = _flatten(repo, ref.peel(pygit2.Tree)) if ref is not None else {}
-        current = change(current)
-        builder = repo.TreeBuilder()
-        for entry_name, oid in sorted(current.items()):
-            builder.insert(entry_name, oid, FileMode.BLOB)
-        sig = signature()
-        note_commit = repo.create_commit(None, sig, sig, "rewindfs notes\n", builder.write(), [])
+        note_commit = commit_of(repo, change(current))
         if refupdate.swap(repo, name, ref, note_commit, "rewindfs: note") is None:
             return
         time.sleep(0.005)  # another writer moved (or holds) it: merge with theirs
     raise StoreError(f"could not update {name}: it keeps changing under us")
+
+
+def blobs(repo: pygit2.Repository, h16: str) -> dict[str, pygit2.Oid]:
+    """Every note of the project as stored (checkpoint id -> blob), to copy them as they are."""
+    tree = _tree(repo, h16)
+    return _flatten(repo, tree) if tree is not None else {}
+
+
+def commit_of(repo: pygit2.Repository, entries: dict[str, pygit2.Oid],
+              when: int | None = None) -> pygit2.Oid:
+    """A parentless notes commit (git's flat layout) holding `entries`: checkpoint id -> blob.
+    Dated now, or at `when` in UTC (a fixed date: the same notes make the same commit on
+    every machine)."""
+    builder = repo.TreeBuilder()
+    for entry_name, oid in sorted(entries.items()):
+        builder.insert(entry_name, oid, FileMode.BLOB)
+    sig = signature() if when is None else pygit2.Signature(NAME, EMAIL, when, 0)
+    return repo.create_commit(None, sig, sig, "rewindfs notes\n", builder.write(), [])
 
 
 def _tree(repo: pygit2.Repository, h16: str) -> pygit2.Tree | None:
@@ -124,4 +137,3 @@ def _decode(repo: pygit2.Repository, oid: pygit2.Oid) -> dict[str, Any] | None:
     except (KeyError, ValueError, pygit2.GitError):
         return None
     return doc if isinstance(doc, dict) else None
-

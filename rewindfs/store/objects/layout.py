@@ -12,6 +12,9 @@
         locks/<h16>.lock                 flock files (a lock dies with its process)
         steps/<h16>.jsonl                agent step log (store.history.steplog)
         actions/<h16>.jsonl              external actions not yet carried by a checkpoint
+        refs/rewind/remotes/<remote>/m/  what each git remote holds (store.remote)
+        rewind-remotes/<remote>.json     a remote's URL; <remote>.state.json its last push/fetch
+        rewind-machine-id                this store's name on remotes (random, made once)
       .last_prune
       legacy-<YYYYmmdd-HHMMSS>/
 """
@@ -28,9 +31,13 @@ from rewindfs.store.objects import private
 REFS_PREFIX = "refs/hermes/"
 LABELS_PREFIX = "refs/rewind/labels/"
 NOTES_PREFIX = "refs/notes/rewind/"
+# What a git remote holds, mirrored here (store.remote): a project fetched from one is
+# named by a key `<remote>/<machine>/<h16>` wherever a local project's h16 goes.
+REMOTES_PREFIX = "refs/rewind/remotes/"
 # Store directories whose files are not named by a project hash (every other one
 # holds per-project files: steps/<h16>.jsonl, indexes/<h16>, ...).
-NOT_PER_PROJECT = {"objects", "refs", "locks", "worktrees", "logs", "hooks", "info"}
+NOT_PER_PROJECT = {"objects", "refs", "locks", "worktrees", "logs", "hooks", "info",
+                   "rewind-remotes"}
 
 
 def default_home() -> Path:
@@ -91,15 +98,17 @@ class Layout:
 
     @staticmethod
     def project_ref(h16: str) -> str:
-        return REFS_PREFIX + h16
+        return _remote_refs(h16) + "checkpoints" if "/" in h16 else REFS_PREFIX + h16
 
     @staticmethod
     def label_ref(h16: str, label: str) -> str:
+        if "/" in h16:
+            return f"{_remote_refs(h16)}labels/{label}"
         return f"{LABELS_PREFIX}{h16}/{label}"
 
     @staticmethod
     def notes_ref(h16: str) -> str:
-        return NOTES_PREFIX + h16
+        return _remote_refs(h16) + "notes" if "/" in h16 else NOTES_PREFIX + h16
 
     def step_log(self, h16: str) -> Path:
         return self.store / "steps" / f"{h16}.jsonl"
@@ -108,7 +117,26 @@ class Layout:
         return self.store / "actions" / f"{h16}.jsonl"
 
     @property
+    def remotes_dir(self) -> Path:
+        return self.store / "rewind-remotes"
+
+    @property
+    def machine_id_file(self) -> Path:
+        return self.store / "rewind-machine-id"
+
+    @property
     def damaged_objects(self) -> Path:
         """Ids (hex, one a line) of objects found damaged; the next checkpoint whose
         working tree still holds one writes it again (store.capture)."""
         return self.store / "rewind-damaged-objects"
+
+
+def is_remote_key(h16: str) -> bool:
+    """Whether `h16` names a project fetched from a remote (`<remote>/<machine>/<h16>`)."""
+    return "/" in h16
+
+
+def _remote_refs(key: str) -> str:
+    """The folder of refs mirroring a remote project (see store.remote.names)."""
+    remote, machine, h16 = key.split("/")
+    return f"{REMOTES_PREFIX}{remote}/m/{machine}/{h16}/"
