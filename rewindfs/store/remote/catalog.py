@@ -74,16 +74,25 @@ def remote_projects(repo: pygit2.Repository, layout: Layout, name: str | None = 
 
 
 def names(projects: list[RemoteProject]) -> dict[str, RemoteProject]:
-    """Name -> project within one remote, unique and independent of listing order."""
-    by_base = Counter(p.basename for p in projects)
+    """Name -> project within one remote, unique and independent of listing order: the
+    basename; `-<host>` added when two share it; `-<machine id>` when they share the host
+    too (two sandboxes of one image)."""
+    groups: dict[str, list[RemoteProject]] = {}
+    for project in projects:
+        groups.setdefault(project.basename, []).append(project)
     out: dict[str, RemoteProject] = {}
-    for project in sorted(projects, key=lambda p: (p.machine, p.h16)):
-        name = project.basename
-        if by_base[name] > 1:
-            name = f"{name}-{project.host or project.machine[:8]}"
-        if name in out:
-            name = f"{project.basename}-{project.machine[:8]}-{project.h16[:8]}"
-        out[name] = project
+    for base, group in sorted(groups.items()):
+        hosts = Counter(p.host for p in group)
+        for project in sorted(group, key=lambda p: (p.machine, p.h16)):
+            if len(group) == 1:
+                name = base
+            elif project.host and hosts[project.host] == 1:
+                name = f"{base}-{project.host}"
+            else:
+                name = f"{base}-{project.machine[:8]}"
+            if name in out:  # one machine, two paths with one basename and host
+                name = f"{name}-{project.h16[:8]}"
+            out[name] = project
     return out
 
 
