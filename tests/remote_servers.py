@@ -262,6 +262,7 @@ class Machine:
         self.home = root / name / "home"
         self.hermes.mkdir(parents=True)
         self.home.mkdir(parents=True)
+        self.agent: str | None = None  # SSH_AUTH_SOCK of the ssh agent this machine uses
 
     @property
     def store(self) -> Path:
@@ -271,6 +272,8 @@ class Machine:
         env = {k: v for k, v in os.environ.items()
                if not k.startswith(("GIT_", "REWIND_", "SSH_"))}
         env.update(HERMES_HOME=str(self.hermes), HOME=str(self.home), LC_ALL="C.UTF-8")
+        if self.agent:
+            env["SSH_AUTH_SOCK"] = self.agent
         env.update(extra)
         return env
 
@@ -307,3 +310,79 @@ def wait_for(what: str, predicate: Callable[[], object], timeout: float = 60,
             return found
         time.sleep(step)
     raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+class Sshd:
+    """`sshd` on 127.0.0.1 (a port of its own, host key and authorized keys in `folder`),
+    and an `ssh-agent` holding the only key it accepts (the key file itself is deleted:
+    only the agent can log in). Skips, saying why, where sshd cannot run."""
+
+    def __init__(self, folder: Path):
+        import pytest
+
+        self.folder = folder
+        sshd = shutil.which("sshd", path="/usr/sbin:/usr/local/sbin:" + os.environ["PATH"])
+        for tool in ("ssh", "ssh-keygen", "ssh-agent", "ssh-add"):
+            if shutil.which(tool) is None:
+                pytest.skip(f"{tool} is not installed (openssh-client)")
+        if sshd is None:
+            pytest.skip("sshd is not installed (scripts/setup installs openssh-server as root)")
+        if os.geteuid() == 0 and not os.path.isdir("/run/sshd"):
+            try:
+                os.mkdir("/run/sshd", 0o755)  # sshd's privilege separation directory
+            except OSError as exc:
+                pytest.skip(f"sshd needs /run/sshd and it cannot be made: {exc}")
+        self.sshd = sshd
+        self.procs: list[subprocess.Popen] = []
+        folder.mkdir(parents=True, exist_ok=True)
+        self.port = free_port()
+        self.agent_socket = folder / "agent.sock"
+
+    def __enter__(self) -> Sshd:
+        f = self.folder
+        for name in ("host", "client"):
+            subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(f / name)],
+                           check=True, capture_output=True)
+        (f / "authorized_keys").write_text((f / "client.pub").read_text())
+        config = f / "sshd_config"
+        config.write_text("\n".join([
+            f"Port {self.port}", "ListenAddress 127.0.0.1", f"HostKey {f / 'host'}",
+            f"PidFile {f / 'sshd.pid'}", f"AuthorizedKeysFile {f / 'authorized_keys'}",
+            "PasswordAuthentication no", "KbdInteractiveAuthentication no",
+            "PubkeyAuthentication yes", "StrictModes no", "UsePAM no",
+            "PermitRootLogin prohibit-password", "LogLevel ERROR", ""]))
+        log = open(f / "sshd.log", "ab")
+        self.procs.append(subprocess.Popen([self.sshd, "-D", "-e", "-f", str(config)],
+                                           stdout=log, stderr=log, stdin=subprocess.DEVNULL,
+                                           preexec_fn=die_with_parent))
+        wait_listening(self.port, self.procs[0])
+        self.procs.append(subprocess.Popen(["ssh-agent", "-D", "-a", str(self.agent_socket)],
+                                           stdout=subprocess.DEVNULL, stderr=log,
+                                           stdin=subprocess.DEVNULL, preexec_fn=die_with_parent))
+        wait_for("ssh-agent's socket", self.agent_socket.exists, timeout=15)
+        subprocess.run(["ssh-add", "-q", str(f / "client")], check=True, capture_output=True,
+                       env={**os.environ, "SSH_AUTH_SOCK": str(self.agent_socket)})
+        (f / "client").unlink()  # from now on only the agent holds the key
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for proc in reversed(self.procs):
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+    def client_config(self, home: Path) -> Path:
+        """An ssh config for host `rewind-test` (what a user puts in ~/.ssh/config)."""
+        import pwd
+
+        path = home / ".ssh" / "config"
+        path.parent.mkdir(mode=0o700, exist_ok=True)
+        path.write_text("\n".join([
+            "Host rewind-test", "  HostName 127.0.0.1", f"  Port {self.port}",
+            f"  User {pwd.getpwuid(os.geteuid()).pw_name}",
+            f"  UserKnownHostsFile {home / '.ssh' / 'known_hosts'}",
+            "  StrictHostKeyChecking accept-new", "  BatchMode yes", ""]))
+        return path

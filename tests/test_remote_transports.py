@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from remote_servers import GitHttp, Machine, bare_repo, git, git_daemon
+from remote_servers import GitHttp, Machine, Sshd, bare_repo, git, git_daemon
 
 PASSWORD = "s3cret-pa55word-never-stored"
 
@@ -32,7 +32,7 @@ def app_dir(tmp_path: Path) -> Path:
     return root
 
 
-@pytest.fixture(params=["file", "git", "https"])
+@pytest.fixture(params=["file", "git", "https", "ssh"])
 def remote_url(request, tmp_path: Path, machines) -> Iterator[str]:
     """A bare repository and the URL both machines use for it, over each transport."""
     served = tmp_path / "served"
@@ -41,6 +41,13 @@ def remote_url(request, tmp_path: Path, machines) -> Iterator[str]:
     with ExitStack() as stack:
         if request.param == "file":
             yield f"file://{served / 'checkpoints.git'}"
+        elif request.param == "ssh":
+            server = stack.enter_context(Sshd(tmp_path / "sshd"))
+            for machine in machines:
+                config = server.client_config(machine.home)
+                machine.git_config(("core.sshCommand", f"ssh -F {config}"))
+                machine.agent = str(server.agent_socket)
+            yield f"rewind-test:{served / 'checkpoints.git'}"
         elif request.param == "git":
             yield stack.enter_context(git_daemon(served, tmp_path / "daemon.log")) \
                 + "checkpoints.git"
