@@ -13,10 +13,13 @@ from rewindfs.errors import NotFound
 from rewindfs.store.history import meta
 
 
-def checkpoint_report(store: st.Store, workdir: Path, reference: str) -> dict[str, Any]:
+def checkpoint_report(store: st.Store, workdir: Path, reference: str, key: str | None = None
+                      ) -> dict[str, Any]:
+    """`key`: a fetched project's (store.remote), read instead of the one at `workdir`; its
+    step log stays on the machine that pushed it."""
     if not store.exists():
         raise NotFound(f"no checkpoints for {workdir}")
-    repo, h16 = store.repo, st.project_hash(workdir)
+    repo, h16 = store.repo, key or st.project_hash(workdir)
     cp = st.resolve(repo, h16, reference)
     found = meta.meta_of(repo, h16, cp.id)
     report = checkpoint_dict(cp, st.stats(repo, cp))
@@ -27,7 +30,7 @@ def checkpoint_report(store: st.Store, workdir: Path, reference: str) -> dict[st
         turn_id=cp.trailers.get(TURN_TRAILER),
         step_id=cp.trailers.get(STEP_TRAILER),
         phase=cp.trailers.get(PHASE_TRAILER),
-        steps=_steps_at(store.layout, h16, cp.id),
+        steps=[] if key else _steps_at(store.layout, h16, cp.id),
         state=found.state,
         actions=[a.to_json() for a in found.actions],
     )

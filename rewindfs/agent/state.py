@@ -34,12 +34,14 @@ def state_of(store: st.Store, working_dir: str, reference: str) -> dict[str, Any
             "actions": [a.to_json() for a in found.actions]}
 
 
-def restore_report(store: st.Store, result: restore_mod.RestoreResult) -> dict[str, Any]:
+def restore_report(store: st.Store, result: restore_mod.RestoreResult,
+                   source: str | None = None) -> dict[str, Any]:
     """What a restore hands back besides files: the target's state documents, and the
-    external actions taken after it, which no rollback undoes."""
+    external actions taken after it, which no rollback undoes. `source`: the fetched
+    project the target came from (its actions were taken on another machine)."""
     h16 = st.project_hash(result.directory)
-    found = meta.meta_of(store.repo, h16, result.target.id)
-    later = meta.actions_after(store, h16, result.target)
+    found = meta.meta_of(store.repo, source or h16, result.target.id)
+    later = [] if source else meta.actions_after(store, h16, result.target)
     return {"state": found.state, "external_actions": [a.to_json() for a in later],
             "warnings": [warning(a) for a in later]}
 

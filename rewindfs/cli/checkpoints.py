@@ -27,12 +27,16 @@ from rewindfs.cli.options import (
     output_options,
     refuse_together,
 )
+from rewindfs.cli.target import Target, remote_option
+from rewindfs.cli.target import fetched as fetched_targets
+from rewindfs.cli.target import resolve as resolve_target
 from rewindfs.errors import NotFound
 from rewindfs.fs.locate import mounted_checkpoints
 from rewindfs.store.capture import secret_files
 from rewindfs.store.history import DiffResult, diffstat, projects, quote_path, total_size
 from rewindfs.store.history import refuse_taken as refuse_taken_label
 from rewindfs.store.objects import refuse_inside_mount
+from rewindfs.store.remote import remotes
 
 PATCH_LINES = 80
 # How `rewind checkpoint` names each kind of skipped path (SnapshotResult.skipped_files).
@@ -106,35 +110,49 @@ def checkpoint(app: App, directory: str | None, reason: str, label: str | None,
     "rewind list ~/src/app",
     "rewind list --all-projects",
     "rewind list --json | jq '.[0].hash'",
+    "rewind list --remote origin  # every project origin holds (after rewind fetch)",
+    "rewind list -C @origin/app   # one of them",
 ))
 @click.argument("directory", required=False, type=click.Path(), metavar="[DIR]")
 @dir_option_named("directory_opt")
-@click.option("--all-projects", is_flag=True, help="Every project in the store.")
+@click.option("--all-projects", is_flag=True,
+              help="Every project in the store, and those fetched from other machines.")
+@remote_option
 @json_option
 @output_options
 @click.pass_obj
-def list_(app: App, directory: str | None, all_projects: bool, as_json: bool,
-          **kw: str | None) -> None:
+def list_(app: App, directory: str | None, all_projects: bool, remote: str | None,
+          as_json: bool, **kw: str | None) -> None:
     """List checkpoints, newest first (1 = newest).
 
     Pre-rollback snapshots (saved by every restore, undo and revert) are listed
     with `-` instead of a number: restoring never renumbers your checkpoints. Use
-    their id to restore one.
+    their id to restore one. With --remote NAME alone: every project NAME holds.
     """
+    given = _directory(directory, kw.get("directory_opt"))
+    refuse_together(**{"--all-projects": all_projects, "--remote": remote})
+    many = all_projects or (remote is not None and not given)
     if all_projects:
-        workdirs = [r.workdir for r in projects.list_records(app.store.layout)] \
+        targets = [Target(st.project_hash(r.workdir), r.workdir)
+                   for r in projects.list_records(app.store.layout)] \
             if app.store.exists() else []
+        targets += fetched_targets(app, own=False)
+    elif many:
+        remotes.get(app.store.layout, remote)  # an unknown name says so
+        targets = fetched_targets(app, remote, own=True)
     else:
-        given = _directory(directory, kw.get("directory_opt"))
-        workdirs = [app.project_dir(given)]
-        if given and not workdirs[0].is_dir() and not _has_checkpoints(app, workdirs[0]):
+        targets = [resolve_target(app, given, remote)]
+        workdir = targets[0].workdir
+        if given and not targets[0].fetched and not workdir.is_dir() \
+                and not _has_checkpoints(app, workdir):
             # A deleted project's checkpoints stay listable; a typo is an error.
-            raise NotFound(f"no such directory: {workdirs[0]}")
+            raise NotFound(f"no such directory: {workdir}")
     report = []
-    for workdir in workdirs:
-        h16 = st.project_hash(workdir)
+    for target in targets:
+        h16 = target.key
         found = st.checkpoints(app.store.repo, h16) if app.store.exists() else []
-        mounted = mounted_checkpoints(app.settings.mount_dir, workdir) if found else {}
+        mounted = mounted_checkpoints(app.settings.mount_dir, target.workdir) \
+            if found and not target.fetched else {}
         entries = []
         for c in found:
             entry = checkpoint_dict(c, st.stats(app.store.repo, c))
@@ -144,19 +162,20 @@ def list_(app: App, directory: str | None, all_projects: bool, as_json: bool,
             if c.id in mounted:
                 entry["path"] = str(mounted[c.id])
             entries.append(entry)
-        report.append((workdir, entries))
+        report.append((target, entries))
     if as_json:
         for _, entries in report:
             for entry in entries:
                 entry.pop("time")
-        payload = [{"directory": str(w), "checkpoints": cps} for w, cps in report]
-        click.echo(json.dumps(payload if all_projects else payload[0]["checkpoints"], indent=2))
+        payload = [{**t.describe(), "checkpoints": cps} for t, cps in report]
+        click.echo(json.dumps(payload if many else payload[0]["checkpoints"], indent=2))
         return
     if not report:
-        click.echo("no projects have checkpoints yet")
+        click.echo(f"{remote} holds no projects (`rewind fetch {remote}` first?)" if remote
+                   else "no projects have checkpoints yet")
     with app.term.paged() as console:
-        for workdir, cps in report:
-            _print_list(app, console, str(workdir), cps)
+        for target, cps in report:
+            _print_list(app, console, target.title, cps)
 
 
 def _has_checkpoints(app: App, workdir) -> bool:
@@ -214,6 +233,7 @@ def _changes(cp: dict) -> Text:
     "rewind diff '10 minutes ago'     # the checkpoint of 10 minutes ago",
     "rewind diff @yesterday-14:00 -- src/app.py",
     "rewind diff 2 --stat",
+    "rewind diff 1 --remote origin    # this tree against another machine's newest",
 ))
 @click.argument("refs", nargs=-1, metavar="[OLD [NEW]] [-- PATH...]",
                 shell_complete=complete_reference)
@@ -222,10 +242,11 @@ def _changes(cp: dict) -> Text:
 @click.option("--name-only", is_flag=True, help="Only the names of changed files.")
 @click.option("--full", is_flag=True,
               help=f"The whole patch when not paging (default: first {PATCH_LINES} lines).")
+@remote_option
 @output_options
 @click.pass_context
 def diff(ctx: click.Context, refs: tuple[str, ...], directory: str | None, stat: bool,
-         name_only: bool, full: bool) -> None:
+         name_only: bool, full: bool, remote: str | None) -> None:
     """Changes since checkpoint OLD (default: the newest), to the working tree or to NEW.
 
     OLD and NEW are numbers from `rewind list`, ids, labels or times
@@ -235,12 +256,16 @@ def diff(ctx: click.Context, refs: tuple[str, ...], directory: str | None, stat:
     refuse_together(**{"--stat": stat, "--name-only": name_only})
     if len(refs) > 2:
         raise click.UsageError("at most two checkpoints; put paths after `--`")
-    workdir = app.project_dir(directory)
+    target = resolve_target(app, directory, remote)
+    workdir = target.workdir
     if not app.store.exists():
         raise NotFound(f"no checkpoints for {workdir}")
-    repo, h16 = app.store.repo, st.project_hash(workdir)
+    repo, h16 = app.store.repo, target.key
     base = st.resolve(repo, h16, refs[0] if refs else "latest")
     paths = _paths(ctx.meta.get("paths"), workdir)
+    if len(refs) < 2 and not workdir.is_dir():
+        raise NotFound(f"{workdir} is not a directory here to compare with: give two "
+                       "checkpoints (OLD NEW)")
     if len(refs) < 2:
         with capture_progress(app.term, "reading the working tree"):
             target_tree = st.working_tree_tree(app.store, workdir, app.manager.limits,

@@ -21,6 +21,8 @@ from rewindfs.cli.complete import complete_reference
 from rewindfs.cli.help import examples
 from rewindfs.cli.human import human_age
 from rewindfs.cli.options import PathsAfterDoubleDash, dir_option, json_option, output_options
+from rewindfs.cli.target import Target, remote_option
+from rewindfs.cli.target import resolve as resolve_target
 from rewindfs.errors import InvalidInput, NotFound
 from rewindfs.store.history import Checkpoint, pathlog, quote_path, search
 
@@ -35,13 +37,13 @@ def cli_relative(app: App, workdir: Path, path: str) -> bytes:
     return project_relative(path, workdir, cwd=base)
 
 
-def _history(app: App, workdir: Path) -> tuple[object, str, list[Checkpoint]]:
+def _history(app: App, target: Target) -> tuple[object, str, list[Checkpoint]]:
     if not app.store.exists():
-        raise NotFound(f"no checkpoints for {workdir}")
-    repo, h16 = app.store.repo, st.project_hash(workdir)
+        raise NotFound(f"no checkpoints for {target.title}")
+    repo, h16 = app.store.repo, target.key
     found = st.checkpoints(repo, h16)
     if not found:
-        raise NotFound(f"no checkpoints for {workdir}")
+        raise NotFound(f"no checkpoints for {target.title}")
     return repo, h16, found
 
 
@@ -57,17 +59,19 @@ def ref_name(cp: Checkpoint) -> str:
 ))
 @click.argument("path", type=click.Path())
 @dir_option
+@remote_option
 @json_option
 @output_options
 @click.pass_obj
-def log(app: App, path: str, directory: str | None, as_json: bool) -> None:
+def log(app: App, path: str, directory: str | None, remote: str | None, as_json: bool) -> None:
     """The checkpoints in which PATH changed, newest first, with lines added and removed."""
-    workdir = app.project_dir(directory)
-    repo, _, found = _history(app, workdir)
+    target = resolve_target(app, directory, remote)
+    workdir = target.workdir
+    repo, _, found = _history(app, target)
     rel = cli_relative(app, workdir, path)
     changes = pathlog.log(repo, found, rel)
     if not changes and not pathlog.ever_existed(repo, found, rel):
-        raise NotFound(f"{path!r} is in no checkpoint of {workdir}")
+        raise NotFound(f"{path!r} is in no checkpoint of {target.title}")
     if as_json:
         click.echo(json.dumps([{
             "number": c.checkpoint.number or None, "hash": c.checkpoint.id,
@@ -95,7 +99,8 @@ def log(app: App, path: str, directory: str | None, as_json: bool) -> None:
             table.add_row(Text("  ") + number, Text(cp.short, style="yellow"),
                           Text(human_age(cp.time), style="green"), c.status, counts,
                           Text(cp.reason, style="dim" if cp.pre_rollback else ""))
-        console.print(Text(f"{quote_path(rel)} in {workdir}:", style="bold"), soft_wrap=True)
+        console.print(Text(f"{quote_path(rel)} in {target.title}:", style="bold"),
+                      soft_wrap=True)
         app.term.print_table(table, console)
 
 
@@ -107,13 +112,14 @@ def log(app: App, path: str, directory: str | None, as_json: bool) -> None:
 @click.argument("reference", shell_complete=complete_reference)
 @click.argument("path", type=click.Path())
 @dir_option
+@remote_option
 @click.pass_obj
-def cat(app: App, reference: str, path: str, directory: str | None) -> None:
+def cat(app: App, reference: str, path: str, directory: str | None, remote: str | None) -> None:
     """Print PATH as it was in checkpoint REFERENCE (bytes exactly as stored)."""
-    workdir = app.project_dir(directory)
-    repo, h16, _ = _history(app, workdir)
+    target = resolve_target(app, directory, remote)
+    repo, h16, _ = _history(app, target)
     cp = st.resolve(repo, h16, reference)
-    rel = cli_relative(app, workdir, path)
+    rel = cli_relative(app, target.workdir, path)
     write_bytes(pathlog.read_file(repo, cp, rel))
 
 
@@ -131,6 +137,7 @@ def write_bytes(data: bytes) -> None:
 @click.argument("pattern")
 @click.argument("references", nargs=-1, shell_complete=complete_reference)
 @dir_option
+@remote_option
 @click.option("-i", "--ignore-case", is_flag=True, help="Match without regard to case.")
 @click.option("-F", "--fixed-strings", is_flag=True, help="PATTERN is a string, not a regex.")
 @click.option("-l", "--files-with-matches", "names_only", is_flag=True,
@@ -139,7 +146,8 @@ def write_bytes(data: bytes) -> None:
 @output_options
 @click.pass_context
 def grep(ctx: click.Context, pattern: str, references: tuple[str, ...], directory: str | None,
-         ignore_case: bool, fixed_strings: bool, names_only: bool, as_json: bool) -> None:
+         remote: str | None, ignore_case: bool, fixed_strings: bool, names_only: bool,
+         as_json: bool) -> None:
     """Search the files of checkpoints (default: all of them) for PATTERN (a Python regex).
 
     Each match is printed as CHECKPOINT:PATH:LINE:TEXT, where CHECKPOINT is the
@@ -147,8 +155,9 @@ def grep(ctx: click.Context, pattern: str, references: tuple[str, ...], director
     CHECKPOINT:PATH` prints it. Limit to paths with `-- PATH...`.
     """
     app: App = ctx.obj
-    workdir = app.project_dir(directory)
-    repo, h16, found = _history(app, workdir)
+    target = resolve_target(app, directory, remote)
+    workdir = target.workdir
+    repo, h16, found = _history(app, target)
     flags = re.IGNORECASE if ignore_case else 0
     raw = re.escape(pattern) if fixed_strings else pattern
     try:

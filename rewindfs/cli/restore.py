@@ -11,6 +11,7 @@ import click
 from rich.text import Text
 
 from rewindfs import restore as rs
+from rewindfs import store as st
 from rewindfs.agent.results import names, restore_dict
 from rewindfs.agent.state import restore_report
 from rewindfs.cli.app import App
@@ -19,6 +20,8 @@ from rewindfs.cli.feedback import restore_progress
 from rewindfs.cli.help import examples
 from rewindfs.cli.human import human_age
 from rewindfs.cli.options import dir_option, json_option, refuse_together
+from rewindfs.cli.target import remote_option
+from rewindfs.cli.target import resolve as resolve_target
 from rewindfs.cli.term import confirm
 from rewindfs.errors import NotFound, Refused
 from rewindfs.restore import journal
@@ -38,6 +41,8 @@ SAFE_WHY = ("safe mode: the agent recorded its writes since this checkpoint, so 
     "rewind restore '1 hour ago'       # the newest checkpoint at least an hour old",
     "rewind restore 3 --dry-run        # what it would change; nothing is touched",
     "rewind restore 3 --to /tmp/old    # write the checkpoint into a new directory",
+    "rewind restore 1 --remote origin  # this path as another machine pushed it",
+    "rewind restore 1 -C @origin/app --to /tmp/app   # a fetched project, elsewhere",
 ))
 @click.argument("reference", shell_complete=complete_reference)
 @click.argument("paths", nargs=-1, type=click.Path())
@@ -49,11 +54,12 @@ SAFE_WHY = ("safe mode: the agent recorded its writes since this checkpoint, so 
 @click.option("--safe", is_flag=True, help="Only revert files still as the agent wrote them.")
 @click.option("--to", "dest", type=click.Path(),
               help="Write the checkpoint (or PATHS) into this new directory instead.")
+@remote_option
 @json_option
 @click.pass_obj
 def restore(app: App, reference: str, paths: tuple[str, ...], directory: str | None,
             dry_run: bool, yes: bool, restore_all: bool, safe: bool, dest: str | None,
-            as_json: bool) -> None:
+            remote: str | None, as_json: bool) -> None:
     """Restore the project, or PATHS, to checkpoint REFERENCE (pre-rollback snapshot first).
 
     REFERENCE is a number from `rewind list`, an id, a label or a time. The
@@ -63,19 +69,27 @@ def restore(app: App, reference: str, paths: tuple[str, ...], directory: str | N
     refuse_together(**{"--safe": safe, "--all": restore_all})
     refuse_together(**{"--to": dest, "--safe": safe})
     refuse_together(**{"--to": dest, "--all": restore_all})
-    workdir = app.project_dir(directory)
+    target = resolve_target(app, directory, remote)
+    workdir = target.workdir
+    source = target.key if target.fetched else None
     if dest:
         result = rs.export(app.store, workdir, reference, dest, _project_paths(paths, workdir),
-                           dry_run=dry_run)
+                           dry_run=dry_run, source=source)
         _report(app, result, None, as_json,
                 f"plan for writing {_target(result)} to {dest}; nothing was written"
                 if dry_run else f"wrote {_target(result)} to {dest}")
         return
+    if source and not workdir.is_dir():
+        raise NotFound(f"{workdir} is not a directory here: restore {target.title} into a new "
+                       "directory with --to DIR")
     options = rs.Options(
         paths=list(paths) or None, cwd=_path_base(workdir),
-        safe=False if restore_all else (True if safe else None),
-        limits=app.manager.limits, extra_excludes=app.manager.extra_excludes,
+        # A fetched checkpoint's time says nothing about the agent's writes here.
+        safe=False if restore_all or (source and not safe) else (True if safe else None),
+        limits=app.manager.limits, extra_excludes=app.manager.extra_excludes, source=source,
     )
+    if source:  # resolved among the fetched project's checkpoints, not this project's
+        reference = st.resolve(app.store.repo, source, reference)
     plan_result = rs.dry_run(app.store, workdir, reference, options)
     if plan_result.safe and options.safe is None:
         app.term.note("safe restore (the agent recorded writes since this checkpoint): files "
@@ -91,7 +105,7 @@ def restore(app: App, reference: str, paths: tuple[str, ...], directory: str | N
     with restore_progress(app.term):
         result = rs.restore(app.store, workdir, reference, options)
     _report(app, result, paths, as_json, f"restored {workdir} to {_target(result)}",
-            restore_report(app.store, result))
+            restore_report(app.store, result, source))
 
 
 @click.command(epilog=examples(

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import click
@@ -16,6 +15,8 @@ from rewindfs.cli.app import App
 from rewindfs.cli.complete import complete_reference
 from rewindfs.cli.help import examples
 from rewindfs.cli.options import dir_option, json_option, output_options
+from rewindfs.cli.target import Target, remote_option
+from rewindfs.cli.target import resolve as resolve_target
 from rewindfs.errors import InvalidInput, RewindError
 from rewindfs.restore.paths import project_relative
 from rewindfs.store.history import pathlog, resolve_with_path, timeref
@@ -34,17 +35,23 @@ SHOW_PATHS = 10
                 shell_complete=complete_reference)
 @dir_option
 @click.option("--full", is_flag=True, help="State documents in full, pretty-printed.")
+@remote_option
 @json_option
 @output_options
 @click.pass_obj
-def show(app: App, reference: str, directory: str | None, full: bool, as_json: bool) -> None:
+def show(app: App, reference: str, directory: str | None, full: bool, remote: str | None,
+         as_json: bool) -> None:
     """Show checkpoint REF (number, id, label, time; default latest) in detail, or with
     REF:PATH print that file as it was (PATH from the project root, `./` for the cwd)."""
-    workdir = app.project_dir(directory)
-    if ":" in reference and not as_json and not _is_reference(app, workdir, reference):
-        _show_file(app, workdir, reference)
+    target = resolve_target(app, directory, remote)
+    workdir = target.workdir
+    if ":" in reference and not as_json and not _is_reference(app, target.key, reference):
+        _show_file(app, target, reference)
         return
-    report = checkpoint_report(app.store, workdir, reference)
+    report = checkpoint_report(app.store, workdir, reference,
+                               target.key if target.fetched else None)
+    if target.fetched:
+        report.update(target.describe())
     if as_json:
         click.echo(json.dumps(report, indent=2))
         return
@@ -52,12 +59,12 @@ def show(app: App, reference: str, directory: str | None, full: bool, as_json: b
         click.echo(line)
 
 
-def _is_reference(app: App, workdir: Path, text: str) -> bool:
+def _is_reference(app: App, key: str, text: str) -> bool:
     """Whether `text` as a whole names a checkpoint (a time such as `14:00` has colons)."""
     if not app.store.exists():
         return True  # let checkpoint_report say there are none
     try:
-        st.resolve(app.store.repo, st.project_hash(workdir), text)
+        st.resolve(app.store.repo, key, text)
         return True
     except RewindError:
         try:
@@ -66,15 +73,17 @@ def _is_reference(app: App, workdir: Path, text: str) -> bool:
             return False
 
 
-def _show_file(app: App, workdir: Path, text: str) -> None:
+def _show_file(app: App, target: Target, text: str) -> None:
     from rewindfs.cli.files import cli_relative, write_bytes
+
+    workdir = target.workdir
 
     def relative(path: str) -> bytes:
         if path.startswith(("./", "../")):
             return cli_relative(app, workdir, path)
         return project_relative(path, workdir, cwd=workdir)
 
-    repo, h16 = app.store.repo, st.project_hash(workdir)
+    repo, h16 = app.store.repo, target.key
     cp, rel = resolve_with_path(repo, h16, text, relative)
     if not rel:
         raise InvalidInput(f"no path after the colon in {text!r} (REF:PATH)")

@@ -1,4 +1,5 @@
-"""The mount's top directory: one directory per project in the store.
+"""The mount's top directory: one directory per project in the store, and `@NAME` per remote
+the store fetched projects from (fs.remotes).
 
 A project is named after its working directory's basename; when two projects
 share a basename each gets `-<first 8 of its hash>` added, so no name depends on
@@ -17,6 +18,7 @@ from rewindfs.fs.context import Context
 from rewindfs.fs.inodes import ROOT_INODE
 from rewindfs.fs.node import DIR_MODE, Attributes, Directory, Node
 from rewindfs.fs.project import ProjectDir
+from rewindfs.fs.remotes import PREFIX, RemoteDir, fetched
 from rewindfs.store.history import ProjectTip
 
 XATTR_MODE = b"user.rewind.mount-mode"  # `rewind status` shows it
@@ -49,6 +51,7 @@ class RootDir(Directory):
         self._entries: list[tuple[bytes, Node]] = []
         self._by_name: dict[bytes, Node] = {}
         self._projects: dict[str, ProjectDir] = {}
+        self._remotes: dict[str, RemoteDir] = {}
         self._refreshed_at: float | None = None
         self._changed_ns = 0
         self._lock = threading.Lock()
@@ -66,6 +69,10 @@ class RootDir(Directory):
 
     def projects(self) -> dict[bytes, ProjectDir]:
         return {name: node for name, node in self._entries if isinstance(node, ProjectDir)}
+
+    def remote_dirs(self) -> dict[bytes, RemoteDir]:
+        """`@NAME` -> the projects fetched from remote NAME."""
+        return {name: node for name, node in self._entries if isinstance(node, RemoteDir)}
 
     def refresh(self) -> None:
         """Re-read the project list now."""
@@ -101,7 +108,16 @@ class RootDir(Directory):
                     node = ProjectDir(ctx, tip.h16, tip.workdir)
                 projects[tip.h16] = node
                 entries.append((name, node))
+            remotes: dict[str, RemoteDir] = {}
+            for remote, named in ({} if ctx.only_project else fetched(ctx)).items():
+                name = os.fsencode(PREFIX + remote)
+                if any(name == taken for taken, _ in entries):
+                    continue  # a local project's basename begins with @: it wins
+                node = remotes[remote] = self._remotes.get(remote) or RemoteDir(ctx, remote)
+                node.refresh(named)
+                entries.append((name, node))
             before = self.names()
+            self._remotes = remotes
             self._projects = projects
             self._entries = entries
             self._by_name = dict(entries)

@@ -65,15 +65,20 @@ class Watcher:
         root = self.root
         root.context.browser.notice_repack()
         shown = root.names()  # a directory not compared yet: the kernel may have this
-        root.refresh()
+        remote_shown = {r.inode: r.names() for r in root.remote_dirs().values()}
+        root.refresh()  # the @NAME directories too
         self._compare(ROOT_INODE, shown, root.names())
         signatures = root.context.browser.signatures()
-        projects = root.projects()
-        for project in projects.values():
+        projects = list(root.projects().values())
+        remotes = list(root.remote_dirs().values())
+        for remote in remotes:
+            self._compare(remote.inode, remote_shown.get(remote.inode, {}), remote.names())
+            projects += remote.projects().values()
+        for project in projects:
             shown = project.names()
             project.refresh(signatures.get(project.h16, ()))
             self._compare(project.inode, shown, project.names())
-        alive = {ROOT_INODE} | {p.inode for p in projects.values()}
+        alive = {ROOT_INODE} | {p.inode for p in [*projects, *remotes]}
         for inode in set(self._told) - alive:
             del self._told[inode]
 

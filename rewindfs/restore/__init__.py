@@ -78,6 +78,9 @@ class Options:
     delete_missing: bool = True  # a named path absent from the checkpoint may be deleted
     limits: Limits = DEFAULT_LIMITS
     extra_excludes: tuple[str, ...] = ()
+    # Where the target's notes (its recorded modes) are: a fetched project's key when the
+    # target came from a remote (store.remote); None: this project.
+    source: str | None = None
 
 
 def restore(store: st.Store, workdir, reference: str | st.Checkpoint,
@@ -128,7 +131,7 @@ def restore(store: st.Store, workdir, reference: str | st.Checkpoint,
         outcome = Outcome()
         try:
             apply(plan, root, lambda oid: trees.blob_bytes(repo, oid), _removable_dirs,
-                  modes=modes.read(repo, h16, target.id), outcome=outcome)
+                  modes=modes.read(repo, opts.source or h16, target.id), outcome=outcome)
         except BaseException as exc:
             # How far it got, so undo is exact: Ctrl-C (or a signal) interrupted it, or
             # it failed (an error it could not go on from, reported to the caller).
@@ -204,11 +207,13 @@ def undo(store: st.Store, workdir, options: Options | None = None, *,
 
 
 def export(store: st.Store, workdir, reference: str, dest, paths: list[str] | None = None,
-           *, dry_run: bool = False) -> RestoreResult:
+           *, dry_run: bool = False, source: str | None = None) -> RestoreResult:
     """Write a checkpoint (or part of it) into a new directory `dest` (`dry_run`: only the
-    plan; nothing is created)."""
+    plan; nothing is created). `source`: the key of a fetched project whose checkpoint
+    it is (store.remote), instead of the project at `workdir`."""
     wd = st.normalize_workdir(workdir)
     repo, h16 = _history(store, wd)
+    h16 = source or h16
     target = st.resolve(repo, h16, reference)
     out = Path(dest).expanduser().absolute()
     if out.is_symlink() or (out.exists() and (not out.is_dir() or any(out.iterdir()))):

@@ -35,7 +35,7 @@ from rewindfs.store.history.chain import Checkpoint, checkpoints
 from rewindfs.store.history.trees import unsafe_name
 from rewindfs.store.objects import damage, odbguard
 from rewindfs.store.objects.catfile import BlobPipe
-from rewindfs.store.objects.layout import LABELS_PREFIX, REFS_PREFIX, Layout
+from rewindfs.store.objects.layout import LABELS_PREFIX, REFS_PREFIX, Layout, split_remote_ref
 
 T = TypeVar("T")
 PIPE_SIZE = 256 * 1024  # holding the GIL for a read of this size costs ~2 ms
@@ -167,10 +167,18 @@ class StoreBrowser:
             result.append(ProjectTip(h16, record.workdir if record else None, tip))
         return result
 
+    def read(self, what: str, fn: Callable[[pygit2.Repository], T]) -> T:
+        """fn(repo) on this thread's handle, retried and reported as every read here (for
+        readers in the rooms above, e.g. the projects fetched from remotes)."""
+        if not self.exists():
+            raise NotFound(f"no checkpoint store at {self.layout.store}")
+        return self._read(what, fn)
+
     def signatures(self) -> dict[str, tuple]:
-        """h16 -> what its checkpoint list is made of (tip, labels, prune boundaries),
-        for every project: equal signatures, equal lists. One pass over the refs, so a
-        watcher can ask every second and re-read only the projects that changed."""
+        """h16 (or a fetched project's key) -> what its checkpoint list is made of (tip,
+        labels, prune boundaries), for every project: equal signatures, equal lists. One
+        pass over the refs, so a watcher can ask every second and re-read only the
+        projects that changed."""
         if not self.exists():
             return {}
         try:
@@ -187,6 +195,8 @@ class StoreBrowser:
                     h16, what = name[len(REFS_PREFIX):], "tip"
                 elif name.startswith(LABELS_PREFIX):
                     h16, _, what = name[len(LABELS_PREFIX):].partition("/")
+                elif (fetched := split_remote_ref(name)) is not None:
+                    h16, what = "/".join(fetched[:3]), fetched[3]
                 else:
                     continue
                 try:

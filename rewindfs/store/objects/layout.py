@@ -136,6 +136,20 @@ def is_remote_key(h16: str) -> bool:
     return "/" in h16
 
 
+def split_remote_ref(ref: str) -> tuple[str, str, str, str] | None:
+    """(remote, machine, h16, rest) of a ref mirroring a remote project, else None."""
+    if not ref.startswith(REMOTES_PREFIX):
+        return None
+    parts = ref[len(REMOTES_PREFIX):].split("/", 4)
+    if len(parts) < 5 or parts[1] != "m" or not _is_hex16(parts[2]) or not _is_hex16(parts[3]):
+        return None
+    return parts[0], parts[2], parts[3], parts[4]
+
+
+def _is_hex16(text: str) -> bool:
+    return len(text) == 16 and all(c in "0123456789abcdef" for c in text)
+
+
 def _remote_refs(key: str) -> str:
     """The folder of refs mirroring a remote project (see store.remote.names)."""
     remote, machine, h16 = key.split("/")

@@ -17,9 +17,9 @@ from pathlib import PurePosixPath
 import pygit2
 
 from rewindfs.errors import InvalidInput, NotFound
-from rewindfs.store.objects.layout import REMOTES_PREFIX, Layout
+from rewindfs.store.objects.layout import REMOTES_PREFIX, Layout, split_remote_ref
 from rewindfs.store.remote.machine import stored_id
-from rewindfs.store.remote.names import CHAIN, META, key, split_tracking
+from rewindfs.store.remote.names import CHAIN, META, key
 from rewindfs.store.remote.plan import RECORD_NAME
 
 
@@ -55,7 +55,7 @@ def remote_projects(repo: pygit2.Repository, layout: Layout, name: str | None = 
     for ref in repo.references.iterator():
         if not ref.name.startswith(prefix):
             continue
-        parts = split_tracking(ref.name)
+        parts = split_remote_ref(ref.name)
         if parts is None:
             continue
         try:

@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rewindfs.errors import RemoteFailed
-from rewindfs.store.objects.layout import Layout
+from rewindfs.store.objects.layout import Layout, split_remote_ref
 from rewindfs.store.objects.repo import Store
 from rewindfs.store.remote import gitremote, remotes
-from rewindfs.store.remote.names import fetch_refspec, key, redact, split_tracking
+from rewindfs.store.remote.names import fetch_refspec, key, redact
 
 ALL_OR_NOTHING = ("-c", "fetch.unpackLimit=1", "-c", "transfer.unpackLimit=1")
 
@@ -96,7 +96,7 @@ def _listing(folder: Path) -> set[str]:
 def _by_project(refs: dict[str, str]) -> dict[str, dict[str, str]]:
     out: dict[str, dict[str, str]] = {}
     for ref, oid in refs.items():
-        parts = split_tracking(ref)
+        parts = split_remote_ref(ref)
         if parts is not None:
             name, machine, h16, rest = parts
             out.setdefault(key(name, machine, h16), {})[rest] = oid

@@ -27,7 +27,6 @@ from rewindfs.store.objects.layout import REMOTES_PREFIX
 REMOTE_NAMESPACE = "refs/rewind/m/"
 CHAIN, NOTES, META, LABELS = "checkpoints", "notes", "meta", "labels/"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-_HEX16 = re.compile(r"^[0-9a-f]{16}$")
 SCHEMES = {"file", "ssh", "git", "http", "https"}
 _USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<info>[^/@\s]*)@")
 
@@ -95,17 +94,6 @@ def fetch_refspec(name: str, machine: str | None = None) -> str:
     """Everything the remote holds (or one machine's part of it), mirrored here."""
     remote = REMOTE_NAMESPACE + (f"{machine}/" if machine else "")
     return f"+{remote}*:{tracking_prefix(name, machine)}*"
-
-
-def split_tracking(ref: str) -> tuple[str, str, str, str] | None:
-    """(remote, machine, h16, rest) of a tracking ref, or None for any other ref."""
-    if not ref.startswith(REMOTES_PREFIX):
-        return None
-    parts = ref[len(REMOTES_PREFIX):].split("/", 4)
-    if len(parts) < 5 or parts[1] != "m" or not _HEX16.match(parts[2]) \
-            or not _HEX16.match(parts[3]):
-        return None
-    return parts[0], parts[2], parts[3], parts[4]
 
 
 def key(name: str, machine: str, h16: str) -> str:

@@ -22,7 +22,7 @@ import pygit2
 
 from rewindfs.errors import NotFound, RemoteFailed, StoreError
 from rewindfs.store.history.shallow import add_boundaries
-from rewindfs.store.objects.layout import REFS_PREFIX, Layout
+from rewindfs.store.objects.layout import REFS_PREFIX, Layout, split_remote_ref
 from rewindfs.store.objects.repo import Store
 from rewindfs.store.remote import gitremote, remotes
 from rewindfs.store.remote.fetching import mirror
@@ -31,7 +31,6 @@ from rewindfs.store.remote.names import (
     fetch_refspec,
     redact,
     remote_base,
-    split_tracking,
     tracking,
 )
 from rewindfs.store.remote.plan import ProjectPlan, mirrored_boundary, plan_project, plan_removal
@@ -107,7 +106,7 @@ def _plans(repo: pygit2.Repository, layout: Layout, name: str, machine: str,
     wanted = here if projects is None else [h for h in projects if h in here]
     plans = [plan_project(repo, layout, name, machine, h16, own, prune=prune) for h16 in wanted]
     if prune:
-        there = {parts[2] for ref in own if (parts := split_tracking(ref)) is not None}
+        there = {parts[2] for ref in own if (parts := split_remote_ref(ref)) is not None}
         gone = there - set(here)
         if projects is not None:
             gone &= set(projects)

@@ -1,0 +1,99 @@
+"""Which project's history a command reads: a local one, or one fetched from a remote.
+
+    -C DIR                the project around DIR (the default: around the cwd)
+    -C @NAME/PROJECT      a project fetched from remote NAME, by its name in the mount
+    --remote NAME         the project at the same path as this one, as NAME holds it
+                          (pushed from another machine or sandbox)
+
+A fetched project is read through its key (`<remote>/<machine>/<h16>`), which the
+store's history functions take wherever a local project's hash goes; its `workdir` is
+the local directory files are compared with, restored into or resolved against.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+
+from rewindfs.errors import NotFound
+from rewindfs.store import project_hash
+from rewindfs.store.remote import catalog, remotes
+
+remote_option = click.option(
+    "--remote", metavar="NAME",
+    help="This project as remote NAME holds it (the same path, pushed from another machine; "
+         "`rewind fetch NAME` first).")
+
+
+@dataclass(frozen=True)
+class Target:
+    key: str  # the local project's hash, or a fetched project's key
+    workdir: Path  # the local directory of that path (it may not exist here)
+    fetched: catalog.RemoteProject | None = None
+    spec: str | None = None  # a fetched project's `@NAME/PROJECT`
+
+    @property
+    def title(self) -> str:
+        """How listings and messages name it."""
+        if self.fetched is None:
+            return str(self.workdir)
+        found = self.fetched
+        return f"{found.workdir or found.h16} on {found.host or found.machine[:8]} ({self.spec})"
+
+    def describe(self) -> dict[str, object]:
+        """What --json says about where it comes from."""
+        found = self.fetched
+        if found is None:
+            return {"directory": str(self.workdir)}
+        return {"directory": found.workdir, "remote": found.remote, "host": found.host,
+                "machine": found.machine, "name": self.spec}
+
+
+def is_remote_spec(app, given: str | None) -> bool:
+    """`@NAME/...` where NAME is a remote this store knows (else it is a path)."""
+    if not given or not given.startswith("@") or "/" not in given:
+        return False
+    name = given[1:].split("/", 1)[0]
+    return any(r.name == name for r in remotes.every(app.store.layout))
+
+
+def resolve(app, given: str | None, remote: str | None = None) -> Target:
+    if is_remote_spec(app, given):
+        if remote:
+            raise click.UsageError("give the remote once: -C @NAME/PROJECT or --remote NAME")
+        found = catalog.find(_repo(app, given), app.store.layout, given)
+        return _fetched(found, given.split("/", 1)[1].strip("/"))
+    workdir = app.project_dir(given)
+    if remote:
+        remotes.get(app.store.layout, remote)  # an unknown name says so, with the known ones
+        found = catalog.same_path(_repo(app, remote), app.store.layout, remote, str(workdir))
+        return fetched(app, remote, own=True, only=found.key)[0]
+    return Target(project_hash(workdir), workdir)
+
+
+def fetched(app, remote: str | None = None, *, own: bool, only: str | None = None
+            ) -> list[Target]:
+    """Projects fetched from `remote` (every remote), by remote and path; `own`: also the
+    copies of this store's own projects."""
+    if not app.store.exists():
+        return []
+    everything = catalog.remote_projects(app.store.repo, app.store.layout, remote)
+    out = []
+    for name in sorted({p.remote for p in everything}):
+        named = catalog.names([p for p in everything if p.remote == name])
+        for label, found in named.items():
+            if (own or not found.own) and (only is None or found.key == only):
+                out.append(_fetched(found, label))
+    return sorted(out, key=lambda t: (t.fetched.remote, t.fetched.workdir or "", t.spec))
+
+
+def _fetched(found: catalog.RemoteProject, label: str) -> Target:
+    return Target(found.key, Path(found.workdir or found.h16), found, f"@{found.remote}/{label}")
+
+
+def _repo(app, what: str):
+    if not app.store.exists():
+        raise NotFound(f"nothing fetched yet for {what} (`rewind fetch NAME`)")
+    return app.store.repo
