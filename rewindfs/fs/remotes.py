@@ -26,6 +26,8 @@ def fetched(context: Context, remote: str | None = None
             ) -> dict[str, dict[str, catalog.RemoteProject]]:
     """Remote name -> (project name -> project), for every remote (or one)."""
     browser = context.browser
+    if not browser.exists():
+        return {}
     found = browser.read("the fetched projects",
                          lambda repo: catalog.remote_projects(repo, browser.layout, remote))
     by_remote: dict[str, list[catalog.RemoteProject]] = {}
