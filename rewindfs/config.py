@@ -18,6 +18,7 @@ import yaml
 
 from rewindfs.errors import InvalidInput
 from rewindfs.store.objects import default_home
+from rewindfs.store.remote import validate_name
 
 ENV_PREFIX = "REWIND_"
 
@@ -67,6 +68,17 @@ def _path_or_none(value: Any) -> str | None:
     return value
 
 
+def _remote_name(value: Any) -> str | None:
+    if value is None or value == "" or value is False:
+        return None
+    if not isinstance(value, str):
+        raise ValueError("expected the name of a remote (`rewind remote list`)")
+    try:
+        return validate_name(value)
+    except InvalidInput:
+        raise ValueError("not a remote name (`rewind remote list` shows them)") from None
+
+
 def _patterns(value: Any) -> tuple[str, ...]:
     if isinstance(value, str) and value.strip().startswith("["):
         # REWIND_EXTRA_EXCLUDES='["*.log", "tmp/"]': a YAML (or JSON) list, as in the file
@@ -96,6 +108,9 @@ KEYS: dict[str, tuple[Any, Callable[[Any], Any]]] = {
     "max_files": (50_000, _count(1)),
     "mountpoint": (None, _path_or_none),
     "extra_excludes": ((), _patterns),
+    # push to this remote after every checkpoint, batched in the background (store.remote)
+    "auto_push": (None, _remote_name),
+    "auto_push_delay": (5.0, _number),  # seconds a batch gathers checkpoints before it goes
 }
 
 

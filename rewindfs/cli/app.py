@@ -36,6 +36,8 @@ class App:
             base=s.base,
             max_files=s.max_files,
             extra_excludes=s.extra_excludes,
+            auto_push=s.auto_push,
+            auto_push_delay=s.auto_push_delay,
         )
 
     @property

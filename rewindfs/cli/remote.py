@@ -11,8 +11,9 @@ from rewindfs.cli.app import App
 from rewindfs.cli.help import examples
 from rewindfs.cli.human import human_age
 from rewindfs.cli.options import dir_option, json_option, refuse_together
+from rewindfs.cli.target import fetched as fetched_targets
 from rewindfs.store import project_hash
-from rewindfs.store.history import projects
+from rewindfs.store.history import checkpoints, projects
 from rewindfs.store.remote import catalog, fetch, push, redact, remotes
 
 
@@ -69,6 +70,39 @@ def remote_list(app: App, as_json: bool) -> None:
     for row in rows:
         click.echo(f"{row['name']}\t{row['url']}\t{_last('pushed', row['push'])}, "
                    f"{_last('fetched', row['fetch'])}, {row['projects']} project(s)")
+
+
+def remote_status(app: App) -> dict[str, list[dict]]:
+    """For `rewind status`: each remote, and every project fetched from another machine."""
+    layout = app.store.layout
+    out: dict[str, list[dict]] = {"remotes": [], "fetched_projects": []}
+    for remote in remotes.every(layout):
+        state = remotes.read_state(layout, remote.name)
+        out["remotes"].append({"name": remote.name, "url": redact(remote.url),
+                               "push": state.get("push"), "fetch": state.get("fetch")})
+    repo = app.store.repo if app.store.exists() else None
+    for target in fetched_targets(app, own=False):
+        found = target.fetched
+        out["fetched_projects"].append({
+            **target.describe(), "checkpoints": len(checkpoints(repo, target.key)),
+            "last_touch": found.last_touch or None})
+    return out
+
+
+def remote_lines(held: dict[str, list[dict]], auto_push: str | None) -> list[str]:
+    if not held["remotes"]:
+        return []
+    lines = ["", "Remotes:"]
+    for r in held["remotes"]:
+        auto = "; pushed after every checkpoint" if r["name"] == auto_push else ""
+        lines.append(f"  {r['name']}  {r['url']}  {_last('pushed', r['push'])}, "
+                     f"{_last('fetched', r['fetch'])}{auto}")
+    if held["fetched_projects"]:
+        lines += ["", "Fetched from other machines (rewind list -C NAME):"]
+        for p in held["fetched_projects"]:
+            lines.append(f"  {p['name']}  {p['directory'] or '?'} on {p['host'] or p['machine']}"
+                         f", {p['checkpoints']} checkpoint(s), last {human_age(p['last_touch'])}")
+    return lines
 
 
 def _last(verb: str, outcome: dict | None) -> str:

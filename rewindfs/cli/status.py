@@ -15,6 +15,7 @@ from rewindfs import config
 from rewindfs.cli.app import App
 from rewindfs.cli.help import examples
 from rewindfs.cli.human import SHOW, human_age, human_bytes, human_date, human_span, setting_text
+from rewindfs.cli.remote import remote_lines, remote_status
 from rewindfs.store.maintenance import StoreStatus, store_status
 from rewindfs.store.objects import Layout, odbguard
 
@@ -71,12 +72,15 @@ def status(app: App, as_json: bool, limit: int) -> None:
     mount = _mount_state(s.mount_dir)
     schedule = _auto_prune(s, info.last_prune)
     unfinished = _unfinished_restores(Layout(s.base), info)
+    held = remote_status(app)
     if as_json:
         click.echo(json.dumps({**info.to_dict(), "mount": mount, "auto_prune": schedule,
-                               "unfinished_restores": unfinished,
+                               "unfinished_restores": unfinished, **held,
                                "libgit2": odbguard.describe()}, indent=2))
         return
     for line in _status_lines(info, mount, schedule, limit):
+        click.echo(line)
+    for line in remote_lines(held, s.auto_push):
         click.echo(line)
     for item in unfinished:
         click.echo(f"Unfinished {item['kind']} of {item['workdir']} to {item['target'][:8]} "

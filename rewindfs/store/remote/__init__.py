@@ -11,6 +11,7 @@ May import: objects, history.
     pushing    `rewind push`: this machine's folder on the remote, atomic, leased
     fetching   `rewind fetch`: every folder of the remote, mirrored here
     catalog    the projects remotes hold, as mirrored here: keys, origins, names
+    autopush   pushing after checkpoints: batched, detached, never in the way
 """
 
 # The TYPE_CHECKING imports name the face's exports for type checkers only.
@@ -23,9 +24,9 @@ from typing import TYPE_CHECKING
 from rewindfs.faces import face
 
 if TYPE_CHECKING:
-    from rewindfs.store.remote import catalog, remotes
+    from rewindfs.store.remote import autopush, catalog, remotes
     from rewindfs.store.remote.fetching import FetchReport, fetch
-    from rewindfs.store.remote.names import redact
+    from rewindfs.store.remote.names import redact, validate_name
     from rewindfs.store.remote.pushing import PushReport, push
 
 _HERE = "rewindfs.store.remote"
@@ -35,4 +36,5 @@ __all__, __getattr__, __dir__ = face(_HERE, {
     "PushReport": f"{_HERE}.pushing",
     "push": f"{_HERE}.pushing",
     "redact": f"{_HERE}.names",
-}, modules=("catalog", "remotes"))
+    "validate_name": f"{_HERE}.names",
+}, modules=("autopush", "catalog", "remotes"))
