@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pygit2
 import pytest
+from conftest import force_unmount
 from remote_servers import GitHttp, Machine, Sshd, bare_repo, git, git_daemon
 
 PASSWORD = "s3cret-pa55word-never-stored"
@@ -66,7 +67,7 @@ def remote_url(request, tmp_path: Path, machines) -> Iterator[str]:
 
 
 def test_push_on_one_machine_fetch_on_another(machines, app_dir: Path, remote_url: str,
-                                              tmp_path: Path):
+                                              tmp_path: Path, fuse_usable):
     a, b = machines
     a.rewind("checkpoint", app_dir, "-m", "first")
     (app_dir / "src" / "main.py").write_text("print('v2')\n")
@@ -91,6 +92,26 @@ def test_push_on_one_machine_fetch_on_another(machines, app_dir: Path, remote_ur
     files = {e.name for e in tip.tree}
     assert files == {"README.md", "src"}, "the secret .env left machine a"
     assert any(r.endswith("/labels/good") for r in refs)
+
+    # Machine b lists, browses and restores machine a's project.
+    listed = b.rewind("list", "--all-projects").stdout
+    assert f"Checkpoints for {app_dir} on " in listed and "(@origin/app)" in listed
+    assert "second [good]" in listed
+    assert str(app_dir) in b.rewind("status").stdout
+    mnt = tmp_path / "mnt"
+    b.rewind("mount", mnt)
+    try:
+        assert sorted(os.listdir(mnt / "@origin" / "app" / "latest")) == ["README.md", "src"]
+        assert (mnt / "@origin" / "app" / "2" / "src" / "main.py").read_text() == "print('v1')\n"
+        assert (mnt / "@origin" / "app" / "good" / "src" / "main.py").read_text() \
+            == "print('v2')\n"
+    finally:
+        b.rewind("umount", mnt, check=False)
+        force_unmount(mnt)
+    out = tmp_path / "restored"
+    b.rewind("restore", "2", "-C", "@origin/app", "--to", out)
+    assert (out / "src" / "main.py").read_text() == "print('v1')\n"
+    assert sorted(os.listdir(out)) == ["README.md", "src"]
 
     for machine in machines:  # the credential is nowhere in either store, nor printed
         for path in machine.store.rglob("*"):

@@ -18,6 +18,7 @@ so no checkpoint is left behind. A failed push is recorded (`rewind remote list`
 from __future__ import annotations
 
 import argparse
+import atexit
 import fcntl
 import logging
 import os
@@ -30,12 +31,11 @@ from pathlib import Path
 from rewindfs.errors import RewindError
 from rewindfs.store.objects import private
 from rewindfs.store.objects.layout import Layout
-from rewindfs.store.objects.repo import Store
 from rewindfs.store.remote.names import validate_name
-from rewindfs.store.remote.pushing import push
 
 log = logging.getLogger(__name__)
 LOG_LIMIT = 256 * 1024
+START_TIMEOUT = 5.0  # seconds an exiting process waits for its pusher to have started
 
 
 def pending_file(layout: Layout, name: str) -> Path:
@@ -53,6 +53,9 @@ def trigger(layout: Layout, name: str, h16: str, delay: float) -> threading.Thre
     thread = threading.Thread(target=_start_if_idle, args=(layout, name, delay),
                               name="rewindfs-auto-push", daemon=True)
     thread.start()
+    # A short-lived caller (the CLI, an agent's hook) would otherwise exit before the
+    # thread started the pusher: at exit, wait for that start (not for the push).
+    atexit.register(thread.join, START_TIMEOUT)
     return thread
 
 
@@ -110,6 +113,11 @@ def _round(layout: Layout, name: str) -> None:
     projects = sorted(_take(pending_file(layout, name)) | _take(failed))
     if not projects:
         return
+    # Here, not at the top: the starter waits until this process forked, and pygit2
+    # takes longer to import than the rest of it.
+    from rewindfs.store.objects.repo import Store
+    from rewindfs.store.remote.pushing import push
+
     try:
         report = push(Store(layout), name, projects, interactive=False)
         log.info("pushed %d checkpoint(s) of %d project(s) to %s", report.checkpoints,
