@@ -69,7 +69,7 @@ def remote_projects(repo: pygit2.Repository, layout: Layout, name: str | None = 
         record = _record(repo, kinds.get(META))
         found.append(RemoteProject(
             remote, machine, h16, kinds.get(CHAIN), _text(record.get("workdir")),
-            _text(record.get("host")), _number(record.get("last_touch")), machine == mine))
+            _text(record.get("host")), _commit_time(repo, kinds.get(CHAIN)), machine == mine))
     return sorted(found, key=lambda p: (p.remote, p.workdir or "", p.host or "", p.machine))
 
 
@@ -137,9 +137,14 @@ def _record(repo: pygit2.Repository, meta: str | None) -> dict:
     return data if isinstance(data, dict) else {}
 
 
+def _commit_time(repo: pygit2.Repository, commit: str | None) -> float:
+    try:
+        return float(repo[commit].commit_time) if commit else 0.0
+    except (KeyError, ValueError, pygit2.GitError):
+        return 0.0
+
+
 def _text(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _number(value: object) -> float:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0

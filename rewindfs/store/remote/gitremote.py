@@ -74,18 +74,20 @@ def run(layout: Layout, args: Sequence[str], *, progress: bool = False,
     except OSError as exc:
         raise StoreError(f"cannot run git: {exc.strerror or exc}") from None
     said: list[bytes] = []
-    reader = threading.Thread(target=_drain, args=(proc.stderr, said, progress), daemon=True)
-    reader.start()
     try:
-        out = proc.stdout.read()
-        proc.wait()
+        if progress:  # shown as it comes, so read on a thread of its own
+            reader = threading.Thread(target=_drain, args=(proc.stderr, said, True), daemon=True)
+            reader.start()
+            out = proc.stdout.read()
+            proc.wait()
+            reader.join()
+        else:
+            out, err = proc.communicate()
+            said.append(err)
     except BaseException:
         proc.kill()
-        proc.wait()
+        proc.communicate()
         raise
-    finally:
-        reader.join()
-        proc.stdout.close()
     return Outcome(proc.returncode, out.decode("utf-8", "replace"),
                    redact(b"".join(said).decode("utf-8", "replace")))
 

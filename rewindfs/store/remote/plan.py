@@ -102,7 +102,7 @@ def plan_project(repo: pygit2.Repository, layout: Layout, name: str, machine: st
         plan.change(ref, seen.get(ref), new)
 
     _plan_notes(repo, plan, key(name, machine, h16), base, seen.get(base + NOTES), prune)
-    _plan_meta(repo, layout, plan, machine, base, seen.get(base + META), chain)
+    _plan_meta(repo, layout, plan, machine, base, seen.get(base + META))
     return plan
 
 
@@ -144,13 +144,15 @@ def _tree_id(repo: pygit2.Repository, entries: dict[str, pygit2.Oid]) -> str:
 
 
 def _plan_meta(repo: pygit2.Repository, layout: Layout, plan: ProjectPlan, machine: str,
-               base: str, old: str | None, chain: list[pygit2.Commit]) -> None:
-    """The registry record, as another machine shows the project, and the step log."""
+               base: str, old: str | None) -> None:
+    """The registry record, as another machine shows the project, and the step log.
+
+    Not the time of the last checkpoint (the newest copy's time says it): a record that
+    changes with every checkpoint would cost every push one more ref and three objects."""
     record = read_record(layout, plan.h16)
-    last = record.last_touch if record else (chain[0].commit_time if chain else 0)
+    created = record.created_at if record else None
     doc = {"format": META_FORMAT, "h16": plan.h16, "machine": machine, "host": host_name(),
-           "workdir": str(record.workdir) if record else None,
-           "created_at": record.created_at if record else None, "last_touch": last}
+           "workdir": str(record.workdir) if record else None, "created_at": created}
     builder = repo.TreeBuilder()
     builder.insert(RECORD_NAME, repo.create_blob(json.dumps(doc, sort_keys=True).encode()),
                    FileMode.BLOB)
@@ -160,7 +162,7 @@ def _plan_meta(repo: pygit2.Repository, layout: Layout, plan: ProjectPlan, machi
     tree = builder.write()
     if old is not None and _tree_of(repo, old) == str(tree):
         return
-    sig = pygit2.Signature("rewindfs", "rewindfs@local", int(last), 0)
+    sig = pygit2.Signature("rewindfs", "rewindfs@local", int(created or 0), 0)
     commit = repo.create_commit(None, sig, sig, "rewindfs project record\n", tree, [])
     plan.change(base + META, old, str(commit))
 
