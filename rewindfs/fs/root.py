@@ -10,13 +10,12 @@ its hash. Re-read when older than the refresh interval.
 from __future__ import annotations
 
 import os
-import threading
-import time
 from collections import Counter
 
 from rewindfs.fs.context import Context
 from rewindfs.fs.inodes import ROOT_INODE
-from rewindfs.fs.node import DIR_MODE, Attributes, Directory, Node
+from rewindfs.fs.listed import ListedDir, project_dir
+from rewindfs.fs.node import Node
 from rewindfs.fs.project import ProjectDir
 from rewindfs.fs.remotes import PREFIX, RemoteDir, fetched
 from rewindfs.store.history import ProjectTip
@@ -42,33 +41,15 @@ def project_names(tips: list[ProjectTip]) -> dict[bytes, ProjectTip]:
     return names
 
 
-class RootDir(Directory):
-    immutable = False
-    stable_entries = False
-
+class RootDir(ListedDir):
     def __init__(self, context: Context):
         super().__init__(context, ROOT_INODE)
-        self._entries: list[tuple[bytes, Node]] = []
-        self._by_name: dict[bytes, Node] = {}
         self._projects: dict[str, ProjectDir] = {}
         self._remotes: dict[str, RemoteDir] = {}
-        self._refreshed_at: float | None = None
-        self._changed_ns = 0
-        self._lock = threading.Lock()
-
-    def attributes(self) -> Attributes:
-        return self._attrs(DIR_MODE, 0, self._changed_ns or self.context.started_ns)
 
     def xattrs(self) -> dict[bytes, bytes]:
         mode = self.context.mount_mode
         return {XATTR_MODE: mode.encode()} if mode else {}
-
-    def names(self) -> dict[bytes, int]:
-        """Name -> inode of every project now (what the kernel may have cached)."""
-        return {name: node.inode for name, node in self._entries}
-
-    def projects(self) -> dict[bytes, ProjectDir]:
-        return {name: node for name, node in self._entries if isinstance(node, ProjectDir)}
 
     def remote_dirs(self) -> dict[bytes, RemoteDir]:
         """`@NAME` -> the projects fetched from remote NAME."""
@@ -78,49 +59,24 @@ class RootDir(Directory):
         """Re-read the project list now."""
         self._refresh(force=True)
 
-    def entries_ready(self) -> bool:
-        return not self.context.is_stale(self._refreshed_at)
-
-    def entries(self) -> list[tuple[bytes, Node]]:
-        self._refresh()
-        return self._entries
-
-    def lookup(self, name: bytes) -> Node | None:
-        self._refresh()
-        return self._by_name.get(name)
-
-    def _refresh(self, force: bool = False) -> None:
+    def _read(self) -> list[tuple[bytes, Node]]:
         ctx = self.context
-        if not force and not ctx.is_stale(self._refreshed_at):
-            return
-        with self._lock:
-            if not force and not ctx.is_stale(self._refreshed_at):
-                return
-            ctx.browser.notice_repack()
-            tips = ctx.browser.projects()
-            if ctx.only_project:
-                tips = [t for t in tips if t.h16 == ctx.only_project]
-            projects: dict[str, ProjectDir] = {}
-            entries: list[tuple[bytes, Node]] = []
-            for name, tip in project_names(tips).items():
-                node = self._projects.get(tip.h16)
-                if node is None or node.workdir != tip.workdir:
-                    node = ProjectDir(ctx, tip.h16, tip.workdir)
-                projects[tip.h16] = node
-                entries.append((name, node))
-            remotes: dict[str, RemoteDir] = {}
-            for remote, named in ({} if ctx.only_project else fetched(ctx)).items():
-                name = os.fsencode(PREFIX + remote)
-                if any(name == taken for taken, _ in entries):
-                    continue  # a local project's basename begins with @: it wins
-                node = remotes[remote] = self._remotes.get(remote) or RemoteDir(ctx, remote)
-                node.refresh(named)
-                entries.append((name, node))
-            before = self.names()
-            self._remotes = remotes
-            self._projects = projects
-            self._entries = entries
-            self._by_name = dict(entries)
-            if self._refreshed_at is not None and self.names() != before:
-                self._changed_ns = time.time_ns()
-            self._refreshed_at = ctx.clock()
+        ctx.browser.notice_repack()
+        tips = ctx.browser.projects()
+        if ctx.only_project:
+            tips = [t for t in tips if t.h16 == ctx.only_project]
+        projects: dict[str, ProjectDir] = {}
+        entries: list[tuple[bytes, Node]] = []
+        for name, tip in project_names(tips).items():
+            node = projects[tip.h16] = project_dir(ctx, self._projects, tip.h16, tip.workdir)
+            entries.append((name, node))
+        remotes: dict[str, RemoteDir] = {}
+        for remote, named in ({} if ctx.only_project else fetched(ctx)).items():
+            name = os.fsencode(PREFIX + remote)
+            if any(name == taken for taken, _ in entries):
+                continue  # a local project's basename begins with @: it wins
+            node = remotes[remote] = self._remotes.get(remote) or RemoteDir(ctx, remote)
+            node.refresh(named)
+            entries.append((name, node))
+        self._projects, self._remotes = projects, remotes
+        return entries

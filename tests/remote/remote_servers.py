@@ -23,7 +23,6 @@ import signal
 import socket
 import ssl
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -32,16 +31,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
 
-REWIND = shutil.which("rewind", path=os.path.dirname(sys.executable))
-GIT_ISOLATION = {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1",
-                 "GIT_CONFIG_SYSTEM": "/dev/null"}
-
-
-def git_env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(GIT_ISOLATION)
-    env.update(extra)
-    return env
+from conftest import REWIND
+from conftest import isolated_git_env as git_env
 
 
 def git(*args: str, cwd: Path | None = None, check: bool = True) -> str:
@@ -97,12 +88,16 @@ def git_daemon(base: Path, log: Path) -> Iterator[str]:
         wait_listening(port, proc)
         yield f"git://127.0.0.1:{port}/"
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
+
+
+def stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 class GitHttp:
@@ -294,6 +289,16 @@ class Machine:
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, start_new_session=True)
 
+    def use_credentials(self, url: str, certificate: Path | None = None) -> None:
+        """Credentials for `url` (`scheme://user:password@host:port`) from git's `store`
+        helper, as a user would set it up (and the server's certificate, for https)."""
+        creds = self.home / ".git-credentials"
+        creds.write_text(url + "\n")
+        os.chmod(creds, 0o600)
+        self.git_config(("credential.helper", f"store --file={creds}"))
+        if certificate is not None:
+            self.git_config(("http.sslCAInfo", str(certificate)))
+
     def git_config(self, *pairs: tuple[str, str]) -> None:
         for key, value in pairs:
             env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
@@ -367,12 +372,7 @@ class Sshd:
 
     def __exit__(self, *exc: object) -> None:
         for proc in reversed(self.procs):
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop(proc)
 
     def client_config(self, home: Path) -> Path:
         """An ssh config for host `rewind-test` (what a user puts in ~/.ssh/config)."""

@@ -53,9 +53,7 @@ def test_two_machines_push_the_same_path_at_once(tmp_path: Path):
     with GitHttp(served, "u", "p") as server:
         url = server.url("r.git")
         for m in (a, b, c):
-            creds = m.home / ".git-credentials"
-            creds.write_text(f"http://u:p@127.0.0.1:{server.port}\n")
-            m.git_config(("credential.helper", f"store --file={creds}"))
+            m.use_credentials(f"http://u:p@127.0.0.1:{server.port}")
             m.rewind("remote", "add", "origin", url)
         for m, text in ((a, b"from a\n"), (b, b"from b\n")):
             (app / "main.py").write_bytes(text)
@@ -120,9 +118,7 @@ def test_push_killed_after_the_remote_took_it(tmp_path: Path):
     app = project(tmp_path / "work")
     a.rewind("checkpoint", app, "-m", "one")
     with GitHttp(served, "u", "p") as server:
-        creds = a.home / ".git-credentials"
-        creds.write_text(f"http://u:p@127.0.0.1:{server.port}\n")
-        a.git_config(("credential.helper", f"store --file={creds}"))
+        a.use_credentials(f"http://u:p@127.0.0.1:{server.port}")
         a.rewind("remote", "add", "origin", server.url("r.git"))
         server.gate = threading.Event()
         proc = a.start("push", "origin", "-C", app)

@@ -134,9 +134,7 @@ def test_automatic_push_batches_checkpoints(tmp_path: Path):
     (app / ".git").mkdir()
     env = {"REWIND_AUTO_PUSH": "origin", "REWIND_AUTO_PUSH_DELAY": "0"}
     with GitHttp(served, "u", "p") as server:
-        creds = a.home / ".git-credentials"
-        creds.write_text(f"http://u:p@127.0.0.1:{server.port}\n")
-        a.git_config(("credential.helper", f"store --file={creds}"))
+        a.use_credentials(f"http://u:p@127.0.0.1:{server.port}")
         a.rewind("remote", "add", "origin", server.url("r.git"))
         server.gate = threading.Event()
         (app / "f").write_text("1\n")

@@ -55,11 +55,8 @@ def remote_url(request, tmp_path: Path, machines) -> Iterator[str]:
         else:
             server = stack.enter_context(GitHttp(served, "alice", PASSWORD, tls=tmp_path / "tls"))
             for machine in machines:
-                creds = machine.home / ".git-credentials"
-                creds.write_text(f"https://alice:{PASSWORD}@127.0.0.1:{server.port}\n")
-                os.chmod(creds, 0o600)
-                machine.git_config(("credential.helper", f"store --file={creds}"),
-                                   ("http.sslCAInfo", str(server.certificate)))
+                machine.use_credentials(f"https://alice:{PASSWORD}@127.0.0.1:{server.port}",
+                                        server.certificate)
             yield server.url("checkpoints.git")
             assert any(status == 401 for _, _, status in server.requests), \
                 "the server never asked for credentials"

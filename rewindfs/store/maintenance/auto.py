@@ -30,6 +30,7 @@ from pathlib import Path
 
 from rewindfs.errors import Busy
 from rewindfs.store.maintenance.sweep import Policy, Report, run
+from rewindfs.store.objects import private
 from rewindfs.store.objects.layout import Layout
 from rewindfs.store.objects.marker import due, last_run, mark
 
@@ -140,18 +141,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _log_to_store(layout: Layout) -> None:
     """Log to store/maintenance.log (started fresh when it grows past LOG_LIMIT)."""
-    path = layout.store / LOG_NAME
-    if not layout.store.is_dir():
-        return
-    try:
-        mode = "w" if path.exists() and path.stat().st_size > LOG_LIMIT else "a"
-        handler = logging.FileHandler(path, mode=mode, encoding="utf-8")
-    except OSError:
-        return
-    handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(message)s"))
-    root = logging.getLogger()
-    root.addHandler(handler)
-    root.setLevel(logging.INFO)
+    if layout.store.is_dir():
+        private.log_to(layout.store / LOG_NAME, LOG_LIMIT)
 
 
 if __name__ == "__main__":

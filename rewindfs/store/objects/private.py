@@ -15,6 +15,7 @@ guarded by the store directory, which is 0700.
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import stat
 import threading
@@ -229,6 +230,23 @@ def write_atomic(path: str | os.PathLike[str], text: str, *, errors: str = "stri
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
+
+
+def log_to(path: str | os.PathLike[str], limit: int) -> None:
+    """Send this process's log records (INFO and up) to the private file at `path`,
+    started afresh once it grew past `limit` bytes (for detached workers: the automatic
+    prune and push). Nothing happens when it cannot be opened: only a log."""
+    try:
+        fd = open_append(path)
+        if os.fstat(fd).st_size > limit:
+            os.ftruncate(fd, 0)
+        handler = logging.StreamHandler(os.fdopen(fd, "a", encoding="utf-8"))
+    except OSError:
+        return
+    handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
 
 
 def place_marker(path: str | os.PathLike[str]) -> bool:

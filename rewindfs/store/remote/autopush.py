@@ -153,27 +153,13 @@ def main(argv: list[str] | None = None) -> int:
     validate_name(args.remote)
     if os.fork():  # the starter reaps this parent at once; the pusher runs on alone
         return 0
-    _log_to(layout.remotes_dir / "autopush.log")
+    private.log_to(layout.remotes_dir / "autopush.log", LOG_LIMIT)
     try:
         run(layout, args.remote, max(0.0, args.delay))
     except Exception:  # noqa: BLE001 - logged for whoever looks; nobody waits on us
         log.exception("automatic push to %s failed", args.remote)
         return 1
     return 0
-
-
-def _log_to(path: Path) -> None:
-    try:
-        mode = "w" if path.exists() and path.stat().st_size > LOG_LIMIT else "a"
-        fd = private.open_file(path, os.O_WRONLY | os.O_CREAT | (os.O_APPEND if mode == "a"
-                                                                  else os.O_TRUNC))
-        handler = logging.StreamHandler(os.fdopen(fd, "a", encoding="utf-8"))
-    except OSError:
-        return
-    handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(message)s"))
-    root = logging.getLogger()
-    root.addHandler(handler)
-    root.setLevel(logging.INFO)
 
 
 if __name__ == "__main__":
