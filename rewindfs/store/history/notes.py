@@ -104,11 +104,16 @@ def commit_of(repo: pygit2.Repository, entries: dict[str, pygit2.Oid],
     """A parentless notes commit (git's flat layout) holding `entries`: checkpoint id -> blob.
     Dated now, or at `when` in UTC (a fixed date: the same notes make the same commit on
     every machine)."""
+    sig = signature() if when is None else pygit2.Signature(NAME, EMAIL, when, 0)
+    return repo.create_commit(None, sig, sig, "rewindfs notes\n", tree_of(repo, entries), [])
+
+
+def tree_of(repo: pygit2.Repository, entries: dict[str, pygit2.Oid]) -> pygit2.Oid:
+    """The notes tree holding `entries` (checkpoint id -> blob)."""
     builder = repo.TreeBuilder()
     for entry_name, oid in sorted(entries.items()):
         builder.insert(entry_name, oid, FileMode.BLOB)
-    sig = signature() if when is None else pygit2.Signature(NAME, EMAIL, when, 0)
-    return repo.create_commit(None, sig, sig, "rewindfs notes\n", builder.write(), [])
+    return builder.write()
 
 
 def _tree(repo: pygit2.Repository, h16: str) -> pygit2.Tree | None:

@@ -129,18 +129,11 @@ def _plan_notes(repo: pygit2.Repository, plan: ProjectPlan, mirrored: str, base:
     for commit_id, blob in notes.blobs(repo, plan.h16).items():
         if commit_id in plan.copies:
             entries[plan.copies[commit_id]] = blob
-    if old is not None and _tree_of(repo, old) == _tree_id(repo, entries):
+    if old is not None and _tree_of(repo, old) == str(notes.tree_of(repo, entries)):
         return
     if old is None and not entries:
         return
     plan.change(base + NOTES, old, str(notes.commit_of(repo, entries, 0)))
-
-
-def _tree_id(repo: pygit2.Repository, entries: dict[str, pygit2.Oid]) -> str:
-    builder = repo.TreeBuilder()
-    for entry_name, oid in sorted(entries.items()):
-        builder.insert(entry_name, oid, FileMode.BLOB)
-    return str(builder.write())
 
 
 def _plan_meta(repo: pygit2.Repository, layout: Layout, plan: ProjectPlan, machine: str,
