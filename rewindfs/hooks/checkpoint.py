@@ -27,6 +27,7 @@ from rewindfs.hooks.payloads import ToolCall
 from rewindfs.store import Layout, Limits, Store, normalize_workdir, project_hash
 from rewindfs.store.history import meta, projects, stamp, steplog
 from rewindfs.store.maintenance import Policy, auto
+from rewindfs.store.remote import autopush
 
 AGENT_TRAILER, SESSION_TRAILER = "Rewind-Agent", "Rewind-Session"
 
@@ -56,6 +57,8 @@ def take(call: ToolCall, reason: str, turn: str, root: str = "",
     if settings.auto_prune:
         auto.start(layout, Policy(settings.retention_days, settings.delete_orphans,
                                   settings.max_total_size_mb), settings.min_interval_hours)
+    if result.taken and settings.auto_push:  # queued; pushed by a detached process
+        autopush.trigger(layout, settings.auto_push, result.project, settings.auto_push_delay)
     if result.commit and result.tree:
         in_background(lambda: stamp.record(layout.store, result.project, workdir,
                                            result.commit, result.tree, started, key))

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -155,3 +157,26 @@ def test_automatic_push_batches_checkpoints(tmp_path: Path):
     log = (a.store / "rewind-remotes" / "autopush.log").read_text()
     assert "pushed 1 checkpoint(s)" in log and "pushed 2 checkpoint(s)" in log
     assert os.listdir(a.store / "rewind-remotes").count("origin.pending") == 0
+
+
+def test_an_agent_hook_pushes_in_the_background(tmp_path: Path):
+    """A Claude Code PreToolUse hook before `rm -rf`: the hook answers and exits, and the
+    checkpoint it took reaches the remote by itself."""
+    a = Machine(tmp_path, "a")
+    bare = bare_repo(tmp_path / "r.git")
+    app = tmp_path / "app"
+    (app / "build").mkdir(parents=True)
+    (app / "package.json").write_text("{}\n")
+    a.rewind("remote", "add", "origin", bare)
+    payload = {"session_id": "s1", "transcript_path": "/x.jsonl", "cwd": str(app),
+               "prompt_id": "p1", "permission_mode": "default",
+               "hook_event_name": "PreToolUse", "tool_name": "Bash",
+               "tool_input": {"command": "rm -rf build"}, "tool_use_id": "t1"}
+    done = subprocess.run([sys.executable, "-m", "rewindfs.hooks", "claude-code"],
+                          input=json.dumps(payload).encode(), capture_output=True, timeout=60,
+                          env=a.env(REWIND_AUTO_PUSH="origin", REWIND_AUTO_PUSH_DELAY="0"))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(a.rewind("list", "-C", app, "--json").stdout), "the hook took no checkpoint"
+    wait_for("the hook's checkpoint on the remote", lambda: [
+        r for r in git("for-each-ref", "--format=%(refname)", cwd=bare).split()
+        if r.endswith("/checkpoints")], timeout=60, step=0.05)
