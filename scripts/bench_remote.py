@@ -19,13 +19,11 @@ A benchmark, not a test: missed targets are reported, never asserted.
 
 from __future__ import annotations
 
-import argparse
 import logging
 import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -41,15 +39,14 @@ def git(*args: str, git_dir: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+    args = bl.parse_args(argv, __doc__, "1,000 files instead of 5,000", 7)
     logging.disable(logging.CRITICAL)
     import rewindfs
     from rewindfs.store import Layout, Store, project_hash
     from rewindfs.store.remote import fetch, push, remotes
 
     report = bl.Reporter()
-    tmp = Path(tempfile.mkdtemp(prefix="bench-remote-", dir=args.tmp))
-    try:
+    with bl.tmp_dir(args, "bench-remote-") as tmp:
         files = 1000 if args.quick else 5000
         report.progress(f"generating project ({files} files) in {tmp}")
         project = bl.generate_project(tmp / "project", files=files,
@@ -165,29 +162,8 @@ def main(argv: list[str] | None = None) -> int:
                f"{args.repeats} repeats; times min / median; ratio rewindfs/git of the "
                "medians (of the minimums)", "",
                bl.markdown_table(["case", "git", "rewindfs", "ratio", "target", "met?"], rows)]
-        out += [f"PROBLEM: {p}" for p in problems]
-        text = "\n".join(out)
-        print(text)
-        if args.out:
-            args.out.write_text(text + "\n")
-        return 1 if problems else 0
-    finally:
-        if args.keep:
-            print(f"kept {tmp}", file=sys.stderr)
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
+        return bl.emit(out, problems, args)
 
-
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--quick", action="store_true", help="1,000 files instead of 5,000")
-    p.add_argument("--repeats", type=int, default=7, metavar="N")
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--out", type=Path, metavar="FILE", help="also write the report here")
-    p.add_argument("--tmp", type=Path, metavar="DIR", help="where to make the tmp dir")
-    p.add_argument("--keep", action="store_true", help="keep the tmp dir")
-    return p.parse_args(argv)
 
 
 if __name__ == "__main__":

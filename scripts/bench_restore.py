@@ -13,11 +13,9 @@ non-zero only if a restore fails or leaves files different from the checkpoint.
 
 from __future__ import annotations
 
-import argparse
 import logging
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -30,15 +28,14 @@ MAX_SNAPSHOTS = 200
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+    args = bl.parse_args(argv, __doc__, "a fifth of the project size", 5)
     logging.disable(logging.CRITICAL)
     import tools.checkpoint_manager as hcm
 
     import rewindfs
 
     report = bl.Reporter()
-    tmp = Path(tempfile.mkdtemp(prefix="bench-restore-", dir=args.tmp))
-    try:
+    with bl.tmp_dir(args, "bench-restore-") as tmp:
         scale = 5 if args.quick else 1
         report.progress(f"generating project ({5000 // scale} files) in {tmp}")
         source = bl.generate_project(tmp / "source", files=5000 // scale,
@@ -115,17 +112,7 @@ def main(argv: list[str] | None = None) -> int:
                f" (+{source.ignored_files} in node_modules), median of {args.repeats}", "",
                bl.markdown_table(["case", "Hermes 0.19", "rewindfs", "ratio", "target", "met?"],
                                  rows)]
-        out += [f"PROBLEM: {p}" for p in problems]
-        text = "\n".join(out)
-        print(text)
-        if args.out:
-            args.out.write_text(text + "\n")
-        return 1 if problems else 0
-    finally:
-        if args.keep:
-            print(f"kept {tmp}", file=sys.stderr)
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
+        return bl.emit(out, problems, args)
 
 
 def verify(dirs: dict[str, Path], source: Path, changed: list[Path]) -> list[str]:
@@ -137,17 +124,6 @@ def verify(dirs: dict[str, Path], source: Path, changed: list[Path]) -> list[str
             problems.append(f"{name}: {changed[0]} differs from the target checkpoint")
     return problems
 
-
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--quick", action="store_true", help="a fifth of the project size")
-    p.add_argument("--repeats", type=int, default=5, metavar="N")
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--out", type=Path, metavar="FILE", help="also write the report here")
-    p.add_argument("--tmp", type=Path, metavar="DIR", help="where to make the tmp dir")
-    p.add_argument("--keep", action="store_true", help="keep the tmp dir")
-    return p.parse_args(argv)
 
 
 if __name__ == "__main__":

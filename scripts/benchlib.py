@@ -12,6 +12,7 @@ Benchmarks are not tests: nothing here asserts a timing.
 
 from __future__ import annotations
 
+import argparse
 import cProfile
 import io
 import math
@@ -19,11 +20,14 @@ import os
 import platform
 import pstats
 import random
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -450,3 +454,40 @@ def compare_trees(base_a: Path, tree_a: str, base_b: Path, tree_b: str, limit: i
             shown = ", ".join(paths[:limit]) + (" ..." if len(paths) > limit else "")
             lines.append(f"{len(paths)} {label}: {shown}")
     return lines
+
+
+def parse_args(argv: list[str] | None, doc: str | None, quick: str,
+               repeats: int) -> argparse.Namespace:
+    """The options the simpler benchmarks share: --quick (what it shrinks, `quick`),
+    --repeats, --seed, --out, --tmp and --keep."""
+    p = argparse.ArgumentParser(description=doc,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help=quick)
+    p.add_argument("--repeats", type=int, default=repeats, metavar="N")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--out", type=Path, metavar="FILE", help="also write the report here")
+    p.add_argument("--tmp", type=Path, metavar="DIR", help="where to make the tmp dir")
+    p.add_argument("--keep", action="store_true", help="keep the tmp dir")
+    return p.parse_args(argv)
+
+
+@contextmanager
+def tmp_dir(args: argparse.Namespace, prefix: str) -> Iterator[Path]:
+    """The benchmark's tmp dir (under --tmp), removed afterwards unless --keep."""
+    tmp = Path(tempfile.mkdtemp(prefix=prefix, dir=args.tmp))
+    try:
+        yield tmp
+    finally:
+        if args.keep:
+            print(f"kept {tmp}", file=sys.stderr)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def emit(out: list[str], problems: list[str], args: argparse.Namespace) -> int:
+    """Print the report (and write it to --out), problems last; 1 if there were any."""
+    text = "\n".join(out + [f"PROBLEM: {p}" for p in problems])
+    print(text)
+    if args.out:
+        args.out.write_text(text + "\n")
+    return 1 if problems else 0
