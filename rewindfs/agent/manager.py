@@ -48,8 +48,7 @@ class CheckpointManager:
         min_interval_hours: float = 24,
         checkpoint_stall_seconds: float = bounded.STALL_SECONDS,
         checkpoint_limit_seconds: float = bounded.LIMIT_SECONDS,
-        auto_push: str | None = None,
-        auto_push_delay: float = 5.0,
+        auto_push: str | None = None, auto_push_delay: float = 5.0,
     ):
         self.enabled = enabled
         self.max_snapshots = max(1, int(max_snapshots))
@@ -71,9 +70,7 @@ class CheckpointManager:
         self._next_prune_check = 0.0
         # ensure_checkpoint's bound: given up after this long without progress, or in all
         self._runner = bounded.Runner(checkpoint_stall_seconds, checkpoint_limit_seconds)
-        # Push to this remote after each checkpoint, in the background (store.remote).
-        self.auto_push = auto_push
-        self.auto_push_delay = auto_push_delay
+        self.auto_push, self.auto_push_delay = auto_push, auto_push_delay  # remote.autopush
 
     # -- where the store is -------------------------------------------------------
 
@@ -157,17 +154,9 @@ class CheckpointManager:
             trailers=trailers, extra_excludes=self.extra_excludes, keep=self.max_snapshots,
         )
         self.last_result = result
-        if result.taken and self.auto_push:
-            self._queue_push(result.project)
+        if result.taken and self.auto_push:  # queued; never raises
+            autopush.trigger(self.layout, self.auto_push, result.project, self.auto_push_delay)
         return result
-
-    def _queue_push(self, h16: str) -> None:
-        """Hand the project to the automatic push (store.remote.autopush): a line appended
-        and at most a thread started; never raises (the checkpoint is taken)."""
-        try:
-            autopush.trigger(self.layout, self.auto_push, h16, self.auto_push_delay)
-        except Exception:  # noqa: BLE001 - a push must never fail a checkpoint
-            log.debug("automatic push of %s not queued", h16, exc_info=True)
 
     def checkpoint(self, working_dir: str, reason: str = "checkpoint",
                    label: str | None = None,

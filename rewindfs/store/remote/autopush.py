@@ -47,12 +47,12 @@ def trigger(layout: Layout, name: str, h16: str, delay: float) -> threading.Thre
     raises, never waits (a thread starts the pusher when none runs)."""
     try:
         private.append_text(pending_file(layout, name), h16 + "\n")
-    except (OSError, ValueError):
+        thread = threading.Thread(target=_start_if_idle, args=(layout, name, delay),
+                                  name="rewindfs-auto-push", daemon=True)
+        thread.start()
+    except Exception:  # noqa: BLE001 - a push must never fail the checkpoint it follows
         log.debug("automatic push of %s not queued", h16, exc_info=True)
         return None
-    thread = threading.Thread(target=_start_if_idle, args=(layout, name, delay),
-                              name="rewindfs-auto-push", daemon=True)
-    thread.start()
     # A short-lived caller (the CLI, an agent's hook) would otherwise exit before the
     # thread started the pusher: at exit, wait for that start (not for the push).
     atexit.register(thread.join, START_TIMEOUT)
