@@ -21,6 +21,12 @@ import pytest
 REWIND = shutil.which("rewind", path=os.path.dirname(sys.executable))
 DAY = 86400
 
+# pytest-xdist's workers (scripts/test) start with COLUMNS=80 in their environment, which
+# every `rewind` a test starts would take as the width to lay its tables out for.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    for name in ("COLUMNS", "LINES"):
+        os.environ.pop(name, None)
+
 # git run against the store must not see the user's or the system's config.
 GIT_ISOLATION = {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1",
                  "GIT_CONFIG_SYSTEM": "/dev/null"}

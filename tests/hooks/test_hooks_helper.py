@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -68,7 +69,8 @@ def test_a_stale_helper_gives_way(project: Path, home: Path, run_rewind) -> None
     # rewindfs changes under the running helper (an upgrade, an edit): its code is stale.
     source = Path(helper.__file__).parent / "__init__.py"
     before = source.stat()
-    os.utime(source, ns=(before.st_atime_ns, before.st_mtime_ns + 10**9 * 3600))
+    # (an hour past now: past the newest source file too, whatever its mtime)
+    os.utime(source, ns=(before.st_atime_ns, time.time_ns() + 10**9 * 3600))
     try:
         (project / "README.md").write_text("changed\n")
         assert "pygit2" in hook(home, project, "rm -rf build", "t2")   # taken here instead
