@@ -195,10 +195,13 @@ def append_record(path: str | os.PathLike[str], data: bytes, *, sync: bool = Tru
         os.close(dir_fd)
 
 
-def write_atomic(path: str | os.PathLike[str], text: str, *, errors: str = "strict") -> None:
+def write_atomic(path: str | os.PathLike[str], text: str, *, errors: str = "strict",
+                 durable: bool = True) -> None:
     """Replace `path` with `text` (UTF-8), mode 0600, so readers see the old or the new file,
     after a kill or a power cut alike: the file is fsynced before it is renamed into
     place, and its directory after; all of it through one descriptor of the directory.
+    Not `durable` (a record only informative, written often): no fsyncs, so a power cut
+    may leave the old file or an empty one (readers must take either).
 
     The temporary name is unique per process and thread, so concurrent writers of the
     same file never write into each other's temporary file.
@@ -217,7 +220,8 @@ def write_atomic(path: str | os.PathLike[str], text: str, *, errors: str = "stri
         try:
             try:
                 write_all(fd, text.encode("utf-8", errors=errors))
-                os.fsync(fd)
+                if durable:
+                    os.fsync(fd)
             finally:
                 os.close(fd)
             os.rename(tmp, path.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
@@ -227,7 +231,8 @@ def write_atomic(path: str | os.PathLike[str], text: str, *, errors: str = "stri
             except OSError:
                 pass
             raise
-        os.fsync(dir_fd)
+        if durable:
+            os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
 
