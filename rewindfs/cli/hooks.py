@@ -36,9 +36,10 @@ def install(agent: str, project: str | None) -> None:
     from rewindfs.hooks import install as inst
     from rewindfs.hooks.agents import spec
 
-    outcome = inst.install(agent, inst.check_project(project))
+    where = inst.check_project(project)
+    outcome = inst.install(agent, where)
     click.echo(f"{agent}: {outcome.message}")
-    note = spec(agent).note
+    note = spec(agent, where).note
     if note:
         click.echo(f"{agent}: {note}")
 

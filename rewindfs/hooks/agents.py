@@ -69,7 +69,10 @@ def spec(agent: str, project: Path | None = None) -> Spec:
             os.environ.get("CODEX_HOME") or _home() / ".codex")
         return Spec(agent, base / "hooks.json", "json", {"PreToolUse": _claude_like(
             cmd, "Bash|apply_patch|Edit|Write", HOOK_TIMEOUT_S)},
-            note="Codex runs new hooks only once you trust them: open /hooks in codex")
+            note="Codex runs new hooks only once you trust them: open /hooks in codex" + (
+                "; it loads a project's hooks only in a project it trusts (trust_level = "
+                f'"trusted" under [projects."{project}"] in its config.toml)' if project
+                else ""))
     if agent == "gemini":
         base = project / ".gemini" if project else _home() / ".gemini"
         hook = {"type": "command", "command": cmd, "name": "rewindfs",

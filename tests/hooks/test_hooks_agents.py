@@ -89,3 +89,29 @@ def test_agent_session_checkpointed_by_hook_and_undone(agent: str, tmp_path: Pat
     after = _config_files(agent_home)
     changed = {k for k in set(running) | set(after) if running.get(k) != after.get(k)}
     assert changed and all(after.get(k) == before.get(k) for k in changed), (changed, log)
+
+
+@pytest.mark.parametrize("agent", ["claude-code", "codex", "kilo"])
+def test_project_level_hooks_run(agent: str, tmp_path: Path, home: Path, run_rewind,
+                                 monkeypatch) -> None:
+    """`--project DIR` hooks (a settings file, Codex's with the project trusted, a plugin)."""
+    if binary(agent) is None:
+        pytest.skip(missing(agent))
+    monkeypatch.setenv("REWIND_HOOK_HELPER", "0")
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "important.txt").write_text("keep me\n")
+    (project / "package.json").write_text("{}\n")
+    with ModelServer([Shell("rm important.txt"), Say("All done.")], project=str(project)) as srv:
+        session = Agent(agent, tmp_path / "agent-home", project, srv)
+        if agent == "codex":   # Codex loads a project's hooks only where it trusts it
+            with open(tmp_path / "agent-home" / ".codex" / "config.toml", "a") as fh:
+                fh.write(f'\n[projects."{project}"]\ntrust_level = "trusted"\n')
+        run_rewind("hooks", "install", agent, "--project", str(project),
+                   env={"HOME": str(tmp_path / "agent-home")}, check=True)
+        run = session.run("remove it")
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert not (project / "important.txt").exists()
+    [cp] = json.loads(run_rewind("list", "--json", cwd=project, check=True).stdout)
+    assert cp["reason"] == "before: rm important.txt"
+    assert cp["trailers"]["Rewind-Agent"] == agent

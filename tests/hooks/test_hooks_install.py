@@ -110,6 +110,9 @@ def test_uninstall_after_user_edits_removes_only_ours(user) -> None:
 def test_project_level_install(user, tmp_path: Path) -> None:
     project = tmp_path / "app"
     project.mkdir()
+    out = user("hooks", "install", "codex", "--project", str(project)).stdout
+    assert f'[projects."{project}"]' in out and "/hooks" in out   # both trusts Codex needs
+    user("hooks", "uninstall", "codex", "--project", str(project))
     out = user("hooks", "install", "gemini", "--project", str(project)).stdout
     assert str(project / ".gemini" / "settings.json") in out
     settings = json.loads((project / ".gemini" / "settings.json").read_text())
