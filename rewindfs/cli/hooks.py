@@ -34,14 +34,15 @@ def hooks() -> None:
 def install(agent: str, project: str | None) -> None:
     """Add rewindfs's hook to AGENT's config (the rest of the file stays as it is)."""
     from rewindfs.hooks import install as inst
-    from rewindfs.hooks.agents import spec
 
     where = inst.check_project(project)
     outcome = inst.install(agent, where)
     click.echo(f"{agent}: {outcome.message}")
-    note = spec(agent, where).note
-    if note:
-        click.echo(f"{agent}: {note}")
+    _s, _found, problem, trust = inst.installed(agent, where)
+    if problem:
+        click.echo(f"{agent}: {problem}")
+    elif trust:
+        click.echo(f"{agent}: Codex already trusts this hook")
 
 
 @hooks.command(epilog=examples("rewind hooks uninstall claude-code"))
@@ -66,13 +67,13 @@ def status(project: str | None, as_json: bool) -> None:
     log = hooklog.entries()
     rows = []
     for agent in AGENTS:
-        s, found, problem = inst.installed(agent, where)
+        s, found, problem, trust = inst.installed(agent, where)
         mine = [e for e in log if e[1] == agent]
         errors = [e for e in mine if e[2] in (hooklog.ERROR, hooklog.SKIPPED)]
         done = [e for e in mine if e[2] == hooklog.INFO]
         rows.append({"agent": agent, "path": str(s.path), "installed": found,
                      "active": found and not problem, "problem": problem or None,
-                     "note": s.note if found and s.note else None,
+                     "codex_trust": trust,
                      "last_checkpoint": " ".join((done[-1][0], done[-1][3])) if done else None,
                      "last_error": " ".join((errors[-1][0], errors[-1][3])) if errors else None})
     from rewindfs.hooks import helper
@@ -83,10 +84,13 @@ def status(project: str | None, as_json: bool) -> None:
                                "agents": rows}, indent=2))
         return
     for row in rows:
-        state = ("active" if row["active"] else "installed, not active") if row["installed"] \
-            else "not installed"
+        state = "not installed"
+        if row["installed"]:
+            trust = row["codex_trust"]
+            state = ("active" if row["active"] else f"installed, {trust}"
+                     if trust not in (None, "trusted") else "installed, not active")
         click.echo(f"{row['agent']:<12} {state:<22} {row['path']}")
-        for key, label in (("problem", "problem"), ("note", "note"),
+        for key, label in (("problem", "problem"),
                            ("last_checkpoint", "last checkpoint"), ("last_error", "last error")):
             if row[key]:
                 click.echo(f"{'':<12} {label}: {row[key]}")

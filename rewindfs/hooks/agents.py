@@ -3,7 +3,7 @@ hook docs, checked against the real CLIs in tests/hooks/test_hooks_agents.py).
 
 - Claude Code: settings.json `hooks.PreToolUse` (~/.claude, or DIR/.claude), matcher regex.
 - Codex: hooks.json `hooks.PreToolUse` ($CODEX_HOME or ~/.codex, or DIR/.codex); Codex runs
-  a new or changed hook only after the user trusts it in `/hooks`.
+  a new or changed hook only after the user trusts it in `/hooks` (hooks.codextrust).
 - Gemini CLI: settings.json `hooks.BeforeTool` (+ `BeforeAgent`, which names the turn; its
   tool payloads carry none); timeouts in milliseconds.
 - Cursor: hooks.json `{"version": 1, "hooks": {"beforeShellExecution", "preToolUse"}}`.
@@ -38,7 +38,6 @@ class Spec:
     kind: str                  # "json" or "plugin"
     events: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     top: dict[str, Any] = field(default_factory=dict)   # keys the file needs (Cursor: version)
-    note: str = ""
 
 
 def _home() -> Path:
@@ -68,11 +67,7 @@ def spec(agent: str, project: Path | None = None) -> Spec:
         base = project / ".codex" if project else Path(
             os.environ.get("CODEX_HOME") or _home() / ".codex")
         return Spec(agent, base / "hooks.json", "json", {"PreToolUse": _claude_like(
-            cmd, "Bash|apply_patch|Edit|Write", HOOK_TIMEOUT_S)},
-            note="Codex runs new hooks only once you trust them: open /hooks in codex" + (
-                "; it loads a project's hooks only in a project it trusts (trust_level = "
-                f'"trusted" under [projects."{project}"] in its config.toml)' if project
-                else ""))
+            cmd, "Bash|apply_patch|Edit|Write", HOOK_TIMEOUT_S)})
     if agent == "gemini":
         base = project / ".gemini" if project else _home() / ".gemini"
         hook = {"type": "command", "command": cmd, "name": "rewindfs",

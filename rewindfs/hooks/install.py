@@ -246,23 +246,36 @@ def _installed_in(data: dict[str, Any]) -> bool:
         is_ours(e) for entries in table.values() if isinstance(entries, list) for e in entries)
 
 
-def installed(agent: str, project: Path | None = None) -> tuple[Spec, bool, str]:
-    """(spec, installed?, problem): problem says why installed hooks would not run."""
+def installed(agent: str, project: Path | None = None) -> tuple[Spec, bool, str, str | None]:
+    """(spec, installed?, problem, Codex's trust): problem says why installed hooks would
+    not run; the trust verdict (hooks.codextrust) is None for the other agents."""
     s = spec(agent, project)
     raw = _read(s.path)
     if raw is None:
-        return s, False, ""
+        return s, False, "", None
     if s.kind == "plugin":
         found = plugin.HEADER.encode() in raw
-    else:
-        try:
-            found = _installed_in(_parse(s.path, raw))
-        except Refused as exc:
-            return s, False, str(exc)
-    problem = ""
-    if found and sys.executable.encode() not in raw:
-        problem = "installed by another Python; run `rewind hooks install` again"
-    return s, found, problem
+        return s, found, _stale(raw) if found else "", None
+    try:
+        data = _parse(s.path, raw)
+    except Refused as exc:
+        return s, False, str(exc), None
+    if not _installed_in(data):
+        return s, False, "", None
+    trust = None
+    problem = _stale(raw)
+    if agent == "codex":
+        from rewindfs.hooks import codextrust
+
+        trust, advice = codextrust.verdict(s.path, data, project)
+        problem = problem or advice
+    return s, True, problem, trust
+
+
+def _stale(raw: bytes) -> str:
+    if sys.executable.encode() not in raw:
+        return "installed by another Python; run `rewind hooks install` again"
+    return ""
 
 
 def check_project(project: str | None) -> Path | None:

@@ -52,6 +52,7 @@ class Agent:
     project: Path
     server: ModelServer
     extra_env: dict[str, str] | None = None
+    bypass_hook_trust: bool = True   # Codex: run hooks nobody trusted in its /hooks
 
     def __post_init__(self) -> None:
         self.home.mkdir(parents=True, exist_ok=True)
@@ -126,7 +127,8 @@ def _codex_env(agent: Agent) -> dict[str, str]:
 
 def _codex_args(agent: Agent, prompt: str) -> list[str]:
     return ["exec", prompt, "--dangerously-bypass-approvals-and-sandbox",
-            "--dangerously-bypass-hook-trust", "--skip-git-repo-check"]
+            *(["--dangerously-bypass-hook-trust"] if agent.bypass_hook_trust else []),
+            "--skip-git-repo-check"]
 
 
 # -- Gemini CLI: the Gemini API at GOOGLE_GEMINI_BASE_URL -----------------------------------

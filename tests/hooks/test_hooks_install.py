@@ -78,7 +78,10 @@ def test_install_merges_is_idempotent_and_uninstall_is_byte_clean(agent: str, us
     assert hook_file.read_bytes() == installed
     status = json.loads(user("hooks", "status", "--json").stdout)
     row = next(r for r in status["agents"] if r["agent"] == agent)
-    assert row["installed"] and row["active"] and row["path"] == str(hook_file)
+    assert row["installed"] and row["path"] == str(hook_file)
+    # Codex runs it once the user trusts it (tests/hooks/test_hooks_codex_trust.py).
+    assert row["active"] == (agent != "codex")
+    assert row["codex_trust"] == ("untrusted" if agent == "codex" else None)
     user("hooks", "uninstall", agent)
     assert snapshot(user.home) == before
     assert "not installed" in user("hooks", "uninstall", agent).stdout

@@ -1,0 +1,68 @@
+"""Codex's own view of its hooks, from its app-server (`codex app-server`, JSON-RPC over
+stdio, no network): the hooks it found for a directory with their trust status, and trusting
+one the way its `/hooks` screen does (a `config/batchWrite` of ``hooks.state``)."""
+
+from __future__ import annotations
+
+import json
+import selectors
+import subprocess
+import time
+from typing import Any
+
+from agentsim.clis import Agent, binary, missing
+
+
+class CodexApp:
+    def __init__(self, agent: Agent, timeout: float = 60) -> None:
+        exe = binary("codex")
+        assert exe, missing("codex")
+        self.agent, self.timeout, self.ids = agent, timeout, 0
+        self.proc = subprocess.Popen(
+            [str(exe), "app-server"], cwd=agent.project, env=agent.env(),
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.call("initialize", {"clientInfo": {"name": "rewindfs-tests", "version": "1"}})
+        self._send({"jsonrpc": "2.0", "method": "initialized"})
+
+    def __enter__(self) -> CodexApp:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.proc.kill()
+        self.proc.wait(timeout=30)
+
+    def _send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin
+        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def call(self, method: str, params: dict[str, Any]) -> Any:
+        self.ids += 1
+        self._send({"jsonrpc": "2.0", "id": self.ids, "method": method, "params": params})
+        deadline = time.monotonic() + self.timeout
+        with selectors.DefaultSelector() as sel:
+            assert self.proc.stdout
+            sel.register(self.proc.stdout, selectors.EVENT_READ)
+            while True:
+                left = deadline - time.monotonic()
+                assert left > 0 and sel.select(left), f"codex app-server: no answer to {method}"
+                line = self.proc.stdout.readline()
+                assert line, f"codex app-server exited ({self.proc.poll()}) before {method}"
+                answer = json.loads(line)
+                if answer.get("id") == self.ids:
+                    assert "error" not in answer, answer
+                    return answer["result"]
+
+    def hooks(self) -> list[dict[str, Any]]:
+        """The hooks Codex loads in the agent's project (key, command, currentHash,
+        trustStatus: trusted / untrusted / modified, enabled...)."""
+        [found] = self.call("hooks/list", {"cwds": [str(self.agent.project)]})["data"]
+        assert not found["errors"], found
+        return found["hooks"]
+
+    def trust(self, hook: dict[str, Any]) -> None:
+        """What trusting `hook` in Codex's /hooks writes: its current hash, in the user's
+        config.toml."""
+        self.call("config/batchWrite", {"edits": [{
+            "keyPath": "hooks.state", "mergeStrategy": "upsert",
+            "value": {hook["key"]: {"trusted_hash": hook["currentHash"]}}}]})
