@@ -11,6 +11,7 @@ writes the agents' configuration.
     state       per-session memory (Gemini's turn, once-per-turn writes, project roots)
     hooklog     the hooks' log and where their files live
     agents, install, plugin   `rewind hooks install|uninstall|status`
+    codextrust  whether Codex will run the installed hook (its trust, as Codex judges it)
 
 The hook runs once per tool call, so its start-up is the product's latency: ``entry`` imports
 only the payload parsers and the classifier, and the store only when a checkpoint is due.
