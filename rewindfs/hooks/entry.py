@@ -74,10 +74,7 @@ def handle(call: payloads.ToolCall, answer: str = "") -> None:
         key = f"{turn}\0{call.cwd}"
         if state.written(call.agent, call.session, key):
             return   # once per turn: this turn's first write already has its checkpoint
-        target = call.command
-        if target.startswith(call.cwd.rstrip("/") + "/"):
-            target = target[len(call.cwd.rstrip("/")) + 1:]
-        reason = f"before: {call.tool} {_one_line(target)}".rstrip()
+        reason = f"before: {call.tool} {_one_line(call.command)}".rstrip()
     else:
         return
     outcome = _with_deadline(call, reason, turn, answer)

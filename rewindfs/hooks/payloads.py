@@ -31,6 +31,9 @@ WRITE_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit", "apply_patch", "wri
                "replace", "edit", "write", "multiedit", "patch", "edit_file", "search_replace",
                "delete_file", "Delete"}
 PATCH_PROGRAMS = ("apply_patch", "applypatch")
+# The lines of Codex's patch format that name a file (the patch's text, with the file's
+# new contents, stays out of the checkpoint's reason).
+PATCH_HEADERS = ("*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: ")
 
 
 class ToolCall:
@@ -43,7 +46,7 @@ class ToolCall:
     def __init__(self, agent: str, kind: str, tool: str, command: str, cwd: str,
                  session: str, turn: str, call: str, answer: str = ""):
         self.agent, self.kind, self.tool = agent, kind, tool   # kind: SHELL, WRITE, TURN, OTHER
-        self.command = command   # the shell command, or the file the write tool names
+        self.command = command   # the shell command, or the files the write tool names
         self.cwd, self.session, self.turn = cwd, session, turn
         self.call = call         # the tool call's id (a step id)
         self.answer = answer     # what the agent's protocol wants on stdout (Cursor: allow)
@@ -75,17 +78,34 @@ def _tool(agent: str, data: dict[str, Any], tool: str, tool_input: Any, *, cwd: 
           session: str, turn: str, call: str, answer: str = "") -> ToolCall:
     tool_input = tool_input if isinstance(tool_input, dict) else {}
     command = _text(tool_input, "command", "cmd")
-    if tool in SHELL_TOOLS and command:
-        kind = WRITE if command.lstrip().startswith(PATCH_PROGRAMS) else SHELL
-    elif tool in WRITE_TOOLS:
-        kind = WRITE
-        command = _text(tool_input, "file_path", "filePath", "path", "target_file", "notebook_path")
-    else:
-        kind = OTHER
     if not cwd:
         raise Unknown(f"{agent}: payload has no cwd")
+    if tool in SHELL_TOOLS and command:
+        kind = SHELL
+        if command.lstrip().startswith(PATCH_PROGRAMS):   # Codex's apply_patch via its shell
+            kind, tool, command = WRITE, "apply_patch", _files(cwd, _patched(command))
+    elif tool in WRITE_TOOLS:
+        kind = WRITE
+        path = _text(tool_input, "file_path", "filePath", "path", "target_file", "notebook_path")
+        command = _files(cwd, [path] if path else _patched(
+            _text(tool_input, "input", "patch", "command", "patchText")))
+    else:
+        kind = OTHER
     return ToolCall(agent, kind, tool, command, cwd, session or "unknown",
                     turn or session or "unknown", call or f"{tool}-{time.time_ns()}", answer)
+
+
+def _patched(patch: str) -> list[str]:
+    """The files a patch in Codex's format adds, updates, deletes or moves to."""
+    return [line[len(head):].strip() for line in patch.splitlines()
+            for head in PATCH_HEADERS if line.startswith(head)]
+
+
+def _files(cwd: str, paths: list[str]) -> str:
+    """The files a write tool names, for the checkpoint's reason: relative to `cwd` when
+    inside it."""
+    inside = cwd.rstrip("/") + "/"
+    return ", ".join(p[len(inside):] if p.startswith(inside) else p for p in paths if p)
 
 
 def _claude_or_codex(agent: str, data: dict[str, Any]) -> ToolCall:

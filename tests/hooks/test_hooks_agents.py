@@ -59,7 +59,9 @@ def test_agent_session_checkpointed_by_hook_and_undone(agent: str, tmp_path: Pat
     # Newest first: the rm's checkpoint, then the one before the turn's first write; the
     # harmless `ls` and the second write took none.
     assert len(listed) == 2 and reasons[0] == "before: rm important.txt", (reasons, log)
-    assert reasons[1].startswith("before: ") and "notes.txt" in reasons[1], (reasons, log)
+    # "before: <the agent's write tool> notes.txt": the file, relative, never its contents.
+    assert reasons[1].startswith("before: ") and reasons[1].split(" ", 2)[2] == "notes.txt", \
+        (reasons, log)
     trailers = listed[0]["trailers"]
     assert trailers["Rewind-Agent"] == agent and trailers["Rewind-Turn"], trailers
     turn = trailers["Rewind-Turn"]

@@ -138,13 +138,24 @@ def test_writes_checkpoint_once_per_turn(proj: Path, home: Path, run_rewind) -> 
 
 def test_codex_apply_patch_through_shell_is_a_write(proj: Path, home: Path,
                                                    run_rewind) -> None:
-    patch = "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: a.txt\n+x\n*** End Patch\nEOF\n"
+    patch = ("apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: a.txt\n+secret\n"
+             f"*** Update File: {proj / 'README.md'}\n*** Move to: docs/R.md\n@@\n-x\n+y\n"
+             "*** End Patch\nEOF\n")
     hook("codex", codex(proj, patch), home)
     hook("codex", codex(proj, patch, call="c2"), home)
     [cp] = checkpoints(run_rewind, proj)
-    assert cp["reason"] == "before: Bash apply_patch <<'EOF' *** Begin Patch *** Add File: " \
-                           "a.txt +x *** End Patch EOF"
+    # The reason names the files, not the patch (whose text holds the new contents).
+    assert cp["reason"] == "before: apply_patch a.txt, README.md, docs/R.md"
     assert cp["trailers"]["Rewind-Turn"] == "turn-9"
+
+
+def test_codex_apply_patch_tool_names_its_files(proj: Path, home: Path, run_rewind) -> None:
+    payload = {**codex(proj, ""), "tool_name": "apply_patch",
+               "tool_input": {"input": "*** Begin Patch\n*** Delete File: docs/guide.txt\n"
+                                       "*** End Patch\n"}}
+    hook("codex", payload, home)
+    [cp] = checkpoints(run_rewind, proj)
+    assert cp["reason"] == "before: apply_patch docs/guide.txt"
 
 
 def test_gemini_turn_comes_from_before_agent(proj: Path, home: Path, run_rewind) -> None:
@@ -195,4 +206,4 @@ def test_parse_rejects_what_the_agent_never_sends() -> None:
     with pytest.raises(payloads.Unknown):
         payloads.parse("cursor", {"hook_event_name": "afterFileEdit", "cwd": "/"})
     call = payloads.parse("opencode", plugin(Path("/p"), "edit", {"filePath": "/p/a"}))
-    assert (call.kind, call.command, call.turn, call.call) == ("write", "/p/a", "msg_1", "call_1")
+    assert (call.kind, call.command, call.turn, call.call) == ("write", "a", "msg_1", "call_1")
