@@ -87,6 +87,37 @@ def test_install_merges_is_idempotent_and_uninstall_is_byte_clean(agent: str, us
     assert "not installed" in user("hooks", "uninstall", agent).stdout
 
 
+PROJECT_FILES = {"claude-code": ".claude/settings.json", "codex": ".codex/hooks.json",
+                 "gemini": ".gemini/settings.json", "cursor": ".cursor/hooks.json",
+                 "opencode": ".opencode/plugin/rewindfs.js", "kilo": ".kilo/plugin/rewindfs.js"}
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_project_install_is_idempotent_and_byte_clean(agent: str, user, tmp_path: Path) -> None:
+    project = tmp_path / "app"
+    hook_file = project / PROJECT_FILES[agent]
+    hook_file.parent.mkdir(parents=True)
+    (project / "main.py").write_text("print('hi')\n")
+    if hook_file.suffix == ".json":   # the project's own config, with its own hooks
+        hook_file.write_text(USER_FILES[agent][1])
+    else:                             # another plugin in the folder
+        (hook_file.parent / "theirs.js").write_text("export const Theirs = async () => ({});\n")
+    before, home_before = snapshot(project), snapshot(user.home)
+    out = user("hooks", "install", agent, "--project", str(project)).stdout
+    assert f"{agent}: installed in {hook_file}" in out
+    installed = hook_file.read_bytes()
+    assert f"-m rewindfs.hooks {agent}".encode() in installed
+    assert "already installed" in user("hooks", "install", agent, "--project",
+                                       str(project)).stdout
+    assert hook_file.read_bytes() == installed
+    status = json.loads(user("hooks", "status", "--json", "--project", str(project)).stdout)
+    row = next(r for r in status["agents"] if r["agent"] == agent)
+    assert row["installed"] and row["path"] == str(hook_file)
+    assert snapshot(user.home) == home_before   # the user-level config untouched
+    user("hooks", "uninstall", agent, "--project", str(project))
+    assert snapshot(project) == before
+
+
 @pytest.mark.parametrize("agent", AGENTS)
 def test_install_into_nothing_and_uninstall_leaves_nothing(agent: str, user) -> None:
     user("hooks", "install", agent)
