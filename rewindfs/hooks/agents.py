@@ -1,10 +1,12 @@
 """Where each agent keeps its hooks and what rewindfs adds there (facts from each agent's
 hook docs, checked against the real CLIs in tests/hooks/test_hooks_agents.py).
 
-- Claude Code: settings.json `hooks.PreToolUse` (~/.claude, or DIR/.claude), matcher regex.
+- Claude Code: settings.json `hooks.PreToolUse` ($CLAUDE_CONFIG_DIR or ~/.claude, or
+  DIR/.claude), matcher regex.
 - Codex: hooks.json `hooks.PreToolUse` ($CODEX_HOME or ~/.codex, or DIR/.codex); Codex runs
   a new or changed hook only after the user trusts it in `/hooks` (hooks.codextrust).
-- Gemini CLI: settings.json `hooks.BeforeTool` (+ `BeforeAgent`, which names the turn; its
+- Gemini CLI: settings.json `hooks.BeforeTool` in $GEMINI_CLI_HOME/.gemini or ~/.gemini (or
+  DIR/.gemini), + `BeforeAgent`, which names the turn (its
   tool payloads carry none); timeouts in milliseconds.
 - Cursor: hooks.json `{"version": 1, "hooks": {"beforeShellExecution", "preToolUse"}}`.
 - OpenCode and Kilo: a JS plugin file in their plugin folder (`tool.execute.before`).
@@ -59,8 +61,9 @@ def spec(agent: str, project: Path | None = None) -> Spec:
 
         raise InvalidInput(f"unknown agent {agent!r}: one of {', '.join(AGENTS)}")
     cmd = hook_command(agent)
-    if agent == "claude-code":
-        base = project / ".claude" if project else _home() / ".claude"
+    if agent == "claude-code":   # CLAUDE_CONFIG_DIR moves Claude Code's ~/.claude
+        base = project / ".claude" if project else Path(
+            os.environ.get("CLAUDE_CONFIG_DIR") or _home() / ".claude")
         return Spec(agent, base / "settings.json", "json", {"PreToolUse": _claude_like(
             cmd, "Bash|Write|Edit|MultiEdit|NotebookEdit", HOOK_TIMEOUT_S)})
     if agent == "codex":
@@ -69,7 +72,9 @@ def spec(agent: str, project: Path | None = None) -> Spec:
         return Spec(agent, base / "hooks.json", "json", {"PreToolUse": _claude_like(
             cmd, "Bash|apply_patch|Edit|Write", HOOK_TIMEOUT_S)})
     if agent == "gemini":
-        base = project / ".gemini" if project else _home() / ".gemini"
+        # GEMINI_CLI_HOME stands in for the home directory Gemini CLI keeps .gemini in.
+        base = project / ".gemini" if project else Path(
+            os.environ.get("GEMINI_CLI_HOME") or _home()) / ".gemini"
         hook = {"type": "command", "command": cmd, "name": "rewindfs",
                 "timeout": HOOK_TIMEOUT_S * 1000}
         return Spec(agent, base / "settings.json", "json", {

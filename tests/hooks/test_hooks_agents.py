@@ -117,3 +117,37 @@ def test_project_level_hooks_run(agent: str, tmp_path: Path, home: Path, run_rew
     [cp] = json.loads(run_rewind("list", "--json", cwd=project, check=True).stdout)
     assert cp["reason"] == "before: rm important.txt"
     assert cp["trailers"]["Rewind-Agent"] == agent
+
+
+@pytest.mark.parametrize("agent,variable", [("claude-code", "CLAUDE_CONFIG_DIR"),
+                                            ("gemini", "GEMINI_CLI_HOME")])
+def test_config_dir_moved_by_the_agents_variable(agent: str, variable: str, tmp_path: Path,
+                                                 home: Path, run_rewind, monkeypatch) -> None:
+    """The agent's own variable for its config folder: install writes where the agent reads."""
+    if binary(agent) is None:
+        pytest.skip(missing(agent))
+    monkeypatch.setenv("REWIND_HOOK_HELPER", "0")
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "important.txt").write_text("keep me\n")
+    agent_home, elsewhere = tmp_path / "agent-home", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    # Claude Code: its config folder itself; Gemini CLI: the home it keeps .gemini in (the
+    # agent's setup wrote its settings there), with HOME elsewhere.
+    moved = tmp_path / "claude-config" if agent == "claude-code" else agent_home
+    extra = {variable: str(moved)} | ({} if agent == "claude-code" else {"HOME": str(elsewhere)})
+    with ModelServer([Shell("rm important.txt"), Say("All done.")], project=str(project)) as srv:
+        session = Agent(agent, agent_home, project, srv, extra_env=extra)
+        env = {"HOME": session.env()["HOME"], **extra}
+        settings = moved / ("settings.json" if agent == "claude-code" else ".gemini/settings.json")
+        before = settings.read_bytes() if settings.exists() else None
+        out = run_rewind("hooks", "install", agent, env=env, check=True).stdout
+        assert str(moved) in out, out
+        run = session.run("remove it")
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert not (project / "important.txt").exists()
+    [cp] = json.loads(run_rewind("list", "--json", cwd=project, check=True).stdout)
+    assert cp["reason"] == "before: rm important.txt" and cp["trailers"]["Rewind-Agent"] == agent
+    run_rewind("hooks", "uninstall", agent, env=env, check=True)
+    assert (settings.read_bytes() if settings.exists() else None) == before
+    assert not any(elsewhere.rglob("*.json")) and not any(elsewhere.rglob("*.js"))
