@@ -5,9 +5,10 @@ classifier. The store is imported only when a checkpoint is due, and that checkp
 under a deadline: past it the hook logs the checkpoint as skipped and exits 0 at once (the
 store survives a writer that stops midway, as it survives a kill), so the agent never
 waits longer than ``REWIND_HOOK_TIMEOUT`` seconds (default 20, well under every agent's
-own hook timeout, which `rewind hooks install` sets to 60 s). Nothing changed since the
-newest checkpoint is answered from the store's stamp (hooks.fast); a checkpoint goes to
-the resident helper when one is up (hooks.helper), else is taken here. Nothing goes to the
+own hook timeout, which `rewind hooks install` sets to 60 s). The resident helper, when
+one is up (hooks.helper), answers for the hook: nothing changed since the newest
+checkpoint, from the store's stamp (hooks.fast), or the checkpoint; else the hook does the
+same itself. Nothing goes to the
 agent's stdout except what its protocol asks for (Cursor: an allow answer); nothing to
 stderr.
 """
@@ -97,21 +98,12 @@ def _with_deadline(call: payloads.ToolCall, reason: str, turn: str, answer: str)
     timer.daemon = True
     timer.start()
     try:
-        outcome, found = None, None
+        from rewindfs.hooks import helper
+
         root = state.root_of(call.agent, call.session, call.cwd)
-        if root:   # a project seen before: what changed since its newest checkpoint?
-            from rewindfs.hooks import fast
-
-            found = fast.changes(root)
-            if found is not None and not found[2]:
-                outcome = fast.log_unchanged(root, f"{call.agent}:{call.call}", turn,
-                                             found[0], found[1])
-        if outcome is None:
-            from rewindfs.hooks import helper
-
-            outcome = helper.take(call, reason, turn, root, found, limit)
-            if not root:
-                state.remember_root(call.agent, call.session, call.cwd, outcome["directory"])
+        outcome = helper.take(call, reason, turn, root, limit)
+        if not root:
+            state.remember_root(call.agent, call.session, call.cwd, outcome["directory"])
     finally:
         timer.cancel()
     took = time.monotonic() - started

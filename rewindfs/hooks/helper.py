@@ -3,8 +3,9 @@ checkpoint does not import pygit2 and the store on every call.
 
 The hook (hooks.entry) asks it over a Unix socket in ``rewind-hooks/`` (a 0700 directory;
 the peer's uid is checked both ways). For each request the helper forks: the child, which
-inherits everything already imported, takes the checkpoint exactly as the hook would
-(hooks.checkpoint.take, with the hook's environment) and answers; the helper itself opens
+inherits everything already imported, does exactly what the hook would (`settle`, with the
+hook's environment: the stamp's "nothing changed", else the checkpoint) and answers, so a
+hook with a helper up imports neither the store nor pygit2; the helper itself opens
 no repository, so it holds nothing stale and serves several agents at once. A helper of
 another rewindfs (its code changed since it started, or another interpreter) answers
 "stale" and exits. No helper, a stale one, or any failure: the hook takes the checkpoint
@@ -20,7 +21,6 @@ import os
 import signal
 import socket
 import struct
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -111,25 +111,37 @@ def ask(request: dict[str, Any], timeout: float) -> dict[str, Any] | None:
     return answer
 
 
-def take(call: Any, reason: str, turn: str, root: str,
-         found: tuple[str, str, list[bytes]] | None, timeout: float) -> dict[str, Any]:
-    """The hook's checkpoint: by the helper when one is up, else here (and a helper is
-    started for the next call)."""
+def take(call: Any, reason: str, turn: str, root: str, timeout: float) -> dict[str, Any]:
+    """What the hook's call comes to (`settle`): by the helper when one is up, else here
+    (and after a checkpoint taken here, a helper is started for the next call)."""
     if enabled():
         answer = ask({"call": [getattr(call, f) for f in call.__slots__], "reason": reason,
-                      "turn": turn, "root": root,
-                      "found": None if found is None else
-                      [found[0], found[1], [os.fsdecode(p) for p in found[2]]]}, timeout)
+                      "turn": turn, "root": root}, timeout)
         if answer is not None and answer.get("ok"):
             return {**answer["outcome"], "helper": True}
         if answer is not None and "error" in answer:
             raise HelperError(answer["error"])
-    from rewindfs.hooks import checkpoint
-
-    outcome = checkpoint.take(call, reason, turn, root, found)
-    if enabled():
+    outcome = settle(call, reason, turn, root)
+    if enabled() and not outcome.get("stamp"):
         start()
     return outcome
+
+
+def settle(call: Any, reason: str, turn: str, root: str) -> dict[str, Any]:
+    """In a project seen before (`root`), nothing changed since its newest checkpoint is
+    answered from the stamp (hooks.fast: no repository); else the checkpoint, of only the
+    paths the stamp names when it names them."""
+    found = None
+    if root:
+        from rewindfs.hooks import fast
+
+        found = fast.changes(root)
+        if found is not None and not found[2]:
+            return fast.log_unchanged(root, f"{call.agent}:{call.call}", turn, found[0],
+                                      found[1])
+    from rewindfs.hooks import checkpoint
+
+    return checkpoint.take(call, reason, turn, root, found)
 
 
 class HelperError(Exception):
@@ -158,6 +170,9 @@ def running(folder: Path | None = None) -> int | None:
 
 def start() -> None:
     """Start a helper in the background (it exits at once if one is running)."""
+    # Imported here: its own imports (locale, selectors) would cost every hook call.
+    import subprocess
+
     try:
         subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.DEVNULL,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -183,7 +198,7 @@ def serve(idle: float) -> None:
         pass
     key = code_key()
     # Everything a checkpoint needs, imported once; each request's child inherits it.
-    from rewindfs.hooks import checkpoint  # noqa: F401
+    from rewindfs.hooks import checkpoint, fast  # noqa: F401
     from rewindfs.hooks.payloads import ToolCall
 
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
@@ -226,14 +241,8 @@ def _answer(conn: socket.socket, key: str, tool_call) -> None:
             return
         os.environ.clear()
         os.environ.update(request.get("env") or {})
-        from rewindfs.hooks import checkpoint
-
-        call = tool_call(*request["call"])
-        found = request.get("found")
-        if found is not None:
-            found = (found[0], found[1], [os.fsencode(p) for p in found[2]])
-        outcome = checkpoint.take(call, request["reason"], request["turn"],
-                                  request.get("root") or "", found)
+        outcome = settle(tool_call(*request["call"]), request["reason"], request["turn"],
+                         request.get("root") or "")
         _send(conn, {"ok": True, "outcome": outcome})
     except BaseException as exc:  # noqa: BLE001 - the hook falls back and logs it
         try:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import wait_for
-from test_hooks_fastpath import log_lines, payload
+from test_hooks_fastpath import log_lines, payload, settle, stamped
 
 from rewindfs.hooks import helper
 
@@ -24,7 +24,8 @@ import io, json, sys
 sys.stdin = io.TextIOWrapper(io.BytesIO(sys.argv[1].encode()))
 from rewindfs.hooks.entry import main
 assert main(['claude-code']) == 0
-print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'pygit2')))
+print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'pygit2'
+                        or m.startswith('rewindfs.store') or m == 'subprocess')))
 """
 
 
@@ -51,7 +52,8 @@ def test_checkpoints_go_through_the_helper(project: Path, home: Path, run_rewind
     assert "pygit2" in hook(home, project, "rm -rf build", "t1")
     wait_for(lambda: helper_of(home) is not None, "the helper to start")
     (project / "README.md").write_text("changed\n")
-    assert hook(home, project, "git reset --hard", "t2") == []   # pygit2 stayed in the helper
+    # The store, pygit2 and subprocess stay in the helper (it reads the stamp too).
+    assert hook(home, project, "git reset --hard", "t2") == []
     assert "by the helper" in log_lines(home)[-1]
     cps = listed(run_rewind, project)
     assert [cp["reason"] for cp in cps] == ["before: git reset --hard", "before: rm -rf build"]
@@ -59,6 +61,18 @@ def test_checkpoints_go_through_the_helper(project: Path, home: Path, run_rewind
     # A checkpoint the helper cannot take fails there, is logged, and the hook still exits 0.
     hook(home, home.parent, "rm -rf x", "t3")
     assert " claude-code error " in log_lines(home)[-1]
+
+
+def test_the_helper_answers_nothing_changed_from_the_stamp(project: Path, home: Path,
+                                                           run_rewind) -> None:
+    (project / "package.json").write_text("{}\n")
+    settle(project)
+    hook(home, project, "rm -rf build", "t1")
+    wait_for(lambda: helper_of(home) is not None and stamped(home), "the helper and the stamp")
+    assert hook(home, project, "rm -rf dist", "t2") == []   # no store in the hook's process
+    assert "nothing changed (stamp)" in log_lines(home)[-1]
+    assert "by the helper" in log_lines(home)[-1]
+    assert len(listed(run_rewind, project)) == 1
 
 
 def test_a_stale_helper_gives_way(project: Path, home: Path, run_rewind) -> None:
