@@ -93,6 +93,24 @@ def test_agent_session_checkpointed_by_hook_and_undone(agent: str, tmp_path: Pat
     assert changed and all(after.get(k) == before.get(k) for k in changed), (changed, log)
 
 
+RM = [Shell("rm important.txt"), Say("All done.")]
+
+
+def _project_to_rm_in(tmp_path: Path) -> Path:
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "important.txt").write_text("keep me\n")
+    (project / "package.json").write_text("{}\n")
+    return project
+
+
+def _only_the_rm_checkpointed(run, run_rewind, project: Path, agent: str) -> None:
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert not (project / "important.txt").exists()
+    [cp] = json.loads(run_rewind("list", "--json", cwd=project, check=True).stdout)
+    assert cp["reason"] == "before: rm important.txt" and cp["trailers"]["Rewind-Agent"] == agent
+
+
 @pytest.mark.parametrize("agent", ["claude-code", "codex", "kilo"])
 def test_project_level_hooks_run(agent: str, tmp_path: Path, home: Path, run_rewind,
                                  monkeypatch) -> None:
@@ -100,11 +118,8 @@ def test_project_level_hooks_run(agent: str, tmp_path: Path, home: Path, run_rew
     if binary(agent) is None:
         pytest.skip(missing(agent))
     monkeypatch.setenv("REWIND_HOOK_HELPER", "0")
-    project = tmp_path / "proj"
-    project.mkdir()
-    (project / "important.txt").write_text("keep me\n")
-    (project / "package.json").write_text("{}\n")
-    with ModelServer([Shell("rm important.txt"), Say("All done.")], project=str(project)) as srv:
+    project = _project_to_rm_in(tmp_path)
+    with ModelServer(RM, project=str(project)) as srv:
         session = Agent(agent, tmp_path / "agent-home", project, srv)
         if agent == "codex":   # Codex loads a project's hooks only where it trusts it
             with open(tmp_path / "agent-home" / ".codex" / "config.toml", "a") as fh:
@@ -112,11 +127,7 @@ def test_project_level_hooks_run(agent: str, tmp_path: Path, home: Path, run_rew
         run_rewind("hooks", "install", agent, "--project", str(project),
                    env={"HOME": str(tmp_path / "agent-home")}, check=True)
         run = session.run("remove it")
-    assert run.returncode == 0, run.stderr[-2000:]
-    assert not (project / "important.txt").exists()
-    [cp] = json.loads(run_rewind("list", "--json", cwd=project, check=True).stdout)
-    assert cp["reason"] == "before: rm important.txt"
-    assert cp["trailers"]["Rewind-Agent"] == agent
+    _only_the_rm_checkpointed(run, run_rewind, project, agent)
 
 
 @pytest.mark.parametrize("agent,variable", [("claude-code", "CLAUDE_CONFIG_DIR"),
@@ -127,16 +138,14 @@ def test_config_dir_moved_by_the_agents_variable(agent: str, variable: str, tmp_
     if binary(agent) is None:
         pytest.skip(missing(agent))
     monkeypatch.setenv("REWIND_HOOK_HELPER", "0")
-    project = tmp_path / "proj"
-    project.mkdir()
-    (project / "important.txt").write_text("keep me\n")
+    project = _project_to_rm_in(tmp_path)
     agent_home, elsewhere = tmp_path / "agent-home", tmp_path / "elsewhere"
     elsewhere.mkdir()
     # Claude Code: its config folder itself; Gemini CLI: the home it keeps .gemini in (the
     # agent's setup wrote its settings there), with HOME elsewhere.
     moved = tmp_path / "claude-config" if agent == "claude-code" else agent_home
     extra = {variable: str(moved)} | ({} if agent == "claude-code" else {"HOME": str(elsewhere)})
-    with ModelServer([Shell("rm important.txt"), Say("All done.")], project=str(project)) as srv:
+    with ModelServer(RM, project=str(project)) as srv:
         session = Agent(agent, agent_home, project, srv, extra_env=extra)
         env = {"HOME": session.env()["HOME"], **extra}
         settings = moved / ("settings.json" if agent == "claude-code" else ".gemini/settings.json")
@@ -144,10 +153,7 @@ def test_config_dir_moved_by_the_agents_variable(agent: str, variable: str, tmp_
         out = run_rewind("hooks", "install", agent, env=env, check=True).stdout
         assert str(moved) in out, out
         run = session.run("remove it")
-    assert run.returncode == 0, run.stderr[-2000:]
-    assert not (project / "important.txt").exists()
-    [cp] = json.loads(run_rewind("list", "--json", cwd=project, check=True).stdout)
-    assert cp["reason"] == "before: rm important.txt" and cp["trailers"]["Rewind-Agent"] == agent
+    _only_the_rm_checkpointed(run, run_rewind, project, agent)
     run_rewind("hooks", "uninstall", agent, env=env, check=True)
     assert (settings.read_bytes() if settings.exists() else None) == before
     assert not any(elsewhere.rglob("*.json")) and not any(elsewhere.rglob("*.js"))
