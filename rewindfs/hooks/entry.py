@@ -8,9 +8,8 @@ waits longer than ``REWIND_HOOK_TIMEOUT`` seconds (default 20, well under every 
 own hook timeout, which `rewind hooks install` sets to 60 s). The resident helper, when
 one is up (hooks.helper), answers for the hook: nothing changed since the newest
 checkpoint, from the store's stamp (hooks.fast), or the checkpoint; else the hook does the
-same itself. Nothing goes to the
-agent's stdout except what its protocol asks for (Cursor: an allow answer); nothing to
-stderr.
+same itself. Nothing goes to the agent's stdout except what its protocol asks for
+(Cursor: an allow answer); nothing to stderr.
 """
 
 from __future__ import annotations
