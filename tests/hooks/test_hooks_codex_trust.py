@@ -114,3 +114,26 @@ def test_codex_project_trust_in_status(tmp_path: Path, home: Path, run_rewind) -
     (codex_home / "config.toml").write_text("[oops\n")
     row = _row(run_rewind, env, "--project", str(project))
     assert row["codex_trust"] == "untrusted", row
+
+
+def test_codex_project_hooks_trust_as_codex_sees_it(tmp_path: Path, home: Path,
+                                                    run_rewind) -> None:
+    if binary("codex") is None:
+        pytest.skip(missing("codex"))
+    project = tmp_path / "proj"
+    project.mkdir()
+    with ModelServer([Say("Nothing to do.")], project=str(project)) as srv:
+        codex = Agent("codex", tmp_path / "agent-home", project, srv, bypass_hook_trust=False)
+        env = {k: v for k, v in codex.env().items() if k in ("HOME", "CODEX_HOME")}
+        run_rewind("hooks", "install", "codex", "--project", str(project), env=env, check=True)
+        with open(Path(env["CODEX_HOME"]) / "config.toml", "a") as fh:
+            fh.write(f'\n[projects."{project}"]\ntrust_level = "trusted"\n')
+        with CodexApp(codex) as app:
+            hook = _ours(app)   # Codex found the project's hook, under the key we compute
+            assert hook["key"].startswith(f"{project / '.codex' / 'hooks.json'}:"), hook
+            assert hook["trustStatus"] == "untrusted"
+            assert _row(run_rewind, env, "--project", str(project))["codex_trust"] == "untrusted"
+            app.trust(hook)
+            assert _ours(app)["trustStatus"] == "trusted"
+        row = _row(run_rewind, env, "--project", str(project))
+        assert row["active"] and row["codex_trust"] == "trusted", row
