@@ -53,6 +53,7 @@ class Agent:
     server: ModelServer
     extra_env: dict[str, str] | None = None
     bypass_hook_trust: bool = True   # Codex: run hooks nobody trusted in its /hooks
+    extra_args: tuple[str, ...] = ()   # after the agent's own (Claude Code: --continue)
 
     def __post_init__(self) -> None:
         self.home.mkdir(parents=True, exist_ok=True)
@@ -88,7 +89,8 @@ class Agent:
         exe = binary(self.name)
         assert exe, missing(self.name)
         return subprocess.run(
-            [str(exe), *ARGS[self.name](self, prompt)], cwd=self.project, env=self.env(),
+            [str(exe), *ARGS[self.name](self, prompt), *self.extra_args], cwd=self.project,
+            env=self.env(),
             stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
 
 

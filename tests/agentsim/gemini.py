@@ -15,13 +15,17 @@ from agentsim.wire import Reply
 
 
 def tool_results(body: dict[str, Any]) -> int:
-    return sum(
-        1
-        for content in body.get("contents", [])
-        if isinstance(content, dict)
-        for part in content.get("parts") or []
-        if isinstance(part, dict) and "functionResponse" in part
-    )
+    """Function responses in the conversation, each call counted once (a resumed session's
+    history repeats a response: Gemini CLI 0.61.0 sends it twice)."""
+    seen: set[object] = set()
+    count = 0
+    for content in body.get("contents", []):
+        for n, part in enumerate(content.get("parts") or [] if isinstance(content, dict) else []):
+            if isinstance(part, dict) and isinstance(part.get("functionResponse"), dict):
+                key = part["functionResponse"].get("id") or (id(content), n)
+                count += key not in seen
+                seen.add(key)
+    return count
 
 
 def handle(path: str, body: dict[str, Any], script: Script) -> Reply:

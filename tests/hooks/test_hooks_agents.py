@@ -157,3 +157,45 @@ def test_config_dir_moved_by_the_agents_variable(agent: str, variable: str, tmp_
     run_rewind("hooks", "uninstall", agent, env=env, check=True)
     assert (settings.read_bytes() if settings.exists() else None) == before
     assert not any(elsewhere.rglob("*.json")) and not any(elsewhere.rglob("*.js"))
+
+
+WRITE_TOOL = {"claude-code": "Write", "gemini": "write_file"}
+
+
+@pytest.mark.parametrize("agent,resume", [("claude-code", ("--continue",)),
+                                          ("gemini", ("--resume", "latest"))])
+def test_each_turn_of_a_session_is_its_own(agent: str, resume: tuple[str, ...], tmp_path: Path,
+                                           home: Path, run_rewind, monkeypatch) -> None:
+    """Two prompts of one session (the second resumes it): each turn's first write has its
+    checkpoint, and `rewind revert TURN` takes back that turn alone. Gemini CLI names no
+    turn in its tool payloads: the hook's BeforeAgent does."""
+    if binary(agent) is None:
+        pytest.skip(missing(agent))
+    monkeypatch.setenv("REWIND_HOOK_HELPER", "0")
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "package.json").write_text("{}\n")
+    agent_home = tmp_path / "agent-home"
+    # The model answers by how many tool results the conversation holds: the resumed
+    # session's second prompt arrives with the first turn's one.
+    turns = ([Write("a.txt", "one\n"), Say("First done.")],
+             [Shell("true"), Write("b.txt", "two\n"), Say("Second done.")])
+    for n, moves in enumerate(turns):
+        with ModelServer(moves, project=str(project)) as srv:
+            session = Agent(agent, agent_home, project, srv, extra_args=resume if n else ())
+            if not n:
+                env = {k: v for k, v in session.env().items() if k in ("HOME",)}
+                run_rewind("hooks", "install", agent, env=env, check=True)
+            run = session.run("write a file")
+        assert run.returncode == 0 and (project / ("b.txt" if n else "a.txt")).exists(), \
+            (run.stderr[-2000:], srv.describe())
+    second, first = json.loads(run_rewind("list", "--json", cwd=project, check=True).stdout)
+    assert (first["reason"], second["reason"]) == ("before: " + WRITE_TOOL[agent] + " a.txt",
+                                                   "before: " + WRITE_TOOL[agent] + " b.txt")
+    assert first["trailers"]["Rewind-Session"] == second["trailers"]["Rewind-Session"]
+    turn1, turn2 = first["trailers"]["Rewind-Turn"], second["trailers"]["Rewind-Turn"]
+    assert turn1 != turn2
+    run_rewind("revert", turn2, cwd=project, check=True)
+    assert not (project / "b.txt").exists() and (project / "a.txt").read_text() == "one\n"
+    run_rewind("revert", turn1, cwd=project, check=True)
+    assert not (project / "a.txt").exists()
