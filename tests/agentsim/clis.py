@@ -176,6 +176,12 @@ def _opencode_setup(agent: Agent) -> None:
     config = folder / CONFIG_FILE[agent.name]
     if not config.exists():
         config.write_text(json.dumps(_opencode_config(agent), indent=2))
+        return
+    # A later session of the same home (a resumed one) talks to its own server; the rest
+    # of the file stays as the agent left it.
+    data = json.loads(config.read_text())
+    data["provider"]["fake"]["options"]["baseURL"] = f"{agent.server.url}/v1"
+    config.write_text(json.dumps(data, indent=2))
 
 
 def _opencode_env(agent: Agent) -> dict[str, str]:

@@ -159,16 +159,20 @@ def test_config_dir_moved_by_the_agents_variable(agent: str, variable: str, tmp_
     assert not any(elsewhere.rglob("*.json")) and not any(elsewhere.rglob("*.js"))
 
 
-WRITE_TOOL = {"claude-code": "Write", "gemini": "write_file"}
+WRITE_TOOL = {"claude-code": "Write", "gemini": "write_file", "opencode": "write",
+              "kilo": "write"}
 
 
 @pytest.mark.parametrize("agent,resume", [("claude-code", ("--continue",)),
-                                          ("gemini", ("--resume", "latest"))])
+                                          ("gemini", ("--resume", "latest")),
+                                          ("opencode", ("--continue",)),
+                                          ("kilo", ("--continue",))])
 def test_each_turn_of_a_session_is_its_own(agent: str, resume: tuple[str, ...], tmp_path: Path,
                                            home: Path, run_rewind, monkeypatch) -> None:
     """Two prompts of one session (the second resumes it): each turn's first write has its
     checkpoint, and `rewind revert TURN` takes back that turn alone. Gemini CLI names no
-    turn in its tool payloads: the hook's BeforeAgent does."""
+    turn in its tool payloads (the hook's BeforeAgent does), nor do OpenCode's and Kilo's
+    (the plugin's chat.message does). Codex's turn_id is Codex's own."""
     if binary(agent) is None:
         pytest.skip(missing(agent))
     monkeypatch.setenv("REWIND_HOOK_HELPER", "0")
@@ -184,7 +188,8 @@ def test_each_turn_of_a_session_is_its_own(agent: str, resume: tuple[str, ...], 
         with ModelServer(moves, project=str(project)) as srv:
             session = Agent(agent, agent_home, project, srv, extra_args=resume if n else ())
             if not n:
-                env = {k: v for k, v in session.env().items() if k in ("HOME",)}
+                env = {k: v for k, v in session.env().items()
+                       if k in ("HOME", "XDG_CONFIG_HOME")}
                 run_rewind("hooks", "install", agent, env=env, check=True)
             run = session.run("write a file")
         assert run.returncode == 0 and (project / ("b.txt" if n else "a.txt")).exists(), \
