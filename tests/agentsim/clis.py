@@ -120,7 +120,10 @@ def _codex_setup(agent: Agent) -> None:
         "\n[model_providers.sim]\n"
         'name = "scripted"\n'
         f'base_url = "{agent.server.url}/v1"\n'
-        'wire_api = "responses"\n')
+        'wire_api = "responses"\n'
+        # Plugins would have every start sync a marketplace from GitHub (a network clone
+        # that can hold the app-server's hooks/list for a minute offline).
+        "\n[features]\nplugins = false\n")
 
 
 def _codex_env(agent: Agent) -> dict[str, str]:
