@@ -38,6 +38,11 @@ class StoreDamaged(StoreError):
         super().__init__(f"store damaged: {path} ({problem}); run `rewind check`")
 
 
+class UnknownFormat(RewindError):
+    """Another agent's data (Kilo, OpenCode) in a layout or schema version rewindfs cannot
+    read: named with its version, so the user knows which tool to update."""
+
+
 class Busy(RewindError):
     """Another process holds a lock that this operation may not wait for."""
 
