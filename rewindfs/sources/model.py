@@ -39,6 +39,7 @@ class Step:
     time: float  # epoch seconds when the step started
     start_tree: str
     finish_tree: str | None = None
+    finish_time: float | None = None
     files: list[str] | None = None  # absolute paths the agent recorded; None: not recorded
     reverted: bool = False  # hidden by a pending revert in the agent
 
@@ -129,6 +130,7 @@ def _add_steps(session: Session, turn: Turn, parts: list[PartRecord], created_ms
                 turn.steps.append(step)
         elif part.type == STEP_FINISH and step is not None:
             step.finish_tree = _tree(data.get("snapshot")) or step.finish_tree
+            step.finish_time = (part.created_ms or created_ms) / 1000
         elif part.type == PATCH:
             owner = step if step is not None and data.get("hash") in (None, step.start_tree) \
                 else _by_start(turn, data.get("hash"))
