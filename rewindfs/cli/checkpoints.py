@@ -14,6 +14,7 @@ from rich.text import Text
 
 from rewindfs import store as st
 from rewindfs.agent.results import checkpoint_dict
+from rewindfs.cli import agents
 from rewindfs.cli.app import App
 from rewindfs.cli.complete import complete_reference
 from rewindfs.cli.feedback import capture_progress
@@ -112,25 +113,36 @@ def checkpoint(app: App, directory: str | None, reason: str, label: str | None,
     "rewind list --json | jq '.[0].hash'",
     "rewind list --remote origin  # every project origin holds (after rewind fetch)",
     "rewind list -C @origin/app   # one of them",
+    "rewind list --agent kilo     # Kilo Code's steps here; restore with kilo:N",
 ))
 @click.argument("directory", required=False, type=click.Path(), metavar="[DIR]")
 @dir_option_named("directory_opt")
 @click.option("--all-projects", is_flag=True,
               help="Every project in the store, and those fetched from other machines.")
 @remote_option
+@click.option("--agent", type=click.Choice(["kilo", "opencode"]), metavar="kilo|opencode",
+              help="That agent's own snapshots of the project instead (read-only).")
 @json_option
 @output_options
 @click.pass_obj
 def list_(app: App, directory: str | None, all_projects: bool, remote: str | None,
+          agent: str | None,
           as_json: bool, **kw: str | None) -> None:
     """List checkpoints, newest first (1 = newest).
 
     Pre-rollback snapshots (saved by every restore, undo and revert) are listed
     with `-` instead of a number: restoring never renumbers your checkpoints. Use
-    their id to restore one. With --remote NAME alone: every project NAME holds.
+    their id to restore one. With --remote NAME alone: every project NAME holds. With
+    --agent, the steps Kilo Code or OpenCode took snapshots of, newest first, as
+    `kilo:N` references.
     """
     given = _directory(directory, kw.get("directory_opt"))
     refuse_together(**{"--all-projects": all_projects, "--remote": remote})
+    refuse_together(**{"--all-projects": all_projects, "--agent": agent})
+    refuse_together(**{"--remote": remote, "--agent": agent})
+    if agent:
+        agents.list_steps(app, app.project_dir(given), agent, as_json)
+        return
     many = all_projects or (remote is not None and not given)
     if all_projects:
         targets = [Target(st.project_hash(r.workdir), r.workdir)
@@ -258,21 +270,13 @@ def diff(ctx: click.Context, refs: tuple[str, ...], directory: str | None, stat:
         raise click.UsageError("at most two checkpoints; put paths after `--`")
     target = resolve_target(app, directory, remote)
     workdir = target.workdir
-    if not app.store.exists():
-        raise NotFound(f"no checkpoints for {workdir}")
-    repo, h16 = app.store.repo, target.key
-    base = st.resolve(repo, h16, refs[0] if refs else "latest")
     paths = _paths(ctx.meta.get("paths"), workdir)
-    if len(refs) < 2 and not workdir.is_dir():
-        raise NotFound(f"{workdir} is not a directory here to compare with: give two "
-                       "checkpoints (OLD NEW)")
-    if len(refs) < 2:
-        with capture_progress(app.term, "reading the working tree"):
-            target_tree = st.working_tree_tree(app.store, workdir, app.manager.limits,
-                                               app.manager.extra_excludes)
+    if any(agents.is_step(r) for r in refs):
+        refuse_together(**{"a kilo:/opencode: step": True, "--remote": remote})
+        with agents.diff_trees(app, workdir, refs) as (repo, old_tree, new_tree):
+            result = st.diff_between(repo, old_tree, new_tree, paths)
     else:
-        target_tree = st.resolve(repo, h16, refs[1]).tree_id
-    result = st.diff_between(repo, base.tree_id, target_tree, paths)
+        result = _diff_checkpoints(app, target, refs, paths)
     if name_only:
         for name in result.names:
             click.echo(quote_path(name))
@@ -292,6 +296,25 @@ def diff(ctx: click.Context, refs: tuple[str, ...], directory: str | None, stat:
             console.print(_patch_line(line), soft_wrap=True)
         if len(shown) < len(lines):
             console.print(f"... {len(lines) - len(shown)} more lines (use --full)")
+
+
+def _diff_checkpoints(app: App, target: Target, refs: tuple[str, ...],
+                      paths: list[bytes] | None) -> DiffResult:
+    workdir = target.workdir
+    if not app.store.exists():
+        raise NotFound(f"no checkpoints for {workdir}")
+    repo, h16 = app.store.repo, target.key
+    base = st.resolve(repo, h16, refs[0] if refs else "latest")
+    if len(refs) < 2 and not workdir.is_dir():
+        raise NotFound(f"{workdir} is not a directory here to compare with: give two "
+                       "checkpoints (OLD NEW)")
+    if len(refs) < 2:
+        with capture_progress(app.term, "reading the working tree"):
+            target_tree = st.working_tree_tree(app.store, workdir, app.manager.limits,
+                                               app.manager.extra_excludes)
+    else:
+        target_tree = st.resolve(repo, h16, refs[1]).tree_id
+    return st.diff_between(repo, base.tree_id, target_tree, paths)
 
 
 def _paths(given: list[str] | None, workdir: Path) -> list[bytes] | None:

@@ -16,11 +16,18 @@ from rich.table import Table
 from rich.text import Text
 
 from rewindfs import store as st
+from rewindfs.cli import agents
 from rewindfs.cli.app import App
 from rewindfs.cli.complete import complete_reference
 from rewindfs.cli.help import examples
 from rewindfs.cli.human import human_age
-from rewindfs.cli.options import PathsAfterDoubleDash, dir_option, json_option, output_options
+from rewindfs.cli.options import (
+    PathsAfterDoubleDash,
+    dir_option,
+    json_option,
+    output_options,
+    refuse_together,
+)
 from rewindfs.cli.target import Target, remote_option
 from rewindfs.cli.target import resolve as resolve_target
 from rewindfs.errors import InvalidInput, NotFound
@@ -55,20 +62,40 @@ def ref_name(cp: Checkpoint) -> str:
 @click.command(epilog=examples(
     "rewind log src/app.py          # every checkpoint in which src/app.py changed",
     "rewind log src/                # a directory: changes to anything below it",
+    "rewind log 5 README.md         # checkpoint 5 and older only",
+    "rewind log --agent kilo app.py # the Kilo Code steps that changed app.py",
+    "rewind log kilo:4 app.py       # step kilo:4 and older",
     "rewind log README.md --json",
 ))
-@click.argument("path", type=click.Path())
+@click.argument("first", metavar="[REF] PATH")
+@click.argument("second", required=False, metavar="", type=click.Path())
+@click.option("--agent", type=click.Choice(["kilo", "opencode"]), metavar="kilo|opencode",
+              help="That agent's steps instead of our checkpoints.")
 @dir_option
 @remote_option
 @json_option
 @output_options
 @click.pass_obj
-def log(app: App, path: str, directory: str | None, remote: str | None, as_json: bool) -> None:
-    """The checkpoints in which PATH changed, newest first, with lines added and removed."""
+def log(app: App, first: str, second: str | None, agent: str | None, directory: str | None,
+        remote: str | None, as_json: bool) -> None:
+    """The checkpoints in which PATH changed, newest first, with lines added and removed.
+
+    With REF, that checkpoint and older ones only (as `git log REF -- PATH`); a
+    `kilo:N`/`opencode:N` REF or --agent: that agent's steps that changed PATH.
+    """
+    reference, path = (first, second) if second is not None else (None, first)
     target = resolve_target(app, directory, remote)
     workdir = target.workdir
-    repo, _, found = _history(app, target)
     rel = cli_relative(app, workdir, path)
+    if agent or (reference and agents.is_step(reference)):
+        refuse_together(**{"--agent or a kilo:/opencode: step": True, "--remote": remote})
+        agents.log_path(app, workdir, agent, reference, rel, as_json)
+        return
+    repo, h16, found = _history(app, target)
+    if reference:
+        start = st.resolve(repo, h16, reference)
+        found = found[[cp.id for cp in found].index(start.id):] \
+            if start.id in {cp.id for cp in found} else [start]
     changes = pathlog.log(repo, found, rel)
     if not changes and not pathlog.ever_existed(repo, found, rel):
         raise NotFound(f"{path!r} is in no checkpoint of {target.title}")
@@ -84,24 +111,34 @@ def log(app: App, path: str, directory: str | None, remote: str | None, as_json:
         if not changes:
             console.print(f"{quote_path(rel)} did not change in any checkpoint", soft_wrap=True)
             return
-        table = Table(box=None, show_header=False, pad_edge=False, padding=(0, 2, 0, 0))
-        for justify in ("right", "left", "right", "left", "left", "left"):
-            table.add_column(justify=justify, no_wrap=True)
+        table = log_table()
         for c in changes:
             cp = c.checkpoint
             number = Text(f"{cp.number}." if cp.number else "-",
                           style="dim" if cp.pre_rollback else "bold")
-            counts = Text("binary" if c.binary else "")
-            if not c.binary:
-                counts.append(f"+{c.added}", style="green")
-                counts.append(" ")
-                counts.append(f"-{c.deleted}", style="red")
             table.add_row(Text("  ") + number, Text(cp.short, style="yellow"),
-                          Text(human_age(cp.time), style="green"), c.status, counts,
+                          Text(human_age(cp.time), style="green"), c.status,
+                          line_counts(c.binary, c.added, c.deleted),
                           Text(cp.reason, style="dim" if cp.pre_rollback else ""))
         console.print(Text(f"{quote_path(rel)} in {target.title}:", style="bold"),
                       soft_wrap=True)
         app.term.print_table(table, console)
+
+
+def log_table() -> Table:
+    table = Table(box=None, show_header=False, pad_edge=False, padding=(0, 2, 0, 0))
+    for justify in ("right", "left", "right", "left", "left", "left"):
+        table.add_column(justify=justify, no_wrap=True)
+    return table
+
+
+def line_counts(binary: bool, added: int, deleted: int) -> Text:
+    counts = Text("binary" if binary else "")
+    if not binary:
+        counts.append(f"+{added}", style="green")
+        counts.append(" ")
+        counts.append(f"-{deleted}", style="red")
+    return counts
 
 
 @click.command(epilog=examples(
@@ -117,6 +154,12 @@ def log(app: App, path: str, directory: str | None, remote: str | None, as_json:
 def cat(app: App, reference: str, path: str, directory: str | None, remote: str | None) -> None:
     """Print PATH as it was in checkpoint REFERENCE (bytes exactly as stored)."""
     target = resolve_target(app, directory, remote)
+    workdir = target.workdir
+    if agents.is_step(reference):
+        refuse_together(**{"a kilo:/opencode: step": True, "--remote": remote})
+        write_bytes(agents.read_step_file(app, workdir, reference,
+                                          cli_relative(app, workdir, path)))
+        return
     repo, h16, _ = _history(app, target)
     cp = st.resolve(repo, h16, reference)
     rel = cli_relative(app, target.workdir, path)

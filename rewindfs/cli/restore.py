@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from contextlib import ExitStack
 from pathlib import Path
 
 import click
@@ -14,6 +15,7 @@ from rewindfs import restore as rs
 from rewindfs import store as st
 from rewindfs.agent.results import names, restore_dict
 from rewindfs.agent.state import restore_report
+from rewindfs.cli import agents
 from rewindfs.cli.app import App
 from rewindfs.cli.complete import complete_reference
 from rewindfs.cli.feedback import restore_progress
@@ -25,7 +27,7 @@ from rewindfs.cli.target import resolve as resolve_target
 from rewindfs.cli.term import confirm
 from rewindfs.errors import NotFound, Refused
 from rewindfs.restore import journal
-from rewindfs.store import project_hash
+from rewindfs.store import Checkpoint, project_hash
 from rewindfs.store.history import quote_path
 
 SHOW = 20  # paths listed per group before "... and N more"
@@ -43,6 +45,8 @@ SAFE_WHY = ("safe mode: the agent recorded its writes since this checkpoint, so 
     "rewind restore 3 --to /tmp/old    # write the checkpoint into a new directory",
     "rewind restore 1 --remote origin  # this path as another machine pushed it",
     "rewind restore 1 -C @origin/app --to /tmp/app   # a fetched project, elsewhere",
+    "rewind restore kilo:2             # as Kilo Code's step found it (`rewind list --agent kilo`)",
+    "rewind restore kilo:2 --revert    # only what that step and the later ones changed",
 ))
 @click.argument("reference", shell_complete=complete_reference)
 @click.argument("paths", nargs=-1, type=click.Path())
@@ -55,11 +59,14 @@ SAFE_WHY = ("safe mode: the agent recorded its writes since this checkpoint, so 
 @click.option("--to", "dest", type=click.Path(),
               help="Write the checkpoint (or PATHS) into this new directory instead.")
 @remote_option
+@click.option("--revert", is_flag=True,
+              help="With a kilo:/opencode: step: as the agent's \"revert to here\", put back "
+                   "only the files that step and the later steps of its session changed.")
 @json_option
 @click.pass_obj
 def restore(app: App, reference: str, paths: tuple[str, ...], directory: str | None,
             dry_run: bool, yes: bool, restore_all: bool, safe: bool, dest: str | None,
-            remote: str | None, as_json: bool) -> None:
+            remote: str | None, revert: bool, as_json: bool) -> None:
     """Restore the project, or PATHS, to checkpoint REFERENCE (pre-rollback snapshot first).
 
     REFERENCE is a number from `rewind list`, an id, a label or a time. The
@@ -69,28 +76,57 @@ def restore(app: App, reference: str, paths: tuple[str, ...], directory: str | N
     refuse_together(**{"--safe": safe, "--all": restore_all})
     refuse_together(**{"--to": dest, "--safe": safe})
     refuse_together(**{"--to": dest, "--all": restore_all})
-    target = resolve_target(app, directory, remote)
-    workdir = target.workdir
-    source = target.key if target.fetched else None
-    if dest:
-        result = rs.export(app.store, workdir, reference, dest, _project_paths(paths, workdir),
-                           dry_run=dry_run, source=source)
-        _report(app, result, None, as_json,
-                f"plan for writing {_target(result)} to {dest}; nothing was written"
-                if dry_run else f"wrote {_target(result)} to {dest}")
-        return
-    if source and not workdir.is_dir():
-        raise NotFound(f"{workdir} is not a directory here: restore {target.title} into a new "
-                       "directory with --to DIR")
+    refuse_together(**{"--revert": revert, "PATHS": paths})
+    refuse_together(**{"--revert": revert, "--to": dest})
+    place = resolve_target(app, directory, remote)
+    workdir = place.workdir
+    source = place.key if place.fetched else None
+    with ExitStack() as held:
+        target: str | Checkpoint = reference
+        scope = None
+        if agents.is_step(reference):
+            refuse_together(**{"a kilo:/opencode: step": True, "--remote": remote})
+            target, scope = held.enter_context(
+                agents.restore_target(app, workdir, reference, revert))
+        elif revert:
+            raise click.UsageError("--revert is for kilo:/opencode: steps "
+                                   "(`rewind revert` reverts our own agent steps)")
+        elif source:  # resolved among the fetched project's checkpoints, not this project's
+            target = st.resolve(app.store.repo, source, reference)
+        if dest:
+            _export(app, workdir, target, dest, paths, dry_run, source, as_json)
+            return
+        if source and not workdir.is_dir():
+            raise NotFound(f"{workdir} is not a directory here: restore {place.title} into "
+                           "a new directory with --to DIR")
+        _restore(app, workdir, target, scope, source, paths, dry_run, yes, restore_all, safe,
+                 as_json)
+
+
+def _export(app: App, workdir: Path, target: str | Checkpoint, dest: str,
+            paths: tuple[str, ...], dry_run: bool, source: str | None, as_json: bool) -> None:
+    result = rs.export(app.store, workdir, target, dest, _project_paths(paths, workdir),
+                       dry_run=dry_run, source=source)
+    _report(app, result, None, as_json,
+            f"plan for writing {_target(result)} to {dest}; nothing was written"
+            if dry_run else f"wrote {_target(result)} to {dest}")
+
+
+def _restore(app: App, workdir: Path, target: str | Checkpoint, scope: list[bytes] | None,
+             source: str | None, paths: tuple[str, ...], dry_run: bool, yes: bool,
+             restore_all: bool, safe: bool, as_json: bool) -> None:
+    """`scope`: project paths a step revert is limited to (else PATHS, else everything);
+    `source`: the fetched project `target` is a checkpoint of."""
     options = rs.Options(
         paths=list(paths) or None, cwd=_path_base(workdir),
         # A fetched checkpoint's time says nothing about the agent's writes here.
         safe=False if restore_all or (source and not safe) else (True if safe else None),
         limits=app.manager.limits, extra_excludes=app.manager.extra_excludes, source=source,
     )
-    if source:  # resolved among the fetched project's checkpoints, not this project's
-        reference = st.resolve(app.store.repo, source, reference)
-    plan_result = rs.dry_run(app.store, workdir, reference, options)
+    if scope is not None and not scope:
+        click.echo("nothing to revert: that step and the ones after it changed no files")
+        return
+    plan_result = rs.dry_run(app.store, workdir, target, options, _scope=scope)
     if plan_result.safe and options.safe is None:
         app.term.note("safe restore (the agent recorded writes since this checkpoint): files "
                       "a person changed are kept; --all restores them too")
@@ -103,7 +139,7 @@ def restore(app: App, reference: str, paths: tuple[str, ...], directory: str | N
         _confirm(app, plan_result)
     options.confirmed_deletes = set(deletes)
     with restore_progress(app.term):
-        result = rs.restore(app.store, workdir, reference, options)
+        result = rs.restore(app.store, workdir, target, options, _scope=scope)
     _report(app, result, paths, as_json, f"restored {workdir} to {_target(result)}",
             restore_report(app.store, result, source))
 

@@ -5,20 +5,23 @@ from __future__ import annotations
 import json
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import click
 
 from rewindfs import store as st
 from rewindfs.agent.show import checkpoint_report
+from rewindfs.cli import agents
 from rewindfs.cli.app import App
 from rewindfs.cli.complete import complete_reference
 from rewindfs.cli.help import examples
-from rewindfs.cli.options import dir_option, json_option, output_options
+from rewindfs.cli.options import dir_option, json_option, output_options, refuse_together
 from rewindfs.cli.target import Target, remote_option
 from rewindfs.cli.target import resolve as resolve_target
 from rewindfs.errors import InvalidInput, RewindError
 from rewindfs.restore.paths import project_relative
+from rewindfs.sources.refs import split as split_step
 from rewindfs.store.history import pathlog, resolve_with_path, timeref
 
 PREVIEW = 160  # characters of a state document shown without --full
@@ -45,6 +48,17 @@ def show(app: App, reference: str, directory: str | None, full: bool, remote: st
     REF:PATH print that file as it was (PATH from the project root, `./` for the cwd)."""
     target = resolve_target(app, directory, remote)
     workdir = target.workdir
+    if agents.is_step(reference):
+        refuse_together(**{"a kilo:/opencode: step": True, "--remote": remote})
+        ref, path = split_step(reference)
+        if path is None:
+            agents.show_step(app, workdir, ref, as_json)
+        else:
+            rel = _ref_path(app, workdir, path)
+            if not rel:
+                raise InvalidInput(f"no path after the colon in {reference!r} (REF:PATH)")
+            _print_file(app, agents.read_step_file(app, workdir, ref, rel))
+        return
     if ":" in reference and not as_json and not _is_reference(app, target.key, reference):
         _show_file(app, target, reference)
         return
@@ -73,21 +87,26 @@ def _is_reference(app: App, key: str, text: str) -> bool:
             return False
 
 
+def _ref_path(app: App, workdir: Path, path: str) -> bytes:
+    """PATH of REF:PATH: from the project root, or from the cwd when it starts `./`."""
+    from rewindfs.cli.files import cli_relative
+
+    if path.startswith(("./", "../")):
+        return cli_relative(app, workdir, path)
+    return project_relative(path, workdir, cwd=workdir)
+
+
 def _show_file(app: App, target: Target, text: str) -> None:
-    from rewindfs.cli.files import cli_relative, write_bytes
-
-    workdir = target.workdir
-
-    def relative(path: str) -> bytes:
-        if path.startswith(("./", "../")):
-            return cli_relative(app, workdir, path)
-        return project_relative(path, workdir, cwd=workdir)
-
     repo, h16 = app.store.repo, target.key
-    cp, rel = resolve_with_path(repo, h16, text, relative)
+    cp, rel = resolve_with_path(repo, h16, text, lambda p: _ref_path(app, target.workdir, p))
     if not rel:
         raise InvalidInput(f"no path after the colon in {text!r} (REF:PATH)")
-    data = pathlog.read_file(repo, cp, rel)
+    _print_file(app, pathlog.read_file(repo, cp, rel))
+
+
+def _print_file(app: App, data: bytes) -> None:
+    from rewindfs.cli.files import write_bytes
+
     if not app.term.pager or not sys.stdout.isatty():
         write_bytes(data)
         return

@@ -206,15 +206,16 @@ def undo(store: st.Store, workdir, options: Options | None = None, *,
                    _removable_dirs=removable, _expect=expect, _undoes=last.id)
 
 
-def export(store: st.Store, workdir, reference: str, dest, paths: list[str] | None = None,
-           *, dry_run: bool = False, source: str | None = None) -> RestoreResult:
+def export(store: st.Store, workdir, reference: str | st.Checkpoint, dest,
+           paths: list[str] | None = None, *, dry_run: bool = False,
+           source: str | None = None) -> RestoreResult:
     """Write a checkpoint (or part of it) into a new directory `dest` (`dry_run`: only the
     plan; nothing is created). `source`: the key of a fetched project whose checkpoint
     it is (store.remote), instead of the project at `workdir`."""
     wd = st.normalize_workdir(workdir)
     repo, h16 = _history(store, wd)
     h16 = source or h16
-    target = st.resolve(repo, h16, reference)
+    target = reference if isinstance(reference, st.Checkpoint) else st.resolve(repo, h16, reference)
     out = Path(dest).expanduser().absolute()
     if out.is_symlink() or (out.exists() and (not out.is_dir() or any(out.iterdir()))):
         raise Refused(f"{out} exists and is not an empty directory")

@@ -35,15 +35,23 @@ def log(repo: pygit2.Repository, checkpoints: list[Checkpoint], path: bytes
     """The checkpoints (newest first, as given) in which `path` differs from the previous one."""
     out = []
     for cp in checkpoints:
-        new = _object_id(repo, cp.tree_id, path)
-        parent = _parent_tree(repo, cp)
-        old = _object_id(repo, parent, path) if parent else None
-        if new == old:
-            continue
-        status = ADDED if old is None else DELETED if new is None else MODIFIED
-        added, deleted, binary = _line_counts(repo, old, new)
-        out.append(PathChange(cp, status, added, deleted, binary))
+        found = change(repo, _parent_tree(repo, cp), cp.tree_id, path)
+        if found is not None:
+            status, added, deleted, binary = found
+            out.append(PathChange(cp, status, added, deleted, binary))
     return out
+
+
+def change(repo: pygit2.Repository, old_tree: str | None, new_tree: str, path: bytes
+           ) -> tuple[str, int, int, bool] | None:
+    """How `path` changed from `old_tree` (None: nothing) to `new_tree`: (status, lines
+    added, lines deleted, binary), or None when it did not."""
+    new = _object_id(repo, new_tree, path)
+    old = _object_id(repo, old_tree, path) if old_tree else None
+    if new == old:
+        return None
+    status = ADDED if old is None else DELETED if new is None else MODIFIED
+    return (status, *_line_counts(repo, old, new))
 
 
 def read_file(repo: pygit2.Repository, checkpoint: Checkpoint, path: bytes) -> bytes:
