@@ -58,7 +58,8 @@ def mount(app: App, mountpoint: str | None, project_dir: str | None, foreground:
     handshake = _Handshake(ready_fd)
     layout = Layout(app.settings.base.absolute())
     target = Path(mountpoint) if mountpoint else app.settings.mount_dir
-    only = project_hash(app.project_dir(project_dir)) if project_dir else None
+    only_dir = app.project_dir(project_dir) if project_dir else None
+    only = project_hash(only_dir) if only_dir else None
     try:
         lifecycle.check_fuse()
         path = lifecycle.prepare_mountpoint(target, layout, force=force or ready_fd is not None)
@@ -75,15 +76,15 @@ def mount(app: App, mountpoint: str | None, project_dir: str | None, foreground:
             lifecycle.spawn_background(argv, path, app.settings.home / "logs" / LOG_NAME)
             click.echo(str(path))
             return
-        _serve(layout, path, only, allow_other, share_modes or not allow_other,
+        _serve(layout, path, only_dir, allow_other, share_modes or not allow_other,
                not no_kernel_cache, handshake)
     except RewindError as exc:
         handshake.send(f"error: {exc}\n".encode())
         raise
 
 
-def _serve(layout: Layout, path: Path, only: str | None, allow_other: bool, share_modes: bool,
-           kernel_cache: bool, handshake: _Handshake) -> None:
+def _serve(layout: Layout, path: Path, only: Path | None, allow_other: bool,
+           share_modes: bool, kernel_cache: bool, handshake: _Handshake) -> None:
     from rewindfs.fs.model import Model
     from rewindfs.fs.serve import serve
 
@@ -98,7 +99,9 @@ def _serve(layout: Layout, path: Path, only: str | None, allow_other: bool, shar
         handshake.send(b"ready\n")
 
     try:
-        serve(Model(layout, only_project=only, share_modes=share_modes), path,
+        model = Model(layout, only_project=project_hash(only) if only else None,
+                      only_workdir=only, share_modes=share_modes)
+        serve(model, path,
               allow_other=allow_other, on_ready=ready, kernel_cache=kernel_cache)
     except RuntimeError as exc:  # pyfuse3 reports a failed mount this way
         hint = " (allow_other needs user_allow_other in /etc/fuse.conf)" if allow_other else ""

@@ -21,8 +21,7 @@ from typing import BinaryIO
 
 from rewindfs.errors import StoreError
 from rewindfs.fs.cache import LruCache
-from rewindfs.store.history import StoreBrowser
-from rewindfs.store.objects import BlobPipe
+from rewindfs.store.history import ObjectReader
 
 log = logging.getLogger(__name__)
 
@@ -46,19 +45,27 @@ class Spooled:
 
 
 class BlobReader:
-    def __init__(self, browser: StoreBrowser, memory_bytes: int = DEFAULT_MEMORY,
-                 spool_bytes: int = DEFAULT_SPOOL, spool_dir: Path | None = None):
+    memory: LruCache[str, bytes]
+    spools: LruCache[str, Spooled]
+
+    def __init__(self, browser: ObjectReader, memory_bytes: int = DEFAULT_MEMORY,
+                 spool_bytes: int = DEFAULT_SPOOL, spool_dir: Path | None = None,
+                 shared_with: BlobReader | None = None):
+        """`shared_with`: another reader whose caches this one uses too (a blob is named
+        by its content, whichever object database it was read from)."""
         self.browser = browser
         self.spool_dir = spool_dir
-        self.memory: LruCache[str, bytes] = LruCache(memory_bytes, len,
-                                                     largest=min(SPOOL_MIN, memory_bytes))
-        self.spools: LruCache[str, Spooled] = LruCache(spool_bytes, lambda s: max(1, s.size))
+        if shared_with is not None:
+            self.memory, self.spools = shared_with.memory, shared_with.spools
+        else:
+            self.memory = LruCache(memory_bytes, len, largest=min(SPOOL_MIN, memory_bytes))
+            self.spools = LruCache(spool_bytes, lambda s: max(1, s.size))
         self.prefetch_budget = min(PREFETCH_BUDGET, memory_bytes // 4)
         self._pending: dict[str, threading.Event] = {}
         self._guard = threading.Lock()
         self._queue: queue.SimpleQueue[list[str] | None] = queue.SimpleQueue()
         self._prefetcher: threading.Thread | None = None
-        self._pipe = BlobPipe(browser.layout)  # its own git: never waits behind big reads
+        self._pipe = browser.new_pipe()  # its own git: never waits behind big reads
         self._oversized: tuple[str, Spooled] | None = None
 
     def whole(self, oid: str, size: int) -> bytes:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from rewindfs.fs.blobs import DEFAULT_MEMORY, DEFAULT_SPOOL, BlobReader
 from rewindfs.fs.cache import LruCache
-from rewindfs.store.history import StoreBrowser, TreeEntry
+from rewindfs.store.history import ObjectReader, StoreBrowser, TreeEntry
 
 MiB = 1024 * 1024
 DEFAULT_BLOB_CACHE = DEFAULT_MEMORY
@@ -24,6 +26,7 @@ class Context:
     spool_bytes: int = DEFAULT_SPOOL
     refresh_interval: float = REFRESH_INTERVAL
     only_project: str | None = None  # h16: show just this project
+    only_workdir: Path | None = None  # ... at this directory (other agents' too)
     clock: Callable[[], float] = time.monotonic
     share_modes: bool = True  # stored group/other bits (False: the owner's only)
     watched: bool = False  # lists are refreshed by a watch.Watcher, not on access
@@ -39,6 +42,16 @@ class Context:
         self.uid, self.gid = self.browser.owner()
         self.mode_mask = 0o777 if self.share_modes else PRIVATE_MASK
         self.started_ns = time.time_ns()
+
+    def reading_from(self, browser: ObjectReader) -> Context:
+        """This context reading trees and blobs through `browser` instead (another agent's
+        snapshots), with the same caches, owner and clock: a tree or blob is named by its
+        content, whichever object database holds it."""
+        other = copy.copy(self)
+        other.browser = browser  # type: ignore[assignment]
+        other.blobs = BlobReader(browser, spool_dir=self.browser.layout.base,
+                                 shared_with=self.blobs)
+        return other
 
     def blob(self, oid: str, size: int = 0) -> bytes:
         return self.blobs.whole(oid, size)

@@ -11,12 +11,12 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from rewindfs.errors import NotFound
 from rewindfs.fs.blobs import DEFAULT_SPOOL
 from rewindfs.fs.context import DEFAULT_BLOB_CACHE, REFRESH_INTERVAL, Context
 from rewindfs.fs.node import Directory, Node, Symlink
-from rewindfs.fs.project import ProjectDir
 from rewindfs.fs.root import RootDir
 from rewindfs.store.history import StoreBrowser
 from rewindfs.store.objects import Layout
@@ -26,12 +26,14 @@ MAX_POINTER_HOPS = 8
 
 class Model:
     def __init__(self, layout: Layout, *, only_project: str | None = None,
+                 only_workdir: Path | None = None,
                  blob_cache_bytes: int = DEFAULT_BLOB_CACHE,
                  refresh_interval: float = REFRESH_INTERVAL,
                  clock: Callable[[], float] = time.monotonic, share_modes: bool = True,
                  spool_bytes: int = DEFAULT_SPOOL):
         self.context = Context(StoreBrowser(layout), blob_cache_bytes=blob_cache_bytes,
                                refresh_interval=refresh_interval, only_project=only_project,
+                               only_workdir=only_workdir,
                                clock=clock, share_modes=share_modes, spool_bytes=spool_bytes)
         self.root = RootDir(self.context)
 
@@ -54,12 +56,22 @@ class Model:
             parent, child = node, node.lookup(part)
             hops = 0
             more = index + 1 < len(parts) or raw.endswith(b"/")
-            while more and isinstance(parent, ProjectDir) and isinstance(child, Symlink):
+            while more and getattr(parent, "has_pointers", False) and isinstance(child, Symlink):
                 hops += 1
                 if hops > MAX_POINTER_HOPS:
                     raise NotFound(f"{path!r}: too many links")
-                child = parent.lookup(child.target())
+                child = _follow(parent, child.target())
             if child is None:
                 raise NotFound(f"{path!r}: no such file or directory")
             node = child
         return node
+
+
+def _follow(directory: Directory, target: bytes) -> Node | None:
+    """The node a mount link (`3`, `latest`) names, relative to its directory."""
+    node: Node | None = directory
+    for part in target.split(b"/"):
+        if not isinstance(node, Directory):
+            return None
+        node = node.lookup(part)
+    return node

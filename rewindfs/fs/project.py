@@ -37,6 +37,7 @@ class _Listing:
 class ProjectDir(Directory):
     immutable = False
     stable_entries = False
+    has_pointers = True  # Model.resolve follows `1`, `latest` and labels here
 
     def __init__(self, context: Context, h16: str, workdir: Path | None):
         super().__init__(context, inode_for("project", h16))

@@ -12,19 +12,23 @@ from __future__ import annotations
 import os
 from collections import Counter
 
+from rewindfs.fs.agents import AgentDir
 from rewindfs.fs.context import Context
 from rewindfs.fs.inodes import ROOT_INODE
 from rewindfs.fs.listed import ListedDir, project_dir
 from rewindfs.fs.node import Node
 from rewindfs.fs.project import ProjectDir
 from rewindfs.fs.remotes import PREFIX, RemoteDir, fetched
+from rewindfs.sources.agents import AGENTS
 from rewindfs.store.history import ProjectTip
 
 XATTR_MODE = b"user.rewind.mount-mode"  # `rewind status` shows it
 
 
 def project_names(tips: list[ProjectTip]) -> dict[bytes, ProjectTip]:
-    """Name -> project, unique and independent of listing order."""
+    """Name -> project, unique and independent of listing order. A project named like
+    another agent's folder (`kilo`, `opencode`) always gets its hash added, whether or
+    not that agent's folder is there."""
 
     def base(tip: ProjectTip) -> str:
         return tip.workdir.name if tip.workdir is not None and tip.workdir.name else tip.h16
@@ -33,7 +37,7 @@ def project_names(tips: list[ProjectTip]) -> dict[bytes, ProjectTip]:
     names: dict[bytes, ProjectTip] = {}
     for tip in sorted(tips, key=lambda t: t.h16):
         name = base(tip)
-        if counts[name] > 1 and name != tip.h16:
+        if (counts[name] > 1 or name in AGENTS) and name != tip.h16:
             name = f"{name}-{tip.h16[:8]}"
         if os.fsencode(name) in names:
             name = f"{base(tip)}-{tip.h16}"
@@ -46,6 +50,7 @@ class RootDir(ListedDir):
         super().__init__(context, ROOT_INODE)
         self._projects: dict[str, ProjectDir] = {}
         self._remotes: dict[str, RemoteDir] = {}
+        self._agents: dict[str, AgentDir] = {}
 
     def xattrs(self) -> dict[bytes, bytes]:
         mode = self.context.mount_mode
@@ -54,6 +59,9 @@ class RootDir(ListedDir):
     def remote_dirs(self) -> dict[bytes, RemoteDir]:
         """`@NAME` -> the projects fetched from remote NAME."""
         return {name: node for name, node in self._entries if isinstance(node, RemoteDir)}
+
+    def agent_dirs(self) -> list[AgentDir]:
+        return [node for _, node in self._entries if isinstance(node, AgentDir)]
 
     def refresh(self) -> None:
         """Re-read the project list now."""
@@ -78,5 +86,20 @@ class RootDir(ListedDir):
             node = remotes[remote] = self._remotes.get(remote) or RemoteDir(ctx, remote)
             node.refresh(named)
             entries.append((name, node))
-        self._projects, self._remotes = projects, remotes
+        agents = self._agent_dirs()
+        entries += [(name.encode(), node) for name, node in agents.items()]
+        self._projects, self._remotes, self._agents = projects, remotes, agents
         return entries
+
+    def _agent_dirs(self) -> dict[str, AgentDir]:
+        """A folder for each other agent that keeps snapshots on this machine."""
+        out = {}
+        for name, agent in AGENTS.items():
+            data = agent.data_dir()
+            if not (data / "snapshot").is_dir():
+                continue
+            node = self._agents.get(name)
+            if node is None or node.data != data:
+                node = AgentDir(self.context, agent, data, self.context.only_workdir)
+            out[name] = node
+        return out

@@ -24,8 +24,10 @@ import logging
 import threading
 from collections.abc import Callable
 
+from rewindfs.fs.agents import Changing
 from rewindfs.fs.inodes import ROOT_INODE
 from rewindfs.fs.root import RootDir
+from rewindfs.fs.sessions import SessionDir
 
 log = logging.getLogger(__name__)
 
@@ -79,8 +81,27 @@ class Watcher:
             project.refresh(signatures.get(project.h16, ()))
             self._compare(project.inode, shown, project.names())
         alive = {ROOT_INODE} | {p.inode for p in [*projects, *remotes]}
+        for agent in root.agent_dirs():
+            alive |= self._walk(agent)
         for inode in set(self._told) - alive:
             del self._told[inode]
+
+    def _walk(self, directory: Changing) -> set[int]:
+        """Another agent's folder and what was looked at below it (fs.agents): each
+        re-read only when the agent's records changed."""
+        seen = {directory.inode}
+        if not directory.loaded():
+            return seen
+        shown = directory.names()
+        directory.refresh()
+        self._compare(directory.inode, shown, directory.names())
+        for child in directory.children():
+            if isinstance(child, SessionDir):
+                seen.add(child.inode)
+                self._compare(child.inode, child.names(), child.names())
+            else:
+                seen |= self._walk(child)
+        return seen
 
     def _compare(self, directory: int, shown: dict[bytes, int], now: dict[bytes, int]) -> None:
         before = self._told.get(directory, shown)

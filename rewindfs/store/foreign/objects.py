@@ -27,7 +27,7 @@ import pygit2
 
 from rewindfs.errors import NotFound
 from rewindfs.store import odbguard
-from rewindfs.store.browse import TreeEntry, _entries
+from rewindfs.store.browse import TreeEntry, entries_of
 
 T = TypeVar("T")
 MAX_ALTERNATE_DEPTH = 5  # as git and libgit2
@@ -118,7 +118,7 @@ class ForeignObjects:
             tree = repo[tree_id]
             if not isinstance(tree, pygit2.Tree):
                 raise KeyError(tree_id)
-            return _entries(repo, tree)
+            return entries_of(repo, tree)
 
         return self.read(f"directory {tree_id[:8]}", read)
 

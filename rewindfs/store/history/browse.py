@@ -69,7 +69,76 @@ class ProjectTip:
     tip: str
 
 
-class StoreBrowser:
+class ObjectReader:
+    """Trees and blobs for the mount from one object database: subclasses say how a read
+    is done (`_read`: retried, errors named) and which git process reads big blobs."""
+
+    _pipe: BlobPipe
+
+    def _read(self, what: str, fn: Callable[[pygit2.Repository], T]) -> T:
+        raise NotImplementedError
+
+    def new_pipe(self) -> BlobPipe:
+        """A git process of its own for reading blobs (one per reader of big blobs)."""
+        raise NotImplementedError
+
+    def tree(self, tree_id: str) -> list[TreeEntry]:
+        """The entries of a stored directory, with blob sizes (read from object headers)."""
+
+        def read(repo: pygit2.Repository) -> list[TreeEntry]:
+            tree = repo[tree_id]
+            if not isinstance(tree, pygit2.Tree):
+                raise KeyError(tree_id)
+            return entries_of(repo, tree)
+
+        return self._read(f"directory {tree_id[:8]}", read)
+
+    def blob(self, oid: str, size: int = 0) -> bytes:
+        """A blob's whole content (libgit2 has no partial read); `size` as listed.
+
+        Read straight from the object database: looking the object up first would
+        inflate it twice. A blob of PIPE_SIZE or more is read by git in its own
+        process (see store.objects.catfile), so this thread does not hold the GIL meanwhile.
+        """
+        if size >= PIPE_SIZE:
+            try:
+                return self._pipe.read(oid)
+            except KeyError:
+                self._pipe.close()  # a repack may have moved it: libgit2 looks again below
+            except (OSError, StoreError):
+                pass  # no usable git: libgit2 reads it
+        return self._read(f"file {oid[:8]}", lambda repo: repo.odb.read(oid)[1])
+
+    def copy_blob(self, oid: str, sink: Callable[[bytes], object]) -> int:
+        """Hand a big blob to `sink` piece by piece (never whole in memory); its size.
+
+        Through git (store.objects.catfile); a blob git cannot find is asked again of a new git
+        process (a repack may have moved it), and only without a usable git is it read
+        whole by libgit2.
+        """
+        fed = [False]
+
+        def feed(data: bytes) -> None:
+            fed[0] = True
+            sink(data)
+
+        for attempt in range(2):
+            try:
+                return self._pipe.copy(oid, feed)
+            except KeyError:
+                self._pipe.close()
+                if attempt:
+                    raise NotFound(f"file {oid[:8]} is no longer in the store") from None
+            except (OSError, StoreError):
+                if fed[0]:
+                    raise
+                break
+        data = self._read(f"file {oid[:8]}", lambda repo: repo.odb.read(oid)[1])
+        sink(data)
+        return len(data)
+
+
+class StoreBrowser(ObjectReader):
     """Thread-safe, read-only view of the checkpoint store under `layout`."""
 
     def __init__(self, layout: Layout):
@@ -235,60 +304,8 @@ class StoreBrowser:
 
     # -- trees and blobs ---------------------------------------------------------
 
-    def tree(self, tree_id: str) -> list[TreeEntry]:
-        """The entries of a stored directory, with blob sizes (read from object headers)."""
-
-        def read(repo: pygit2.Repository) -> list[TreeEntry]:
-            tree = repo[tree_id]
-            if not isinstance(tree, pygit2.Tree):
-                raise KeyError(tree_id)
-            return _entries(repo, tree)
-
-        return self._read(f"directory {tree_id[:8]}", read)
-
-    def blob(self, oid: str, size: int = 0) -> bytes:
-        """A blob's whole content (libgit2 has no partial read); `size` as listed.
-
-        Read straight from the object database: looking the object up first would
-        inflate it twice. A blob of PIPE_SIZE or more is read by git in its own
-        process (see store.objects.catfile), so this thread does not hold the GIL meanwhile.
-        """
-        if size >= PIPE_SIZE:
-            try:
-                return self._pipe.read(oid)
-            except KeyError:
-                self._pipe.close()  # a repack may have moved it: libgit2 looks again below
-            except (OSError, StoreError):
-                pass  # no usable git: libgit2 reads it
-        return self._read(f"file {oid[:8]}", lambda repo: repo.odb.read(oid)[1])
-
-    def copy_blob(self, oid: str, sink: Callable[[bytes], object]) -> int:
-        """Hand a big blob to `sink` piece by piece (never whole in memory); its size.
-
-        Through git (store.objects.catfile); a blob git cannot find is asked again of a new git
-        process (a repack may have moved it), and only without a usable git is it read
-        whole by libgit2.
-        """
-        fed = [False]
-
-        def feed(data: bytes) -> None:
-            fed[0] = True
-            sink(data)
-
-        for attempt in range(2):
-            try:
-                return self._pipe.copy(oid, feed)
-            except KeyError:
-                self._pipe.close()
-                if attempt:
-                    raise NotFound(f"file {oid[:8]} is no longer in the store") from None
-            except (OSError, StoreError):
-                if fed[0]:
-                    raise
-                break
-        data = self._read(f"file {oid[:8]}", lambda repo: repo.odb.read(oid)[1])
-        sink(data)
-        return len(data)
+    def new_pipe(self) -> BlobPipe:
+        return BlobPipe(self.layout)
 
     def owner(self) -> tuple[int, int]:
         """uid and gid of the store (the person whose checkpoints these are)."""
@@ -299,7 +316,7 @@ class StoreBrowser:
         return st.st_uid, st.st_gid
 
 
-def _entries(repo: pygit2.Repository, tree: pygit2.Tree) -> list[TreeEntry]:
+def entries_of(repo: pygit2.Repository, tree: pygit2.Tree) -> list[TreeEntry]:
     """A stored name that must never be a path component (`..`, one holding `/`, `.git`;
     see store.history.trees.unsafe_name: a tree is data, not trust) is left out."""
     odb = repo.odb

@@ -12,9 +12,11 @@ or went wrong is replaced on the next read.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from rewindfs.store.objects.gitcli import git_binary, git_env
 from rewindfs.store.objects.layout import Layout
@@ -24,8 +26,12 @@ BATCH = 256  # oids written at once: well under a pipe's 64 KiB, so git never bl
 
 
 class BlobPipe:
-    def __init__(self, layout: Layout):
+    """`alternates`: more object folders git may read from (another agent's snapshots,
+    store.foreign); they are named to git through the environment, never written down."""
+
+    def __init__(self, layout: Layout, alternates: Sequence[Path] = ()):
         self.layout = layout
+        self.alternates = tuple(alternates)
         self._proc: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()
 
@@ -135,8 +141,12 @@ class BlobPipe:
 
     def _start(self) -> subprocess.Popen[bytes]:
         if self._proc is None or self._proc.poll() is not None:
+            env = git_env(self.layout)
+            if self.alternates:
+                env["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = os.pathsep.join(map(str,
+                                                                              self.alternates))
             self._proc = subprocess.Popen(
-                [git_binary(), "cat-file", "--batch"], env=git_env(self.layout),
+                [git_binary(), "cat-file", "--batch"], env=env,
                 cwd=self.layout.store, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL)
         return self._proc
