@@ -68,7 +68,7 @@ UNWATCHED = {"mount", "umount"}
 
 # Each module lists its click commands in COMMANDS.
 COMMAND_MODULES = ("checkpoints", "files", "restore", "show", "manage", "mount", "status",
-                   "maintenance", "steps", "complete", "check", "hooks", "remote")
+                   "maintenance", "agents", "steps", "complete", "check", "hooks", "remote")
 
 
 def _register() -> None:

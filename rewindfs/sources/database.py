@@ -5,7 +5,9 @@ read. So the file is opened read-only through a `file:...?mode=ro` URI with
 `query_only` on (nothing here can write, not even by mistake), everything one
 listing needs is read in one transaction (a consistent snapshot under a live
 writer), and a lock we cannot get within `busy_seconds` (a writer holding the
-database exclusively) ends the read with one line instead of a hang.
+database exclusively) ends the read with one line instead of a hang. The only
+file a read may touch is the `-shm` wal-index the running agent keeps beside it,
+as every reader of a WAL database does; none is ever created (see `_read`).
 
 Only the part rows steps are made of are fetched (tool output, the bulk of a
 database, stays on disk): SQLite's JSON functions filter them in the query.
@@ -14,12 +16,12 @@ database, stays on disk): SQLite's JSON functions filter them in the query.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import urllib.parse
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from rewindfs.errors import Busy, NotFound, UnknownFormat
 from rewindfs.sources.records import (
@@ -34,6 +36,7 @@ from rewindfs.sources.records import (
     text_of,
 )
 
+T = TypeVar("T")
 BUSY_SECONDS = 3.0  # how long a read waits for a writer's exclusive lock
 CHUNK = 500  # ids per IN (...): under every SQLite's limit on bound parameters
 # Columns a listing needs; a database without them is a schema we cannot read.
@@ -58,47 +61,48 @@ class Database:
     # -- the records ---------------------------------------------------------------
 
     def projects(self) -> list[ProjectRecord]:
-        with self._reading() as db:
-            return [ProjectRecord(text_of(i), text_of(w))
-                    for i, w in db.execute("SELECT id, worktree FROM project")]
+        return self._read(lambda db: [ProjectRecord(text_of(i), text_of(w)) for i, w
+                                      in db.execute("SELECT id, worktree FROM project")])
 
     def sessions(self, project_ids: list[str]) -> list[SessionRecord]:
-        with self._reading() as db:
+        def read(db: sqlite3.Connection) -> list[SessionRecord]:
             revert = "revert" if "revert" in self._schema(db)["session"] else "NULL"
             query = ("SELECT id, project_id, directory, parent_id, title, time_created, "
                      f"{revert} FROM session WHERE project_id IN")
-            rows = _chunked(db, query, project_ids)
             return [SessionRecord(text_of(i), text_of(p), text_of(d), parent or None,
                                   text_of(t), int_of(c), _json_or_none(r))
-                    for i, p, d, parent, t, c, r in rows]
+                    for i, p, d, parent, t, c, r in _chunked(db, query, project_ids)]
+
+        return self._read(read)
 
     def history(self, session_ids: list[str]) -> History:
-        out = History()
-        with self._reading() as db:
-            for mid, sid, created, data in _chunked(
-                    db, "SELECT id, session_id, time_created, data FROM message "
-                        "WHERE session_id IN", session_ids):
-                doc = _json_or_none(data)
-                if doc is None:
-                    out.skipped.append(f"message {mid}")
-                    continue
-                out.messages.append(MessageRecord(text_of(mid), text_of(sid), int_of(created),
-                                                  text_of(doc.get("role"))))
-            users = {m.id for m in out.messages if m.role == "user"}
-            for pid, mid, sid, created, data in self._parts(db, session_ids):
-                doc = _json_or_none(data)
-                if doc is None:
-                    out.skipped.append(f"part {pid}")
-                    continue
-                kind = doc.get("type")
-                if kind in STEP_PARTS or (kind == TEXT and mid in users):
-                    out.parts.append(PartRecord(text_of(pid), text_of(mid), text_of(sid),
-                                                int_of(created), doc))
-        return out
+        return self._read(lambda db: self._history(db, session_ids))
 
     def version(self) -> str:
-        with self._reading() as db:
-            return schema_version(db)
+        return self._read(schema_version)
+
+    def _history(self, db: sqlite3.Connection, session_ids: list[str]) -> History:
+        out = History()
+        for mid, sid, created, data in _chunked(
+                db, "SELECT id, session_id, time_created, data FROM message "
+                    "WHERE session_id IN", session_ids):
+            doc = _json_or_none(data)
+            if doc is None:
+                out.skipped.append(f"message {mid}")
+                continue
+            out.messages.append(MessageRecord(text_of(mid), text_of(sid), int_of(created),
+                                              text_of(doc.get("role"))))
+        users = {m.id for m in out.messages if m.role == "user"}
+        for pid, mid, sid, created, data in self._parts(db, session_ids):
+            doc = _json_or_none(data)
+            if doc is None:
+                out.skipped.append(f"part {pid}")
+                continue
+            kind = doc.get("type")
+            if kind in STEP_PARTS or (kind == TEXT and mid in users):
+                out.parts.append(PartRecord(text_of(pid), text_of(mid), text_of(sid),
+                                            int_of(created), doc))
+        return out
 
     # -- reading -----------------------------------------------------------------
 
@@ -116,11 +120,36 @@ class Database:
         return list(_chunked(db, "SELECT id, message_id, session_id, time_created, data "
                                  "FROM part WHERE session_id IN", session_ids))
 
-    @contextmanager
-    def _reading(self) -> Iterator[sqlite3.Connection]:
+    def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """fn(db) on a read-only connection, in one transaction.
+
+        A database in WAL mode whose `-wal` and `-shm` files are not there (the agent is
+        not running: it removed them on its way out) is opened `immutable`, because a
+        plain read-only open would create both files in the agent's folder. Should the
+        agent start writing meanwhile (the read then fails or finds the files there),
+        it is read again the ordinary way, taking part in the WAL protocol as every
+        reader must.
+        """
+        if self._quiet():
+            try:
+                result = self._once(fn, immutable=True)
+            except (Busy, UnknownFormat):
+                if self._quiet():
+                    raise  # the same without a writer: no reason to read again
+            else:
+                if self._quiet():
+                    return result
+        return self._once(fn, immutable=False)
+
+    def _quiet(self) -> bool:
+        return not any(os.path.exists(f"{self.path}{end}") for end in ("-wal", "-shm"))
+
+    def _once(self, fn: Callable[[sqlite3.Connection], T], immutable: bool) -> T:
         if not self.path.is_file():
             raise NotFound(f"no {self.agent} database at {self.path}")
         uri = "file:" + urllib.parse.quote(str(self.path)) + "?mode=ro"
+        if immutable:
+            uri += "&immutable=1"
         try:
             db = sqlite3.connect(uri, uri=True, timeout=self.busy_seconds,
                                  isolation_level=None, check_same_thread=False)
@@ -130,7 +159,7 @@ class Database:
             db.execute("PRAGMA query_only = ON")
             db.execute("BEGIN")  # one snapshot for the whole read, under a live writer
             self._schema(db)
-            yield db
+            return fn(db)
         except sqlite3.Error as exc:
             raise self._failure(exc) from None
         finally:
