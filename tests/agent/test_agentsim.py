@@ -45,6 +45,21 @@ def test_server_routes_each_protocol_and_answers_by_tool_results() -> None:
         assert [r.protocol for r in srv.requests] == ["chat", "chat", "chat"]
 
 
+def test_a_say_in_the_middle_ends_a_turn_of_one_session() -> None:
+    """`Say` between moves: the next prompt of the session (`-c`) goes on after it."""
+    with ModelServer([Shell("one"), Say("first turn done"), Shell("two"), Say("bye")]) as srv:
+        tools = [{"type": "function", "function": {"name": "bash"}}]
+        user, tool = {"role": "user", "content": "go"}, {"role": "tool", "content": "ok"}
+        answers = [_post(f"{srv.url}/v1/chat/completions",
+                         {"stream": True, "tools": tools, "messages": messages})[1]
+                   for messages in ([user], [user, tool], [user, tool, user],
+                                    [user, tool, user, tool])]
+    assert b'\\"command\\": \\"one\\"' in answers[0]
+    assert b'"content": "first turn done"' in answers[1]
+    assert b'\\"command\\": \\"two\\"' in answers[2]
+    assert b'"content": "bye"' in answers[3]
+
+
 def test_server_listens_on_loopback_and_stops_by_itself() -> None:
     srv = ModelServer([Say()], deadline=0.2)
     with srv:

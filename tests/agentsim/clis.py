@@ -85,12 +85,17 @@ class Agent:
         env.update(self.extra_env or {})
         return env
 
-    def run(self, prompt: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    def run(self, prompt: str, timeout: float = 180, *, resume: bool = False
+            ) -> subprocess.CompletedProcess[str]:
+        """`resume`: a next turn of the last session (OpenCode's and Kilo's `-c`)."""
         exe = binary(self.name)
         assert exe, missing(self.name)
+        args = ARGS[self.name](self, prompt)
+        if resume:
+            assert self.name in ("opencode", "kilo"), f"{self.name}: no resume here"
+            args.append("-c")
         return subprocess.run(
-            [str(exe), *ARGS[self.name](self, prompt), *self.extra_args], cwd=self.project,
-            env=self.env(),
+            [str(exe), *args, *self.extra_args], cwd=self.project, env=self.env(),
             stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
 
 

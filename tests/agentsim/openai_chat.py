@@ -23,8 +23,16 @@ def tool_results(body: dict[str, Any]) -> int:
     return sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "tool")
 
 
+def finished_turns(body: dict[str, Any]) -> int:
+    """Turns of a continued session before this one: every user message but the last."""
+    messages = body.get("messages", [])
+    return max(0, sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "user")
+               - 1)
+
+
 def handle(path: str, body: dict[str, Any], script: Script) -> Reply:
-    move = script.move(tool_results(body)) if body.get("tools") else Say("Scripted session")
+    move = script.move(tool_results(body), finished_turns(body)) if body.get("tools") \
+        else Say("Scripted session")
     n = next(_ids)
     if isinstance(move, Shell):
         call = ("bash", {"command": move.command, "description": "scripted command"})

@@ -42,8 +42,14 @@ class Script:
     project: str = ""   # absolute project directory, for tools that want absolute paths
     calls: int = field(default=0)
 
-    def move(self, tool_results: int) -> Move:
-        """The move that answers a request which carries `tool_results` tool results."""
+    def move(self, tool_results: int, finished_turns: int = 0) -> Move:
+        """The move that answers a request which carries `tool_results` tool results, in a
+        conversation whose first `finished_turns` turns are over. A ``Say`` in the middle
+        of the moves ends a turn: the next prompt (``-c``, continuing the session) goes on
+        with the moves after it."""
+        if any(isinstance(m, Say) for m in self.moves[:-1]):  # turns of one session
+            at = tool_results + finished_turns
+            return self.moves[at] if at < len(self.moves) else Say()
         tools = [m for m in self.moves if not isinstance(m, Say)]
         if tool_results < len(tools):
             return tools[tool_results]
