@@ -60,12 +60,14 @@ class AgentData:
     """One agent's data dir with one git project; `session`, `turn`, `step`, then `save`."""
 
     def __init__(self, root: Path, agent: str = "kilo", *, storage: str = "sqlite",
-                 old_snapshot_dir: bool = False, files: dict[str, bytes] | None = None):
+                 old_snapshot_dir: bool = False, files: dict[str, bytes] | None = None,
+                 project: str | None = None):
+        """`project`: its folder's name (another project in the same agent's data)."""
         self.agent = agent
         self.home = root / f"{agent}-home"
         self.data = self.home / ".local" / "share" / agent
-        self.data.mkdir(parents=True)
-        self.project = root / f"{agent}-project"
+        self.data.mkdir(parents=True, exist_ok=True)
+        self.project = root / (project or f"{agent}-project")
         make_git_repo(self.project, files or {"a.txt": b"hello\n", "b.txt": b"bye\n"})
         self.project_id = subprocess.run(
             ["git", "-C", str(self.project), "rev-list", "--max-parents=0", "HEAD"],
