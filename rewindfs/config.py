@@ -93,6 +93,18 @@ def _patterns(value: Any) -> tuple[str, ...]:
     raise ValueError("expected a list of patterns")
 
 
+AGENT_NAMES = ("kilo", "opencode")
+
+
+def _agents(value: Any) -> tuple[str, ...]:
+    """Agents whose snapshots every rewind command imports in the background."""
+    names = _patterns(value)
+    unknown = [n for n in names if n not in AGENT_NAMES]
+    if unknown:
+        raise ValueError(f"unknown agent {unknown[0]!r} (use {' or '.join(AGENT_NAMES)})")
+    return names
+
+
 # key -> (default, parser)
 KEYS: dict[str, tuple[Any, Callable[[Any], Any]]] = {
     # Hermes Agent v2 keys and defaults
@@ -111,6 +123,7 @@ KEYS: dict[str, tuple[Any, Callable[[Any], Any]]] = {
     # push to this remote after every checkpoint, batched in the background (store.remote)
     "auto_push": (None, _remote_name),
     "auto_push_delay": (5.0, _number),  # seconds a batch gathers checkpoints before it goes
+    "auto_import": ((), _agents),
 }
 
 

@@ -158,3 +158,29 @@ def test_moved_project_restores_in_its_new_place(kilo, run_rewind, tmp_path):
     assert f"recorded it at {kilo.project}" in proc.stdout
     run_rewind("restore", "kilo:1", "b.txt", cwd=moved, env=kilo.env, check=True)
     assert (moved / "b.txt").read_text() == "bye\n"
+
+
+def test_automatic_import_on_any_command(kilo, run_rewind):
+    """auto_import: [kilo]: a rewind command imports Kilo's new snapshots in a detached
+    child, and again after Kilo took more."""
+    from test_fs_mount import wait_for
+
+    env = {**kilo.env, "REWIND_AUTO_IMPORT": "kilo"}
+
+    def labels() -> set[str]:
+        proc = run_rewind("list", "--json", cwd=kilo.project, env=kilo.env)
+        return {label for e in json.loads(proc.stdout or "[]") for label in e["labels"]} \
+            if proc.returncode == 0 else set()
+
+    run_rewind("status", cwd=kilo.project, env=env, check=True)
+    session = kilo.sessions[0].id
+    wait_for(lambda: f"kilo-{session}-end" in labels(), "the background import")
+    assert len(labels()) == 4
+    kilo.turn("more")
+    kilo.step(lambda p: (p / "c.txt").write_text("c\n"))
+    kilo.save()
+    run_rewind("status", cwd=kilo.project, env=env, check=True)
+    wait_for(lambda: f"kilo-{session}-3.1" in labels(), "the next background import")
+    proc = run_rewind("config", "--json", cwd=kilo.project,
+                      env={**kilo.env, "REWIND_AUTO_IMPORT": "claude"})
+    assert proc.returncode == 1 and "unknown agent 'claude'" in proc.stderr

@@ -60,10 +60,14 @@ def main(ctx: click.Context, home: str | None, color: str, no_pager: bool) -> No
     ctx.obj = App(home, color, not no_pager)
     # Any command may wait on another process's lock: say so on a terminal.
     ctx.with_resource(lock_waits(ctx.obj.term, main.commands))
+    if ctx.invoked_subcommand not in NO_AUTO_IMPORT:
+        ctx.obj.auto_import()
 
 
 # The mount serves for hours and guards its reads itself (store.objects.odbguard, patched libgit2).
 UNWATCHED = {"mount", "umount"}
+# Commands that start no automatic import of other agents' snapshots (config auto_import).
+NO_AUTO_IMPORT = {"import", "mount", "umount", "completion", "config", "check", "clear"}
 
 
 # Each module lists its click commands in COMMANDS.

@@ -9,7 +9,7 @@ from pathlib import Path
 from rewindfs import config
 from rewindfs.agent.manager import CheckpointManager
 from rewindfs.cli.term import Terminal
-from rewindfs.store import Store, normalize_workdir
+from rewindfs.store import Layout, Store, normalize_workdir
 
 
 class App:
@@ -43,6 +43,19 @@ class App:
     @property
     def store(self) -> Store:
         return self.manager.store
+
+    def auto_import(self) -> None:
+        """Keep the agents' snapshots of the project here (config `auto_import`), in the
+        background; nothing here may stop or slow the command (sources.auto)."""
+        try:
+            agents = self.settings.auto_import
+            if agents:
+                from rewindfs.sources import auto
+
+                auto.start(self.settings.home, Layout(self.settings.base),
+                           self.project_dir(None), agents)
+        except Exception:  # noqa: BLE001 - a bad config is the command's to report
+            pass
 
     def project_dir(self, given: str | None) -> Path:
         """The project around `given` (default: the current directory).

@@ -38,19 +38,6 @@ log = logging.getLogger(__name__)
 BUSY_SECONDS = 0.2  # a mount never waits long for the agent's database: next time
 
 
-def data_signature(data: Path) -> tuple:
-    """What the agent's records are made of, cheaply: its database files and storage."""
-    out = []
-    for name in sorted(os.listdir(data)) if data.is_dir() else []:
-        if name.endswith((".db", ".db-wal")) or name == "storage":
-            try:
-                st = os.stat(data / name)
-            except OSError:
-                continue
-            out.append((name, st.st_mtime_ns, st.st_size, st.st_ino))
-    return tuple(out)
-
-
 class Changing(Directory):
     """A directory whose entries are re-read when the agent's records changed."""
 
@@ -131,7 +118,7 @@ class AgentDir(Changing):
         return [node for _, node in self._entries if isinstance(node, AgentProjectDir)]
 
     def _signature(self) -> object:
-        return data_signature(self.data)
+        return self.agent.signature(self.data)
 
     def _read(self) -> list[tuple[bytes, Node]]:
         records = self.agent.records(self.data, BUSY_SECONDS)
@@ -191,7 +178,7 @@ class AgentProjectDir(Changing):
         return list(self._sessions.values())
 
     def _signature(self) -> object:
-        return data_signature(self.data)
+        return self.agent.signature(self.data)
 
     def _read(self) -> list[tuple[bytes, Node]]:
         workdir = self.only or Path(self.record.worktree)

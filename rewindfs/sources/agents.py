@@ -63,6 +63,23 @@ class Agent:
         raise NotFound(f"no {self.label} sessions: nothing at {data} "
                        f"(set XDG_DATA_HOME or ${self.db_env} as {self.label} has them)")
 
+    def signature(self, data: Path) -> tuple:
+        """What the agent's records are made of, cheaply (a few stats): equal signatures,
+        equal records. Its database files and storage folder."""
+        out = []
+        try:
+            names = sorted(os.listdir(data))
+        except OSError:
+            return ()
+        for name in names:
+            if name.endswith((".db", ".db-wal")) or name == "storage":
+                try:
+                    st = os.stat(data / name)
+                except OSError:
+                    continue
+                out.append((name, st.st_mtime_ns, st.st_size, st.st_ino))
+        return tuple(out)
+
     def snapshot_root(self, data: Path, project_id: str) -> Path:
         return data / "snapshot" / project_id
 
