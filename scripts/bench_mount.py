@@ -8,7 +8,9 @@ remount every FUSE tool (a fresh process, empty caches) and drop the kernel's
 caches (`sync; echo 3 > /proc/sys/vm/drop_caches`, root only) first.
 
 Subjects: native; rewindfs (kernel caching, the patched pyfuse3); rewindfs-stock
-(`--no-kernel-cache`: the requests stock pyfuse3 makes); restic 0.14+ and borg 1.2+
+(`--no-kernel-cache`: the requests stock pyfuse3 makes); rewindfs-kilo (the same two
+states as steps of a Kilo Code session, read through Kilo's snapshots: target, the same
+times as rewindfs's); restic 0.14+ and borg 1.2+
 (installed with apt-get when missing and run as root, borg with the FUSE binding its
 mount needs; otherwise the command is printed). One that cannot mount here is left out
 of the run and the reason printed under the table (see bench_mount_subjects).
@@ -36,6 +38,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import benchlib as bl  # noqa: E402
+from bench_mount_agents import agent_subject  # noqa: E402
 from bench_mount_subjects import (  # noqa: E402
     Subject,
     check_others,
@@ -164,9 +167,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--packed", action="store_true",
                    help="repack the store first into one pack (git repack -ad, as "
                         "maintenance's gc leaves it) instead of the packs and few loose "
-                        "objects the checkpoints wrote")
+                        "objects the checkpoints wrote; and Kilo's snapshots as its gc "
+                        "leaves them")
     p.add_argument("--no-stock", action="store_true",
                    help="skip the --no-kernel-cache (stock pyfuse3 requests) subject")
+    p.add_argument("--no-agents", action="store_true",
+                   help="skip the rewindfs-kilo subject (the same states as a Kilo Code "
+                        "session's steps, in the mount)")
     p.add_argument("--tmp", type=Path, help="work here instead of a new tmp dir")
     p.add_argument("--keep", action="store_true", help="keep the tmp dir (path printed)")
     p.add_argument("--out", type=Path, metavar="FILE", help="also write the report here")
@@ -218,6 +225,10 @@ def main(argv: list[str] | None = None) -> int:
             names.append("rewindfs-stock")
             subjects.append(rewind_subject(home, tmp / "mnt-stock", name, "rewindfs-stock",
                                            "--no-kernel-cache"))
+        if not args.no_agents:
+            names.append("rewindfs-kilo")
+            subjects.append(agent_subject(tmp, home, native_new, native_old, args.packed))
+            sh(f"diff -r --no-dereference {subjects[-1].new} {native_new}")  # the same files
         names += OTHERS
         left_out = {tool: "--no-others" for tool in OTHERS} if args.no_others else {}
         if not args.no_others:

@@ -102,6 +102,15 @@ class AgentData:
         self._git("add", "--all", ".")
         return self._git("write-tree")
 
+    def pin(self) -> None:
+        """Pin every snapshot tree as Kilo CLI 7.7.7 does (`refs/kilo/snapshots/<ms>/<tree>`),
+        so the agent's own `git gc` keeps (and packs) them."""
+        for session in self.sessions:
+            for turn in session.turns:
+                for step in turn.steps:
+                    for tree in (step.start, step.finish):
+                        self._git("update-ref", f"refs/kilo/snapshots/{step.ms}/{tree}", tree)
+
     def session(self, title: str = "Scripted session") -> Session:
         ms = self._tick()
         found = Session(_id("ses", ms), title, ms)
