@@ -67,8 +67,7 @@ def ref_name(cp: Checkpoint) -> str:
     "rewind log kilo:4 app.py       # step kilo:4 and older",
     "rewind log README.md --json",
 ))
-@click.argument("first", metavar="[REF] PATH")
-@click.argument("second", required=False, metavar="", type=click.Path())
+@click.argument("given", nargs=-1, required=True, metavar="[REF] PATH")
 @click.option("--agent", type=click.Choice(["kilo", "opencode"]), metavar="kilo|opencode",
               help="That agent's steps instead of our checkpoints.")
 @dir_option
@@ -76,14 +75,16 @@ def ref_name(cp: Checkpoint) -> str:
 @json_option
 @output_options
 @click.pass_obj
-def log(app: App, first: str, second: str | None, agent: str | None, directory: str | None,
+def log(app: App, given: tuple[str, ...], agent: str | None, directory: str | None,
         remote: str | None, as_json: bool) -> None:
     """The checkpoints in which PATH changed, newest first, with lines added and removed.
 
     With REF, that checkpoint and older ones only (as `git log REF -- PATH`); a
     `kilo:N`/`opencode:N` REF or --agent: that agent's steps that changed PATH.
     """
-    reference, path = (first, second) if second is not None else (None, first)
+    if len(given) > 2:
+        raise click.UsageError("one PATH (after an optional REF)")
+    reference, path = (given[0], given[1]) if len(given) == 2 else (None, given[0])
     target = resolve_target(app, directory, remote)
     workdir = target.workdir
     rel = cli_relative(app, workdir, path)
