@@ -16,16 +16,15 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
-import time
 from collections import Counter
 from pathlib import Path
 
 from rewindfs.errors import RewindError
+from rewindfs.fs.changing import ChangingDir
 from rewindfs.fs.context import Context
 from rewindfs.fs.inodes import inode_for
 from rewindfs.fs.link import PointerLink
-from rewindfs.fs.node import DIR_MODE, Attributes, Directory, Node
+from rewindfs.fs.node import Node
 from rewindfs.fs.sessions import SessionDir
 from rewindfs.sources import reading
 from rewindfs.sources.agents import Agent
@@ -38,73 +37,7 @@ log = logging.getLogger(__name__)
 BUSY_SECONDS = 0.2  # a mount never waits long for the agent's database: next time
 
 
-class Changing(Directory):
-    """A directory whose entries are re-read when the agent's records changed."""
-
-    immutable = False
-    stable_entries = False
-
-    def __init__(self, context: Context, inode: int):
-        super().__init__(context, inode)
-        self._entries: list[tuple[bytes, Node]] = []
-        self._by_name: dict[bytes, Node] = {}
-        self._refreshed_at: float | None = None
-        self._seen: object = None
-        self._changed_ns = 0
-        self._lock = threading.Lock()
-
-    def attributes(self) -> Attributes:
-        self._refresh()
-        return self._attrs(DIR_MODE, 0, self._changed_ns or self.context.started_ns)
-
-    def entries_ready(self) -> bool:
-        return not self.context.is_stale(self._refreshed_at)
-
-    def entries(self) -> list[tuple[bytes, Node]]:
-        self._refresh()
-        return self._entries
-
-    def lookup(self, name: bytes) -> Node | None:
-        self._refresh()
-        return self._by_name.get(name)
-
-    def names(self) -> dict[bytes, int]:
-        return {name: node.inode for name, node in self._entries}
-
-    def refresh(self) -> None:
-        self._refresh(force=True)
-
-    def loaded(self) -> bool:
-        return self._refreshed_at is not None
-
-    def _refresh(self, force: bool = False) -> None:
-        if not force and not self.context.is_stale(self._refreshed_at):
-            return
-        with self._lock:
-            if not force and not self.context.is_stale(self._refreshed_at):
-                return
-            signature = self._signature()
-            if signature != self._seen or self._refreshed_at is None:
-                before = self.names()
-                try:
-                    entries = self._read()
-                except RewindError as exc:  # locked, unreadable: keep what was shown
-                    log.warning("%s", exc)
-                else:
-                    self._entries, self._by_name = entries, dict(entries)
-                    self._seen = signature
-                if self._refreshed_at is not None and self.names() != before:
-                    self._changed_ns = time.time_ns()
-            self._refreshed_at = self.context.clock()
-
-    def _signature(self) -> object:
-        raise NotImplementedError
-
-    def _read(self) -> list[tuple[bytes, Node]]:
-        raise NotImplementedError
-
-
-class AgentDir(Changing):
+class AgentDir(ChangingDir):
     """`<mnt>/kilo/`: the agent's projects (with `only`, just the one at that directory)."""
 
     def __init__(self, context: Context, agent: Agent, data: Path, only: Path | None = None):
@@ -153,7 +86,7 @@ def project_names(found: list[ProjectRecord]) -> dict[bytes, ProjectRecord]:
     return out
 
 
-class AgentProjectDir(Changing):
+class AgentProjectDir(ChangingDir):
     """One project of the agent: its sessions and the numbered links."""
 
     has_pointers = True  # Model.resolve follows `1`, `latest` here

@@ -4,7 +4,8 @@ the store fetched projects from (fs.remotes).
 A project is named after its working directory's basename; when two projects
 share a basename each gets `-<first 8 of its hash>` added, so no name depends on
 which project happened to come first. A project whose record is gone is named by
-its hash. Re-read when older than the refresh interval.
+its hash. Other agents' folders (`kilo/`, `opencode/`: fs.agents) sit beside them.
+Re-read when older than the refresh interval.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ import logging
 import threading
 from collections.abc import Callable
 
-from rewindfs.fs.agents import Changing
+from rewindfs.fs.agents import AgentDir, AgentProjectDir
 from rewindfs.fs.inodes import ROOT_INODE
 from rewindfs.fs.root import RootDir
 from rewindfs.fs.sessions import SessionDir
@@ -86,7 +86,7 @@ class Watcher:
         for inode in set(self._told) - alive:
             del self._told[inode]
 
-    def _walk(self, directory: Changing) -> set[int]:
+    def _walk(self, directory: AgentDir | AgentProjectDir) -> set[int]:
         """Another agent's folder and what was looked at below it (fs.agents): each
         re-read only when the agent's records changed."""
         seen = {directory.inode}

@@ -27,7 +27,6 @@ import pygit2
 
 from rewindfs.errors import NotFound
 from rewindfs.store import odbguard
-from rewindfs.store.browse import TreeEntry, entries_of
 
 T = TypeVar("T")
 MAX_ALTERNATE_DEPTH = 5  # as git and libgit2
@@ -112,15 +111,6 @@ class ForeignObjects:
         except _MISSING as exc:
             raise NotFound(f"{what} is gone from the agent's snapshots (pruned by its git gc)") \
                 from exc
-
-    def tree(self, tree_id: str) -> list[TreeEntry]:
-        def read(repo: pygit2.Repository) -> list[TreeEntry]:
-            tree = repo[tree_id]
-            if not isinstance(tree, pygit2.Tree):
-                raise KeyError(tree_id)
-            return entries_of(repo, tree)
-
-        return self.read(f"directory {tree_id[:8]}", read)
 
     def blob(self, oid: str, size: int = 0) -> bytes:
         return self.read(f"file {oid[:8]}", lambda repo: repo.odb.read(oid)[1])
