@@ -2,7 +2,7 @@
 
 The same two states as the checkpoints (the native copies of both) become two steps of
 a Kilo session, written as Kilo CLI 7.7.7 writes them (a snapshot git dir driven with
-`--git-dir`/`--work-tree` and `write-tree`, and its `kilo.db`; tests/agentdata.py), and
+`--git-dir`/`--work-tree` and `write-tree`, and its `kilo.db`; tests/sources/agentdata.py), and
 are mounted by a `rewind mount` of their own at `<mnt>/kilo/<project>/<session>/<step>`.
 """
 
@@ -29,7 +29,7 @@ def agent_subject(tmp: Path, home: Path, new_src: Path, old_src: Path,
                   packed: bool = False) -> Subject:
     """`packed`: the snapshots pinned and `git gc`ed, as Kilo's hourly cleanup leaves them
     (else loose, as `git add` wrote them)."""
-    sys.path.insert(0, str(ROOT / "tests"))
+    sys.path[:0] = [str(ROOT / "tests" / "sources"), str(ROOT / "tests")]
     from agentdata import AgentData  # the writer the tests use: one format, written once
 
     data = AgentData(tmp / "agent", "kilo", files=files_of(old_src), project="kilo-bench")

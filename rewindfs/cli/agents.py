@@ -19,13 +19,14 @@ from rewindfs.cli.app import App
 from rewindfs.cli.feedback import capture_progress
 from rewindfs.cli.help import examples
 from rewindfs.cli.human import human_age
+from rewindfs.cli.logtable import line_counts, log_table
 from rewindfs.cli.options import dir_option, json_option
 from rewindfs.errors import InvalidInput
 from rewindfs.sources import keep, reading, refs
 from rewindfs.sources.agents import AGENTS, agent_named
 from rewindfs.sources.history import AgentHistory, Listed, load
-from rewindfs.store.maintenance import writers
-from rewindfs.store.quoting import quote_path
+from rewindfs.store.history import quote_path
+from rewindfs.store.objects import writers
 
 SHOW_FILES = 3  # file names shown per step in a listing
 
@@ -130,8 +131,6 @@ def read_step_file(app: App, workdir: Path, text: str, path: bytes) -> bytes:
 def log_path(app: App, workdir: Path, agent: str | None, reference: str | None, rel: bytes,
              as_json: bool) -> None:
     """`rewind log --agent kilo PATH` / `rewind log kilo:4 PATH`."""
-    from rewindfs.cli.files import line_counts, log_table
-
     if reference:
         history, upto = resolve(app, workdir, reference)
         if agent and agent != history.agent.name:

@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import click
-from rich.table import Table
 from rich.text import Text
 
 from rewindfs import store as st
@@ -21,6 +20,7 @@ from rewindfs.cli.app import App
 from rewindfs.cli.complete import complete_reference
 from rewindfs.cli.help import examples
 from rewindfs.cli.human import human_age
+from rewindfs.cli.logtable import line_counts, log_table
 from rewindfs.cli.options import (
     PathsAfterDoubleDash,
     dir_option,
@@ -124,22 +124,6 @@ def log(app: App, given: tuple[str, ...], agent: str | None, directory: str | No
         console.print(Text(f"{quote_path(rel)} in {target.title}:", style="bold"),
                       soft_wrap=True)
         app.term.print_table(table, console)
-
-
-def log_table() -> Table:
-    table = Table(box=None, show_header=False, pad_edge=False, padding=(0, 2, 0, 0))
-    for justify in ("right", "left", "right", "left", "left", "left"):
-        table.add_column(justify=justify, no_wrap=True)
-    return table
-
-
-def line_counts(binary: bool, added: int, deleted: int) -> Text:
-    counts = Text("binary" if binary else "")
-    if not binary:
-        counts.append(f"+{added}", style="green")
-        counts.append(" ")
-        counts.append(f"-{deleted}", style="red")
-    return counts
 
 
 @click.command(epilog=examples(

@@ -9,6 +9,9 @@
     serve.py       running a mount until unmounted or signalled
     lifecycle.py   FUSE availability, mountpoint checks, background start, unmount
     locate.py      where a project's checkpoints are in a live mount
+    changing.py    directories whose names change (the root, other agents' folders)
+    agents.py      Kilo Code's and OpenCode's projects and sessions beside the checkpoints
+    sessions.py    an agent session's steps, each a stored tree like a checkpoint's
 """
 
 from rewindfs.fs.model import Model

@@ -30,8 +30,7 @@ from rewindfs.sources import reading
 from rewindfs.sources.agents import Agent
 from rewindfs.sources.history import AgentHistory, Listed, load
 from rewindfs.sources.records import ProjectRecord
-from rewindfs.store.foreign.browse import ForeignBrowser
-from rewindfs.store.foreign.places import same_path
+from rewindfs.store.foreign import ForeignBrowser, same_path
 
 log = logging.getLogger(__name__)
 BUSY_SECONDS = 0.2  # a mount never waits long for the agent's database: next time

@@ -26,6 +26,7 @@ its temporary files are removed by the next restore or undo of the project.
     apply    carrying the plan out; fdtree: the tree reached only through descriptors
     journal  intent before, completion after (undo)
     paths    project-relative paths, checked
+    foreign  targets from another agent's step (Kilo Code, OpenCode), and its revert
 """
 
 from __future__ import annotations

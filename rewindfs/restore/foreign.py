@@ -22,8 +22,7 @@ import os
 from rewindfs import store as st
 from rewindfs.sources import model, reading
 from rewindfs.sources.history import AgentHistory, Listed
-from rewindfs.store import trees
-from rewindfs.store.compose import compose
+from rewindfs.store.history import compose, trees
 
 
 def describe(item: Listed) -> str:
@@ -34,7 +33,7 @@ def describe(item: Listed) -> str:
 def to_step(store: st.Store, history: AgentHistory, item: Listed) -> st.Checkpoint:
     """A checkpoint (on no ref) of the project as the step found it."""
     tree = reading.copy_states(store, history, [item])[0]
-    return compose(store.repo, tree, {}, describe(item))
+    return compose.compose(store.repo, tree, {}, describe(item))
 
 
 def revert_from(store: st.Store, history: AgentHistory, item: Listed
@@ -60,7 +59,8 @@ def revert_from(store: st.Store, history: AgentHistory, item: Listed
         wanted = trees.lookup(repo, copied[step.id], path)
         if step.id != item.step.id and wanted != trees.lookup(repo, base, path):
             overrides[path] = wanted
-    target = compose(repo, base, overrides, f"{describe(item)}, reverting the steps after it")
+    target = compose.compose(repo, base, overrides,
+                             f"{describe(item)}, reverting the steps after it")
     root = os.fsencode(str(history.workdir))
     # A file a later step created and another deleted again is in neither: nothing to do.
     scope = [p for p in sorted(first_change) if trees.lookup(repo, target.tree_id, p)

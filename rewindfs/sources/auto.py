@@ -27,7 +27,7 @@ from rewindfs.sources.agents import AGENTS
 from rewindfs.sources.history import load
 from rewindfs.sources.keep import import_history
 from rewindfs.store import Layout, Store, project_hash
-from rewindfs.store.locks import file_lock, write_atomic
+from rewindfs.store.objects import locks
 
 log = logging.getLogger(__name__)
 BUSY_SECONDS = 0.5  # the child does not wait long for a busy database: next command
@@ -72,7 +72,7 @@ def run(home: Path, workdir: Path, agents: tuple[str, ...]) -> dict[str, int]:
     store = Store(layout)
     store.ensure()
     created: dict[str, int] = {}
-    with file_lock(layout.lock_file(f"import-{project_hash(workdir)}"), timeout=0):
+    with locks.file_lock(layout.lock_file(f"import-{project_hash(workdir)}"), timeout=0):
         now = _signatures(agents)
         for name in agents:
             try:
@@ -82,7 +82,7 @@ def run(home: Path, workdir: Path, agents: tuple[str, ...]) -> dict[str, int]:
             created[name] = len(import_history(store, history).created)
         path = marker(layout, workdir)
         path.parent.mkdir(mode=0o700, exist_ok=True)
-        write_atomic(path, json.dumps({**_seen(layout, workdir), **now}))
+        locks.write_atomic(path, json.dumps({**_seen(layout, workdir), **now}))
     return created
 
 

@@ -25,8 +25,7 @@ from rewindfs.sources.agents import Agent
 from rewindfs.sources.database import BUSY_SECONDS
 from rewindfs.sources.model import Session, Step, Turn
 from rewindfs.sources.records import ProjectRecord, Records
-from rewindfs.store.foreign import places
-from rewindfs.store.foreign.objects import ForeignObjects
+from rewindfs.store.foreign import ForeignObjects, places
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from rewindfs.sources.history import AgentHistory, Listed
 from rewindfs.sources.model import Session, excerpt
-from rewindfs.store.foreign.imports import Imported, Snapshot, keep
-from rewindfs.store.store import Store
+from rewindfs.store import Store
+from rewindfs.store.foreign import Imported, Snapshot, keep
 
 AGENT_TRAILER, SESSION_TRAILER = "Rewind-Agent", "Rewind-Session"
 TURN_TRAILER, STEP_TRAILER, PHASE_TRAILER = "Rewind-Turn", "Rewind-Step", "Rewind-Phase"

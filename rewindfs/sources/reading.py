@@ -16,10 +16,9 @@ from typing import Any
 from rewindfs import store as st
 from rewindfs.errors import InvalidInput, NotFound
 from rewindfs.sources.history import AgentHistory, Listed
-from rewindfs.store import pathlog, trees
-from rewindfs.store.diff import DiffResult
-from rewindfs.store.foreign.copy import copy_trees
-from rewindfs.store.maintenance import writers
+from rewindfs.store.foreign import copy_trees
+from rewindfs.store.history import DiffResult, pathlog, trees
+from rewindfs.store.objects import writers
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 

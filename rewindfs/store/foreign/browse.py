@@ -14,10 +14,10 @@ from typing import TypeVar
 
 import pygit2
 
-from rewindfs.store.browse import ObjectReader
-from rewindfs.store.catfile import BlobPipe
 from rewindfs.store.foreign.objects import ForeignObjects
-from rewindfs.store.layout import Layout
+from rewindfs.store.history.browse import ObjectReader
+from rewindfs.store.objects.catfile import BlobPipe
+from rewindfs.store.objects.layout import Layout
 
 T = TypeVar("T")
 

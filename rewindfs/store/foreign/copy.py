@@ -7,7 +7,7 @@ enter the store under a wrong name. A tree whose objects are not all there any
 more (their gc pruned part of it) is not copied at all: the store never gets a
 tree it cannot read back in full.
 
-The caller holds the store's writers lock (store.maintenance.writers) until the
+The caller holds the store's writers lock (store.objects.writers) until the
 copied trees are named by a commit or have served their purpose, so a gc cannot
 take them away in between.
 """
@@ -22,8 +22,8 @@ from pygit2.enums import FileMode, ObjectType
 
 from rewindfs.errors import NotFound
 from rewindfs.store.foreign.objects import ForeignObjects
-from rewindfs.store.packwrite import BLOB, COMMIT, TREE, PackWriter, deflate
-from rewindfs.store.store import Store
+from rewindfs.store.objects.packwrite import BLOB, COMMIT, TREE, PackWriter, deflate
+from rewindfs.store.objects.repo import Store
 
 _PACK_TYPE = {int(ObjectType.BLOB): BLOB, int(ObjectType.TREE): TREE,
               int(ObjectType.COMMIT): COMMIT}

@@ -22,15 +22,16 @@ from pathlib import Path
 import pygit2
 
 from rewindfs.errors import StoreError
-from rewindfs.store import projects
 from rewindfs.store.foreign.copy import copy_trees
 from rewindfs.store.foreign.objects import ForeignObjects
-from rewindfs.store.history import STATS_TRAILER, TIME_TRAILER, tree_stats
-from rewindfs.store.labels import set_label, validate_label
-from rewindfs.store.layout import Layout
-from rewindfs.store.snapshot import locked
-from rewindfs.store.store import Store
-from rewindfs.store.trailers import compose_message
+from rewindfs.store.history import projects
+from rewindfs.store.history.chain import STATS_TRAILER, TIME_TRAILER
+from rewindfs.store.history.changestats import tree_stats
+from rewindfs.store.history.labels import set_label, validate_label
+from rewindfs.store.history.snapshot import locked
+from rewindfs.store.history.trailers import compose_message
+from rewindfs.store.objects.layout import Layout
+from rewindfs.store.objects.repo import Store
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from typing import TypeVar
 import pygit2
 
 from rewindfs.errors import NotFound
-from rewindfs.store import odbguard
+from rewindfs.store.objects import odbguard
 
 T = TypeVar("T")
 MAX_ALTERNATE_DEPTH = 5  # as git and libgit2

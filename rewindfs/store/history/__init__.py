@@ -57,7 +57,13 @@ if TYPE_CHECKING:
         trees,
     )
     from rewindfs.store.history.actions import Action
-    from rewindfs.store.history.browse import EntryKind, ProjectTip, StoreBrowser, TreeEntry
+    from rewindfs.store.history.browse import (
+        EntryKind,
+        ObjectReader,
+        ProjectTip,
+        StoreBrowser,
+        TreeEntry,
+    )
     from rewindfs.store.history.chain import Checkpoint, checkpoints, load, walk
     from rewindfs.store.history.changestats import Stats, stats, total_size
     from rewindfs.store.history.diff import DiffResult, working_tree_tree
@@ -81,6 +87,7 @@ _HERE = "rewindfs.store.history"
 __all__, __getattr__, __dir__ = face(_HERE, {
     "Action": f"{_HERE}.actions",
     "EntryKind": f"{_HERE}.browse",
+    "ObjectReader": f"{_HERE}.browse",
     "ProjectTip": f"{_HERE}.browse",
     "StoreBrowser": f"{_HERE}.browse",
     "TreeEntry": f"{_HERE}.browse",

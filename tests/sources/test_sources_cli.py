@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 from agentdata import sample
-from conftest import isolated_git_env
+from conftest import isolated_git_env, wait_for
 
 
 def rewind_in(data, run_rewind):
@@ -163,8 +163,6 @@ def test_moved_project_restores_in_its_new_place(kilo, run_rewind, tmp_path):
 def test_automatic_import_on_any_command(kilo, run_rewind):
     """auto_import: [kilo]: a rewind command imports Kilo's new snapshots in a detached
     child, and again after Kilo took more."""
-    from test_fs_mount import wait_for
-
     env = {**kilo.env, "REWIND_AUTO_IMPORT": "kilo"}
 
     def labels() -> set[str]:

@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 from agentdata import sample
-from conftest import isolated_git_env
-from test_fs_mount import wait_for
+from conftest import isolated_git_env, wait_for
 
 from rewindfs.store import take
 
