@@ -61,7 +61,9 @@ def main(ctx: click.Context, home: str | None, color: str, no_pager: bool) -> No
     # Any command may wait on another process's lock: say so on a terminal.
     ctx.with_resource(lock_waits(ctx.obj.term, main.commands))
     if ctx.invoked_subcommand not in NO_AUTO_IMPORT:
-        ctx.obj.auto_import()
+        # Once the command is done: its flags are in the settings by then, and it never
+        # waits for the (detached) import.
+        ctx.call_on_close(ctx.obj.auto_import)
 
 
 # The mount serves for hours and guards its reads itself (store.objects.odbguard, patched libgit2).

@@ -49,12 +49,14 @@ def resolve(history: AgentHistory, text: str) -> Listed:
         raise NotFound(f"no {history.agent.name}:{number}: {label} has {len(listed)} "
                        f"step(s) for {history.workdir}")
     session_text, slash, step_text = body.partition("/")
-    if not slash and not _looks_like_session(session_text):
+    if not slash:
         for item in listed:  # a bare step id
             if item.step.id == session_text:
                 return item
-        raise InvalidInput(f"invalid {history.agent.name} reference {text!r} (use a number "
-                           f"from `rewind list --agent {history.agent.name}` or SESSION/STEP)")
+        if not _looks_like_session(session_text):
+            raise InvalidInput(f"invalid {history.agent.name} reference {text!r} (use a "
+                               f"number from `rewind list --agent {history.agent.name}` or "
+                               "SESSION/STEP)")
     session = _session(history, session_text, text)
     mine = [item for item in listed if item.session.id == session]
     if not slash:

@@ -42,6 +42,8 @@ def test_steps_newest_first_from_either_storage(tmp_path, agent, storage):
     assert not any(history.gone(i.step) for i in history.listed)
     assert refs.resolve(history, f"{agent}:latest") is history.listed[0]
     assert refs.resolve(history, history.listed[1].ref) is history.listed[1]
+    step_id = history.listed[2].step.id
+    assert refs.resolve(history, f"{agent}:{step_id}") is history.listed[2]
     session = first.session.id
     assert refs.resolve(history, f"{agent}:{session}/1.1") is first
     assert refs.resolve(history, f"{agent}:{session[:10]}") is history.listed[0]
