@@ -59,6 +59,10 @@ def take(call: ToolCall, reason: str, turn: str, root: str = "",
                                   settings.max_total_size_mb), settings.min_interval_hours)
     if result.taken and settings.auto_push:  # queued; pushed by a detached process
         autopush.trigger(layout, settings.auto_push, result.project, settings.auto_push_delay)
+    if settings.auto_import:  # Kilo's and OpenCode's own snapshots, in a detached child
+        from rewindfs.sources import auto as imports
+
+        imports.start(settings.home, layout, workdir, settings.auto_import)
     if result.commit and result.tree:
         in_background(lambda: stamp.record(layout.store, result.project, workdir,
                                            result.commit, result.tree, started, key))

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from agentsim import ModelServer, Say, Shell, Write
 from agentsim.clis import Agent, binary, missing
-from conftest import isolated_git_env, make_git_repo
+from conftest import isolated_git_env, make_git_repo, wait_for
 
 MOVES = [Write("new.txt", "created by the agent\n"), Shell("sed -i 's/hello/hello edited/' a.txt"),
          Say("first turn done"), Shell("rm b.txt"), Say("second turn done")]
@@ -122,3 +122,32 @@ def test_a_moved_opencode_project(tmp_path, run_rewind):
                       check=True).stdout == "bye\n"
     run_rewind("restore", "opencode:3", "--yes", cwd=moved, env=env, check=True)
     assert sorted(p.name for p in moved.iterdir() if p.name != ".git") == ["a.txt", "b.txt"]
+
+
+def test_the_kilo_hook_imports_kilos_snapshots(tmp_path, home, run_rewind):
+    """auto_import: [kilo]: the hook (`rewind hooks install kilo`) keeps Kilo's snapshots in
+    the store as the session goes, in a detached child the agent never waits for."""
+    if binary("kilo") is None:
+        pytest.skip(missing("kilo"))
+    project = tmp_path / "project"
+    make_git_repo(project, {"a.txt": b"hello\n", "b.txt": b"bye\n"})
+    moves = [Write("new.txt", "created\n"), Shell("rm b.txt"), Say("done")]
+    with ModelServer(moves, project=str(project)) as server:
+        agent = Agent("kilo", tmp_path / "agent-home", project, server,
+                      extra_env={"REWIND_AUTO_IMPORT": "kilo"})
+        env = {k: v for k, v in agent.env().items() if k in ("HOME", "XDG_CONFIG_HOME")}
+        run_rewind("hooks", "install", "kilo", env=env, check=True)
+        run = agent.run("tidy up")
+        assert run.returncode == 0, f"{run.stdout[-2000:]}\n{run.stderr[-3000:]}"
+    assert not (project / "b.txt").exists()
+
+    def kilo_labels() -> list[str]:
+        proc = run_rewind("list", "--json", cwd=project)
+        listed = json.loads(proc.stdout) if proc.returncode == 0 else []
+        return [label for cp in listed for label in cp["labels"] if label.startswith("kilo-")]
+
+    wait_for(lambda: any(label.endswith("-1.1") for label in kilo_labels()),
+             "the hook's background import of Kilo's first step")
+    session = kilo_labels()[0].split("-")[1]
+    run_rewind("restore", f"kilo-{session}-1.1", "--yes", cwd=project, check=True)
+    assert (project / "b.txt").read_text() == "bye\n"
