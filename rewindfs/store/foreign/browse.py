@@ -15,7 +15,7 @@ from typing import TypeVar
 import pygit2
 
 from rewindfs.store.foreign.objects import ForeignObjects
-from rewindfs.store.history.browse import ObjectReader
+from rewindfs.store.history.browse import ObjectReader, TreeEntry
 from rewindfs.store.objects.catfile import BlobPipe
 from rewindfs.store.objects.layout import Layout
 
@@ -34,6 +34,10 @@ class ForeignBrowser(ObjectReader):
 
     def _read(self, what: str, fn: Callable[[pygit2.Repository], T]) -> T:
         return self.objects.read(what, fn)
+
+    def tree(self, tree_id: str) -> list[TreeEntry]:
+        self.objects.prefetch(tree_id)  # sizes are read next: one file each when loose
+        return super().tree(tree_id)
 
     def exists(self, oid: str) -> bool:
         return self.objects.exists(oid)

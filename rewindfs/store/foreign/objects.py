@@ -9,6 +9,12 @@ the project's `.git/objects` that way), and any extra ones the caller adds (the
 project's `.git/objects` where it lives now, when it moved since; the other snapshot
 dirs of the same project).
 
+Snapshots stay loose objects for long (OpenCode never pins them, so its gc leaves
+them loose for their whole 7 days), one small file per object: read cold, listing a
+directory is one random disk read per file for its size. `prefetch` has the kernel
+read a directory's objects ahead all at once, from a few threads, so the disk serves
+them together instead of one after another.
+
 An object that is missing is *gone* (the agent's `git gc` pruned it): `exists`
 says so without an error, and reads raise NotFound. Each thread gets its own
 handle (libgit2 handles are not shared across threads); a read that misses is
@@ -20,10 +26,12 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
 import pygit2
+from pygit2.enums import FileMode
 
 from rewindfs.errors import NotFound
 from rewindfs.store.objects import odbguard
@@ -31,6 +39,9 @@ from rewindfs.store.objects import odbguard
 T = TypeVar("T")
 MAX_ALTERNATE_DEPTH = 5  # as git and libgit2
 _MISSING = (KeyError, pygit2.GitError, ValueError)
+PREFETCH_THREADS = 8  # opens in flight at once: a disk serves a queue faster than one read
+_prefetcher: ThreadPoolExecutor | None = None
+_prefetcher_lock = threading.Lock()
 
 
 def object_folders(objects: Iterable[Path]) -> list[Path]:
@@ -115,9 +126,49 @@ class ForeignObjects:
     def blob(self, oid: str, size: int = 0) -> bytes:
         return self.read(f"file {oid[:8]}", lambda repo: repo.odb.read(oid)[1])
 
+    def prefetch(self, tree_id: str) -> None:
+        """Have the kernel read ahead the loose files of everything the tree names (its
+        files and subdirectories), all at once; waits only for the opens. Packed objects
+        and a tree that is gone are left alone: this only ever saves time."""
+        try:
+            tree = self.repo[tree_id]
+        except _MISSING:
+            return
+        if not isinstance(tree, pygit2.Tree) or len(tree) < 2:
+            return
+        # (A gitlink names a commit of another repository: nothing to read.)
+        oids = [str(entry.id) for entry in tree if entry.filemode != FileMode.COMMIT]
+        chunks = [oids[i::PREFETCH_THREADS] for i in range(PREFETCH_THREADS)]
+        list(_pool().map(lambda chunk: _read_ahead(self.folders, chunk), chunks))
+
     def raw(self, oid: str) -> tuple[int, bytes]:
         """(git object type, content) of any object."""
         return self.read(f"object {oid[:8]}", lambda repo: repo.odb.read(oid)[:2])
+
+
+def _pool() -> ThreadPoolExecutor:
+    global _prefetcher
+    with _prefetcher_lock:
+        if _prefetcher is None:
+            _prefetcher = ThreadPoolExecutor(PREFETCH_THREADS, "rewind-prefetch")
+        return _prefetcher
+
+
+def _read_ahead(folders: list[Path], oids: list[str]) -> None:
+    for oid in oids:
+        for folder in folders:
+            try:
+                fd = os.open(f"{folder}/{oid[:2]}/{oid[2:]}",
+                             os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            except OSError:
+                continue  # packed, gone, or in another folder
+            try:
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_WILLNEED)
+            except OSError:
+                pass
+            finally:
+                os.close(fd)
+            break
 
 
 def _open(folders: list[Path]) -> pygit2.Repository:
