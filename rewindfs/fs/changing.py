@@ -1,7 +1,8 @@
-"""Directories whose names change while the mount lives: the root, and other agents'
-folders. Each is read again when older than the refresh interval (or when the watcher
-says so), under a lock, only when what it is made of changed (`_signature`); a read
-that fails keeps what was shown (the error is logged), and the directory's mtime moves
+"""Directories whose names change while the mount lives: the root, each project (its
+checkpoints), and other agents' folders. Each is read again when older than the
+refresh interval (or when the watcher says so), under a lock, only when what it is
+made of changed (`_signature`); a read that fails keeps what was shown (the error is
+logged; a project of ours fails the request instead), and the directory's mtime moves
 whenever its names do, so a kernel that cached the listing sees it as modified."""
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ log = logging.getLogger(__name__)
 class ChangingDir(Directory):
     immutable = False
     stable_entries = False
+    keeps_listing_on_error = True  # False: a read that fails fails the request
 
     def __init__(self, context: Context, inode: int):
         super().__init__(context, inode)
@@ -68,6 +70,8 @@ class ChangingDir(Directory):
                 try:
                     entries = self._read()
                 except RewindError as exc:  # locked, unreadable: keep what was shown
+                    if not self.keeps_listing_on_error:
+                        raise
                     log.warning("%s", exc)
                 else:
                     self._entries, self._by_name = entries, dict(entries)

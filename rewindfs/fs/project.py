@@ -11,16 +11,15 @@ and pruned checkpoints show within about a second.
 from __future__ import annotations
 
 import os
-import threading
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rewindfs.fs.changing import ChangingDir
 from rewindfs.fs.checkpoint import CheckpointDir, stable_name
 from rewindfs.fs.context import Context
 from rewindfs.fs.inodes import inode_for
 from rewindfs.fs.link import PointerLink
-from rewindfs.fs.node import DIR_MODE, Attributes, Directory, Node
+from rewindfs.fs.node import DIR_MODE, Attributes, Node
 from rewindfs.store.history import Checkpoint
 
 LATEST = b"latest"
@@ -34,42 +33,28 @@ class _Listing:
     newest_ns: int = 0
 
 
-class ProjectDir(Directory):
-    immutable = False
-    stable_entries = False
+class ProjectDir(ChangingDir):
     has_pointers = True  # Model.resolve follows `1`, `latest` and labels here
+    # The store is ours: a listing it cannot give is an error to show, not to hide.
+    keeps_listing_on_error = False
 
     def __init__(self, context: Context, h16: str, workdir: Path | None):
         super().__init__(context, inode_for("project", h16))
         self.h16 = h16
         self.workdir = workdir
-        self._listing = _Listing()
         self._dirs: dict[str, CheckpointDir] = {}  # by commit: nodes outlive renumbering
-        self._refreshed_at: float | None = None
-        self._signature: object = None
-        self._changed_ns = 0
-        self._lock = threading.Lock()
+        self._newest_ns = 0
+        self._watched: object = None
 
     def attributes(self) -> Attributes:
         self._refresh()
         # The listing's last change (a pruned checkpoint or a moved label too), so a
         # kernel that cached the listing sees the directory as modified.
-        return self._attrs(DIR_MODE, 0, max(self._listing.newest_ns, self._changed_ns)
+        return self._attrs(DIR_MODE, 0, max(self._newest_ns, self._changed_ns)
                            or self.context.started_ns)
 
     def xattrs(self) -> dict[bytes, bytes]:
         return {XATTR_WORKDIR: os.fsencode(str(self.workdir))} if self.workdir else {}
-
-    def entries_ready(self) -> bool:
-        return not self.context.is_stale(self._refreshed_at)
-
-    def entries(self) -> list[tuple[bytes, Node]]:
-        self._refresh()
-        return self._listing.entries
-
-    def lookup(self, name: bytes) -> Node | None:
-        self._refresh()
-        return self._listing.by_name.get(name)
 
     def checkpoint_dir(self, checkpoint: Checkpoint) -> CheckpointDir:
         node = self._dirs.get(checkpoint.id)
@@ -82,34 +67,22 @@ class ProjectDir(Directory):
             node.update(checkpoint)
         return node
 
-    def names(self) -> dict[bytes, int]:
-        """Name -> inode of every entry now (what the kernel may have cached)."""
-        return {name: node.inode for name, node in self._listing.entries}
-
     def refresh(self, signature: object = None) -> None:
         """Re-read the checkpoint list now, unless `signature` (what the list is made
         of, see StoreBrowser.signatures) is the one last seen."""
-        if signature is not None and signature == self._signature:
+        if signature is not None and signature == self._watched:
             return
-        self._refresh(force=True)
-        self._signature = signature
+        super().refresh()
+        self._watched = signature
 
-    def _refresh(self, force: bool = False) -> None:
-        if not force and not self.context.is_stale(self._refreshed_at):
-            return
-        with self._lock:
-            if not force and not self.context.is_stale(self._refreshed_at):
-                return
-            history = self.context.browser.checkpoints(self.h16)
-            before = self.names()
-            # Build into the full set of nodes first: a checkpoint's predecessor must be
-            # findable while the new listing is made.
-            listing = self._build(history)
-            self._dirs = {cp.id: self._dirs[cp.id] for cp in history if cp.id in self._dirs}
-            self._listing = listing
-            if self._refreshed_at is not None and self.names() != before:
-                self._changed_ns = time.time_ns()
-            self._refreshed_at = self.context.clock()
+    def _read(self) -> list[tuple[bytes, Node]]:
+        history = self.context.browser.checkpoints(self.h16)
+        # Build into the full set of nodes first: a checkpoint's predecessor must be
+        # findable while the new listing is made.
+        listing = self._build(history)
+        self._dirs = {cp.id: self._dirs[cp.id] for cp in history if cp.id in self._dirs}
+        self._newest_ns = listing.newest_ns
+        return listing.entries
 
     def _build(self, history: list[Checkpoint]) -> _Listing:
         listing = _Listing()
