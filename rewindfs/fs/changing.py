@@ -1,15 +1,17 @@
-"""Directories whose names change while the mount lives: the root, each project (its
-checkpoints), and other agents' folders. Each is read again when older than the
-refresh interval (or when the watcher says so), under a lock, only when what it is
-made of changed (`_signature`); a read that fails keeps what was shown (the error is
-logged; a project of ours fails the request instead), and the directory's mtime moves
-whenever its names do, so a kernel that cached the listing sees it as modified."""
+"""Directories whose names change while the mount lives: the root and `@REMOTE/`
+(fs.listed), each project (its checkpoints), and other agents' folders. Each is read
+again when older than the refresh interval (or when the watcher says so), under a
+lock, only when what it is made of changed (`_signature`); a read that fails keeps
+what was shown (the error is logged; the store's own directories fail the request
+instead), and the directory's mtime moves whenever its names do, so a kernel that
+cached the listing sees it as modified."""
 
 from __future__ import annotations
 
 import logging
 import threading
 import time
+from typing import Any
 
 from rewindfs.errors import RewindError
 from rewindfs.fs.context import Context
@@ -58,7 +60,7 @@ class ChangingDir(Directory):
     def loaded(self) -> bool:
         return self._refreshed_at is not None
 
-    def _refresh(self, force: bool = False) -> None:
+    def _refresh(self, force: bool = False, **given: Any) -> None:
         if not force and not self.context.is_stale(self._refreshed_at):
             return
         with self._lock:
@@ -68,7 +70,7 @@ class ChangingDir(Directory):
             if signature is None or signature != self._seen or self._refreshed_at is None:
                 before = self.names()
                 try:
-                    entries = self._read()
+                    entries = self._read(**given)
                 except RewindError as exc:  # locked, unreadable: keep what was shown
                     if not self.keeps_listing_on_error:
                         raise
@@ -84,5 +86,7 @@ class ChangingDir(Directory):
         """What the entries are made of (equal: no need to read them); None: always read."""
         return None
 
-    def _read(self) -> list[tuple[bytes, Node]]:
+    def _read(self, **given: Any) -> list[tuple[bytes, Node]]:
+        """The entries as they are now (called under the lock; `given`: what the caller
+        of `_refresh` already read for it)."""
         raise NotImplementedError

@@ -35,8 +35,7 @@ class _Listing:
 
 class ProjectDir(ChangingDir):
     has_pointers = True  # Model.resolve follows `1`, `latest` and labels here
-    # The store is ours: a listing it cannot give is an error to show, not to hide.
-    keeps_listing_on_error = False
+    keeps_listing_on_error = False  # as fs.listed's: the store is ours
 
     def __init__(self, context: Context, h16: str, workdir: Path | None):
         super().__init__(context, inode_for("project", h16))

@@ -64,10 +64,6 @@ class RootDir(ListedDir):
     def agent_dirs(self) -> list[AgentDir]:
         return [node for _, node in self._entries if isinstance(node, AgentDir)]
 
-    def refresh(self) -> None:
-        """Re-read the project list now."""
-        self._refresh(force=True)
-
     def _read(self) -> list[tuple[bytes, Node]]:
         ctx = self.context
         ctx.browser.notice_repack()
