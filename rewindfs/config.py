@@ -135,7 +135,9 @@ OTHER_ENV = {"REWIND_PAGER", "REWIND_PROGRESS_DELAY",
              # scripts/setup and scripts/install_agents: the agent CLIs of the tests
              "REWIND_SKIP_AGENTS", "REWIND_AGENTS_CACHE",
              # the agent hooks: their deadline and their helper (rewindfs.hooks)
-             "REWIND_HOOK_TIMEOUT", "REWIND_HOOK_HELPER", "REWIND_HOOK_HELPER_IDLE"}
+             "REWIND_HOOK_TIMEOUT", "REWIND_HOOK_HELPER", "REWIND_HOOK_HELPER_IDLE",
+             # tests: a restore that stops midway (restore.pause)
+             "REWIND_TEST_PAUSE_RESTORE"}
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ its temporary files are removed by the next restore or undo of the project.
     plan     where a restore is planned: what it will write, delete and keep
     apply    carrying the plan out; fdtree: the tree reached only through descriptors
     journal  intent before, completion after (undo)
+    pause    a test hook: a restore that stops after N files (killed-restore tests)
     paths    project-relative paths, checked
     foreign  targets from another agent's step (Kilo Code, OpenCode), and its revert
 """

@@ -22,6 +22,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from rewindfs.errors import StoreError
+from rewindfs.restore import pause
 from rewindfs.restore.fdtree import Staged, Tree
 from rewindfs.restore.plan import CHMOD, CREATE, DELETE, Action, Plan
 
@@ -220,6 +221,7 @@ class _Run:
         self.done += 1
         if self.report is not None:
             self.report(self.done, len(self.queue), self.written_bytes)
+        pause.after(self.done)  # a test hook: a kill that lands midway (restore.pause)
 
 
 def survey(root: bytes, plan: Plan) -> tuple[dict[bytes, int], list[bytes]]:
