@@ -190,7 +190,7 @@ def import_tools(home: Path):
         import tools.checkpoint_manager as hcm
     except ImportError as exc:
         sys.exit(f"bench_take: cannot import Hermes's tools.checkpoint_manager ({exc}); "
-                 "install it: .venv/bin/pip install --no-deps hermes-agent==0.19.0")
+                 "run scripts/setup (hermes-agent is in the test extras)")
     import rewindfs
 
     return hcm, rewindfs

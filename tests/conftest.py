@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -20,6 +21,10 @@ import pytest
 
 REWIND = shutil.which("rewind", path=os.path.dirname(sys.executable))
 DAY = 86400
+# Races (writers against gc, prune, each other) run until every side did this much, with a
+# deadline only a hung run meets: never "for N seconds", which proves less on a slow machine.
+RACE_DEADLINE = 300.0
+RACE_COMMITS = 8
 
 # pytest-xdist's workers (scripts/test) start with COLUMNS=80 in their environment, which
 # every `rewind` a test starts would take as the width to lay its tables out for.
@@ -39,6 +44,27 @@ def isolated_git_env(**extra: str) -> dict[str, str]:
     return env
 
 
+# What a process a test starts must not inherit from the person running the tests: git's
+# and rewind's own settings, a terminal's pager, colour and width, man's search path.
+SCRUBBED_PREFIXES = ("GIT_", "REWIND_", "LESS")
+SCRUBBED_NAMES = {"HERMES_HOME", "XDG_CONFIG_HOME", "NO_COLOR", "FORCE_COLOR", "PAGER",
+                  "COLUMNS", "LINES", "MANPATH", "MANOPT", "PYTHONPATH"}
+
+
+def rewind_env(home: Path | None, user_home: Path, **extra: str) -> dict[str, str]:
+    """The one environment for every process a test starts (the CLI, a Python worker,
+    a shell): HERMES_HOME=`home` (unset when None), HOME an empty directory of the test
+    (so ~/.gitconfig, ~/.config/git and ~/.hermes never leak in), C.UTF-8; `extra` last."""
+    user_home.mkdir(parents=True, exist_ok=True)
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(SCRUBBED_PREFIXES) and k not in SCRUBBED_NAMES}
+    env.update(HOME=str(user_home), LC_ALL="C.UTF-8")
+    if home is not None:
+        env["HERMES_HOME"] = str(home)
+    env.update(extra)
+    return env
+
+
 def age(layout, workdir: Path, days: float) -> None:
     """Pretend the project was last touched `days` ago (as Hermes would have written it)."""
     from rewindfs.store import project_hash
@@ -47,6 +73,51 @@ def age(layout, workdir: Path, days: float) -> None:
     data = json.loads(path.read_text())
     data["last_touch"] = time.time() - days * DAY
     path.write_text(json.dumps(data))
+
+
+def flocks(path: Path) -> list[tuple[bool, str, int]]:
+    """Every flock on `path` now, from /proc/locks: (waiting, "READ" or "WRITE", pid).
+
+    What a test waits for instead of sleeping: a process that holds or waits for a
+    lock is visible there the moment it does."""
+    st = os.stat(path)
+    dev_ino = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    found = []
+    for line in Path("/proc/locks").read_text().splitlines():
+        fields = line.split()
+        waiting = len(fields) > 1 and fields[1] == "->"
+        if waiting:
+            del fields[1]
+        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5] == dev_ino:
+            found.append((waiting, fields[3], int(fields[4])))
+    return found
+
+
+PAUSE_RESTORE = "REWIND_TEST_PAUSE_RESTORE"  # rewindfs.restore.pause: stop after N files
+
+
+def signal_when_paused(proc: subprocess.Popen, sig: int, deadline: float = 120
+                       ) -> tuple[bool, int, str, str]:
+    """For a `rewind` restore started with PAUSE_RESTORE=N (stderr a pipe): wait until it
+    says it paused after N files, send `sig`, and wait for it to end. Returns (paused,
+    returncode, stdout, stderr); paused False: it ended first (the plan had fewer files),
+    and got no signal."""
+    said = b""
+    end = time.monotonic() + deadline
+    fd = proc.stderr.fileno()
+    while b"rewind: test pause" not in said:
+        left = end - time.monotonic()
+        assert left > 0, f"the restore never paused: {said!r}"
+        if select.select([fd], [], [], left)[0]:
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                break
+            said += chunk
+    paused = b"rewind: test pause" in said
+    if paused:
+        proc.send_signal(sig)
+    out, err = proc.communicate(timeout=deadline)
+    return paused, proc.returncode, out, said.decode(errors="replace") + err
 
 
 @pytest.fixture
@@ -89,27 +160,69 @@ def store(home: Path):
 
 
 @pytest.fixture
-def run_rewind(home: Path, tmp_path: Path) -> Callable[..., subprocess.CompletedProcess]:
-    """Run the installed `rewind` console script as a subprocess with HERMES_HOME set.
+def user_home(tmp_path: Path) -> Path:
+    """An empty HOME for the processes a test starts (see rewind_env)."""
+    path = tmp_path / "user-home"
+    path.mkdir(exist_ok=True)
+    return path
 
-    HOME points at an empty tmp dir so the caller's own ~/.gitconfig and
-    ~/.hermes never leak in; pass env= to add or override variables.
-    """
+
+@pytest.fixture
+def child_env(home: Path, user_home: Path) -> Callable[..., dict[str, str]]:
+    """child_env(**extra): rewind_env for this test's home and user home."""
+    return lambda **extra: rewind_env(home, user_home, **extra)
+
+
+@pytest.fixture
+def layout(home: Path):
+    """The Layout of the test home's checkpoint base."""
+    from rewindfs.store import Layout
+
+    return Layout(home / "checkpoints")
+
+
+@pytest.fixture
+def mgr(home: Path):
+    """A CheckpointManager (rewindfs's API, enabled) on the test home."""
+    from test_restore_helpers import manager
+
+    return manager(home)
+
+
+def upstream_hermes():
+    """Upstream Hermes's checkpoint module (hermes-agent 0.19, a test dependency: its
+    absence is a broken install, never a skip)."""
+    if shutil.which("git") is None:
+        pytest.fail("Hermes's manager needs the git CLI: run scripts/setup")
+    try:
+        import tools.checkpoint_manager as module
+    except Exception as exc:  # noqa: BLE001 - any import failure: not installed or broken
+        pytest.fail(f"hermes-agent is a test dependency (pip install -e '.[test]'): "
+                    f"{type(exc).__name__}: {exc}")
+    return module
+
+
+@pytest.fixture
+def hcm(home: Path, monkeypatch: pytest.MonkeyPatch):
+    """Upstream Hermes's tools.checkpoint_manager with its store in the test home."""
+    module = upstream_hermes()
+    monkeypatch.setattr(module, "CHECKPOINT_BASE", home / "checkpoints")
+    return module
+
+
+@pytest.fixture
+def run_rewind(child_env) -> Callable[..., subprocess.CompletedProcess]:
+    """Run the installed `rewind` console script as a subprocess (environment: rewind_env;
+    pass env= to add or override variables)."""
     if REWIND is None:
         pytest.fail("the `rewind` console script is not installed next to the interpreter")
-    fake_home = tmp_path / "user-home"
-    fake_home.mkdir(exist_ok=True)
 
     def run(*args: str, cwd: str | os.PathLike[str] | None = None,
             env: dict[str, str] | None = None, timeout: float = 30,
             check: bool = False) -> subprocess.CompletedProcess:
-        full_env = {k: v for k, v in os.environ.items()
-                    if not k.startswith(("GIT_", "REWIND_"))}
-        full_env.update(HERMES_HOME=str(home), HOME=str(fake_home), LC_ALL="C.UTF-8")
-        full_env.update(env or {})
         proc = subprocess.run(
-            [REWIND, *map(str, args)], cwd=cwd, env=full_env, capture_output=True,
-            text=True, timeout=timeout, stdin=subprocess.DEVNULL,
+            [REWIND, *map(str, args)], cwd=cwd, env=child_env(**(env or {})),
+            capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
         )
         if check and proc.returncode != 0:
             raise AssertionError(
@@ -216,45 +329,67 @@ def files_of(store_dir: Path) -> Callable[[str], dict[bytes, tuple[int, bytes]]]
     return read
 
 
-# -- FUSE mounts (tests/fs/) ------------------------------------------------------------------
+# -- FUSE mounts ------------------------------------------------------------------------------
+
+
+DEADLINE = 15.0  # seconds a mount test waits for something to happen
+FUSE_PROBE = """
+import sys
+try:
+    import pyfuse3
+except Exception as exc:  # a broken install, not a kernel without FUSE
+    print(f"cannot import pyfuse3: {exc!r}", file=sys.stderr)
+    sys.exit(2)
+try:
+    pyfuse3.init(pyfuse3.Operations(), sys.argv[1], {"ro", "fsname=probe"})
+except RuntimeError as exc:  # fusermount3 or the kernel refused (libfuse said why above)
+    print(f"mount refused: {exc}", file=sys.stderr)
+    sys.exit(3)
+pyfuse3.close(unmount=True)
+"""
 
 
 def force_unmount(path: Path) -> None:
     if shutil.which("fusermount3"):
-        subprocess.run(["fusermount3", "-u", "-z", str(path)], capture_output=True)
+        subprocess.run(["fusermount3", "-u", "-z", str(path)], capture_output=True, timeout=30)
+
+
+def no_fuse_here(reason: str) -> None:
+    """Skip (saying why) because this machine cannot mount FUSE; on CI that is a failure."""
+    print(f"FUSE unusable: {reason}")
+    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        pytest.fail(f"CI must be able to mount FUSE: {reason}")
+    pytest.skip(f"cannot mount FUSE here: {reason}")
 
 
 @pytest.fixture(scope="session")
 def fuse_usable(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """Skip unless a FUSE filesystem can really be mounted here (tried, not guessed)."""
+    """The one FUSE probe: a real mount with the pyfuse3 rewindfs runs on. Skips only
+    when the machine refuses a mount (no fusermount3, no /dev/fuse, the kernel or
+    fusermount3 says no), never on CI; anything else (pyfuse3 not importable, a probe
+    that crashes) fails every FUSE test instead of hiding them."""
     if shutil.which("fusermount3") is None:
-        pytest.skip("fusermount3 not installed (apt-get install fuse3)")
+        no_fuse_here("fusermount3 not installed (apt-get install fuse3)")
     if not os.path.exists("/dev/fuse"):
-        pytest.skip("/dev/fuse missing (no FUSE in this kernel or container)")
+        no_fuse_here("/dev/fuse missing (no FUSE in this kernel or container)")
     probe = tmp_path_factory.mktemp("fuse-probe")
-    code = ("import sys, pyfuse3\n"
-            "pyfuse3.init(pyfuse3.Operations(), sys.argv[1], {'ro', 'fsname=probe'})\n"
-            "pyfuse3.close(unmount=True)\n")
     try:
-        proc = subprocess.run([sys.executable, "-c", code, str(probe)], capture_output=True,
-                              text=True, timeout=30)
+        proc = subprocess.run([sys.executable, "-c", FUSE_PROBE, str(probe)],
+                              capture_output=True, text=True, timeout=60)
     finally:
         force_unmount(probe)
-    if proc.returncode != 0:
-        reason = (proc.stderr.strip().splitlines() or ["unknown error"])[-1]
-        print(f"FUSE unusable: {reason}")
-        pytest.skip(f"cannot mount FUSE here: {reason}")
+    said = " / ".join(proc.stderr.strip().splitlines()) or "no message"
+    if proc.returncode == 3:
+        no_fuse_here(said)
+    assert proc.returncode == 0, f"the FUSE probe failed (exit {proc.returncode}): {said}"
 
 
 @pytest.fixture
-def mnt(fuse_usable, tmp_path: Path, run_rewind) -> Iterator[Path]:
+def mnt(fuse_usable, tmp_path: Path) -> Iterator[Path]:
     """A mountpoint that is always unmounted afterwards, whatever the test did."""
     path = tmp_path / "mnt"
     yield path
     force_unmount(path)
-
-
-DEADLINE = 15.0  # seconds a mount test waits for something to happen
 
 
 def wait_for(predicate: Callable[[], bool], what: str, deadline: float = DEADLINE) -> None:
@@ -268,6 +403,7 @@ def wait_for(predicate: Callable[[], bool], what: str, deadline: float = DEADLIN
 
 @pytest.fixture
 def mount(mnt: Path, run_rewind) -> Callable[..., Path]:
+    """mount(*flags): `rewind mount MNT` (daemonised); a failing mount fails the test."""
     def start(*extra: str) -> Path:
         proc = run_rewind("mount", str(mnt), *extra, check=True)
         assert proc.stdout.strip() == str(mnt.resolve())
@@ -286,3 +422,59 @@ def no_helper_left(home: Path) -> Iterator[None]:
     pid = helper.running(home / "rewind-hooks")   # only a live holder of its lock counts
     if pid is not None:
         os.kill(pid, signal.SIGTERM)
+
+
+class Foreground:
+    """`rewind mount --foreground` as a child of the test (its pid to measure or signal,
+    its log in a file: a pipe nobody reads would stall a chatty mount)."""
+
+    def __init__(self, mnt: Path, env: dict[str, str], flags: tuple[str, ...], log: Path):
+        self.mnt = mnt
+        self.log = log
+        with open(log, "wb") as out:
+            self.proc = subprocess.Popen([REWIND, "mount", "--foreground", str(mnt), *flags],
+                                         env=env, stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.DEVNULL, stderr=out)
+        wait_for(lambda: os.path.ismount(mnt) or self.proc.poll() is not None, "the mount")
+        assert self.proc.poll() is None, f"the mount exited: {self.output()}"
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def stop(self) -> int:
+        """SIGTERM: the mount unmounts itself and exits 0 (asserted)."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        code = self.proc.wait(timeout=DEADLINE)
+        assert code == 0, f"the mount exited {code}: {self.output()}"
+        assert not os.path.ismount(self.mnt)
+        return code
+
+
+@pytest.fixture
+def foreground(mnt: Path, child_env, tmp_path: Path) -> Iterator[Callable[..., Foreground]]:
+    """foreground(*flags, env={...}): the one launcher of a foreground mount at `mnt`;
+    every one started is stopped (killed if it must be) at teardown."""
+    started: list[Foreground] = []
+
+    def start(*flags: str, env: dict[str, str] | None = None,
+              at: Path | None = None) -> Foreground:
+        where = at or mnt
+        log = tmp_path / f"mount-{len(started)}.log"
+        started.append(Foreground(where, child_env(**(env or {})), flags, log))
+        return started[-1]
+
+    yield start
+    for one in started:
+        if one.proc.poll() is None:
+            one.proc.send_signal(signal.SIGTERM)
+            try:
+                one.proc.wait(timeout=DEADLINE)
+            except subprocess.TimeoutExpired:
+                one.proc.kill()
+                one.proc.wait()
+        force_unmount(one.mnt)

@@ -11,7 +11,6 @@ import select
 import signal
 import subprocess
 import time
-from pathlib import Path
 
 ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\r")
 
@@ -88,11 +87,3 @@ class PtyProcess:
     @property
     def plain(self) -> bytes:
         return ANSI.sub(b"", self.output)
-
-
-def rewind_env(home: Path, fake_home: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("GIT_", "REWIND_", "NO_COLOR", "PAGER", "LESS", "COLUMNS"))}
-    env.update(HERMES_HOME=str(home), HOME=str(fake_home), LC_ALL="C.UTF-8", TERM="xterm")
-    env.update(extra)
-    return env

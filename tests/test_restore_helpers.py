@@ -114,15 +114,6 @@ def checkpoint(mgr: CheckpointManager, project: Path, reason: str, **kw) -> str:
     return result.commit
 
 
-def rewind_env(home: Path, tmp_path: Path, **extra: str) -> dict[str, str]:
-    """The environment the `run_rewind` fixture uses, for processes a test starts itself."""
-    fake_home = tmp_path / "user-home"
-    fake_home.mkdir(exist_ok=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "REWIND_"))}
-    env.update(HERMES_HOME=str(home), HOME=str(fake_home), LC_ALL="C.UTF-8", **extra)
-    return env
-
-
 def skip(reason: str):
     print(f"SKIPPED: {reason}")
     pytest.skip(reason)

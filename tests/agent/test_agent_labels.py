@@ -5,16 +5,10 @@ from __future__ import annotations
 
 import json
 
-import pytest
 from test_restore_helpers import git_view, manager, write
 
 from rewindfs.fs.model import Model
 from rewindfs.store import Layout, checkpoints, project_hash
-
-
-@pytest.fixture
-def mgr(home):
-    return manager(home)
 
 
 def test_restore_and_diff_by_label(mgr, project, run_rewind):

@@ -4,28 +4,16 @@ invisible to the file tree, to `diff -r`-style comparisons and to a Hermes 0.19 
 from __future__ import annotations
 
 import json
-import shutil
 
 import pygit2
-import pytest
 from test_restore_helpers import git_view, manager, write
 
 from rewindfs.fs.model import Model
 from rewindfs.store import Layout, project_hash
 from rewindfs.store.history import actions
 
-try:
-    import tools.checkpoint_manager as hcm
-except Exception:  # noqa: BLE001 - any import failure means: not installed/usable
-    hcm = None
-
 STATE = {"kanban": {"todo": ["ship"], "done": ["spec"]}, "goal": {"text": "release 1.0"},
          "memory_index": ["mem/1", "mem/2"], "tool_history_tail": [{"tool": "ls", "ok": True}]}
-
-
-@pytest.fixture
-def mgr(home):
-    return manager(home)
 
 
 def test_state_and_actions_round_trip(mgr, project, home):
@@ -185,10 +173,7 @@ def test_show_prints_metadata_steps_state_and_actions(mgr, project, run_rewind):
     assert proc.returncode == 1 and proc.stderr.startswith("rewind: ")
 
 
-@pytest.mark.skipif(hcm is None or shutil.which("git") is None,
-                    reason="hermes-agent 0.19 (tools.checkpoint_manager) or git not available")
-def test_hermes_reader_sees_ordinary_checkpoints(mgr, project, home, monkeypatch, files_of):
-    monkeypatch.setattr(hcm, "CHECKPOINT_BASE", home / "checkpoints")
+def test_hermes_reader_sees_ordinary_checkpoints(mgr, project, hcm, files_of):
     hermes = hcm.CheckpointManager(enabled=True)
     original = git_view(project)
     mgr.record_action(str(project), "github.pr.opened", "1234")

@@ -8,15 +8,9 @@ import os
 import subprocess
 import sys
 
-import pytest
 from test_restore_helpers import chain, git_view, manager, picture, without_empty_dirs, write
 
 from rewindfs.store import checkpoints, project_hash
-
-
-@pytest.fixture
-def mgr(home):
-    return manager(home)
 
 
 def step(mgr, project, step_id: str, turn_id: str, files: dict | None = None,

@@ -13,11 +13,6 @@ HERMES_LIST_KEYS = {"hash", "short_hash", "timestamp", "reason", "files_changed"
                     "deletions"}
 
 
-@pytest.fixture
-def mgr(home):
-    return CheckpointManager(enabled=True, base=home / "checkpoints")
-
-
 def test_once_per_turn(mgr, project):
     assert mgr.ensure_checkpoint(str(project), "before write_file") is True
     (project / "a.txt").write_text("a\n")

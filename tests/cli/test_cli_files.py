@@ -67,14 +67,13 @@ def test_show_ref_path_and_cat_print_the_file_as_it_was(run_rewind, project, sto
     assert folder.returncode == 1 and "is a directory" in folder.stderr
 
 
-def test_show_file_is_byte_exact(project, store, home):
+def test_show_file_is_byte_exact(project, store, child_env):
     from conftest import REWIND
 
     data = bytes(range(256)) * 4
     (project / "blob.bin").write_bytes(data)
     take(store, project, "binary")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "REWIND_"))}
-    env["HERMES_HOME"] = str(home)
+    env = child_env()
     for argv in (["show", "1:blob.bin"], ["cat", "1", "blob.bin"]):
         out = subprocess.run([REWIND, *argv], cwd=project, capture_output=True, env=env,
                              check=True).stdout

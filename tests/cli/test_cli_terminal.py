@@ -14,20 +14,17 @@ from pathlib import Path
 
 import pytest
 from conftest import REWIND
-from terminal import PtyProcess, rewind_env
+from terminal import PtyProcess
 
 from rewindfs.store import Layout, project_hash, take
 from rewindfs.store.objects.locks import file_lock
 
 
 @pytest.fixture
-def tty(home: Path, tmp_path: Path):
-    fake_home = tmp_path / "user-home"
-    fake_home.mkdir(exist_ok=True)
-
+def tty(child_env):
     def start(*args: str, cwd=None, stdout_tty: bool = True, **env: str) -> PtyProcess:
         return PtyProcess([REWIND, *map(str, args)], cwd=cwd,
-                          env=rewind_env(home, fake_home, **env), stdout_tty=stdout_tty)
+                          env=child_env(TERM="xterm", **env), stdout_tty=stdout_tty)
 
     return start
 

@@ -19,22 +19,20 @@ def one_line(proc: subprocess.CompletedProcess) -> str:
 # -- a reader that goes away ------------------------------------------------------------
 
 
-def _pipeline(home, reader: str, *args: str) -> subprocess.CompletedProcess:
+def _pipeline(env: dict[str, str], reader: str, *args: str) -> subprocess.CompletedProcess:
     """`rewind ARGS | READER` in bash; prints rewind's own exit status."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "REWIND_"))}
-    env["HERMES_HOME"] = str(home)
     script = f'"$0" "$@" | {reader}; echo "rewind exited ${{PIPESTATUS[0]}}"'
     return subprocess.run(["bash", "-c", script, REWIND, *args], env=env, capture_output=True,
                           text=True, timeout=60)
 
 
-def test_list_into_a_closed_pipe_ends_quietly_like_git(home, project, run_rewind):
+def test_list_into_a_closed_pipe_ends_quietly_like_git(child_env, project, run_rewind):
     for i in range(3):
         (project / f"f{i}.txt").write_text(f"{i}\n")
         run_rewind("checkpoint", project, "-m", f"c{i}", check=True)
     # `true` never reads: every write rewind makes meets a closed pipe.
     for reader in ("true", "head -1"):
-        proc = _pipeline(home, reader, "list", "--all-projects")
+        proc = _pipeline(child_env(), reader, "list", "--all-projects")
         assert proc.stderr == "", proc.stderr  # no "rewind: Broken pipe", no traceback
         status = int(proc.stdout.strip().splitlines()[-1].split()[-1])
         assert status in (0, 141)  # 141: git's status in the same pipeline (128 + SIGPIPE)

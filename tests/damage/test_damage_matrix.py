@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from conftest import REWIND, isolated_git_env
+from conftest import REWIND, isolated_git_env, rewind_env
 
 TIMEOUT = 60  # a case that takes this long is hung: without the fixes it never ends
 
@@ -83,10 +83,8 @@ class Damage:
 
 
 def _run(home: Path, fake_home: Path, argv: list[str]) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "REWIND_"))}
-    env.update(HERMES_HOME=str(home), HOME=str(fake_home), LC_ALL="C.UTF-8")
-    return subprocess.run([REWIND, *argv], env=env, capture_output=True, text=True,
-                          timeout=TIMEOUT, stdin=subprocess.DEVNULL)
+    return subprocess.run([REWIND, *argv], env=rewind_env(home, fake_home), capture_output=True,
+                          text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL)
 
 
 def _git(store: Path, *args: str) -> str:

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import force_unmount, make_git_repo
+from conftest import force_unmount, make_git_repo, rewind_env
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -30,10 +30,8 @@ def test_readme_tour_runs_as_written(fuse_usable, tmp_path):
     project = home / "myproj"
     make_git_repo(project, {"src/app.py": b"print('v1')\n", "notes.txt": b"notes\n"},
                   commit=False)
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("GIT_", "REWIND_")) and k != "HERMES_HOME"}
-    env.update(HOME=str(home), LC_ALL="C.UTF-8",
-               PATH=f"{Path(sys.executable).parent}:{env.get('PATH', '/usr/bin:/bin')}")
+    env = rewind_env(None, home, PATH=f"{Path(sys.executable).parent}:"
+                                      f"{os.environ.get('PATH', '/usr/bin:/bin')}")
 
     def run(line: str) -> subprocess.CompletedProcess:
         return subprocess.run(["bash", "-c", line], cwd=project, env=env, capture_output=True,

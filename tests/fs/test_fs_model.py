@@ -29,11 +29,6 @@ class FakeClock:
 
 
 @pytest.fixture
-def layout(home: Path) -> Layout:
-    return Layout(home / "checkpoints")
-
-
-@pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()
 

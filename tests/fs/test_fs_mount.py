@@ -10,7 +10,6 @@ from __future__ import annotations
 import errno
 import json
 import os
-import signal
 import stat
 import subprocess
 import threading
@@ -278,54 +277,39 @@ def rss_anon_kib(pid: int) -> int:
     raise AssertionError("no RssAnon")
 
 
-def test_memory_stays_bounded_reading_a_big_checkpoint(store, project, mnt, home):
+def test_memory_stays_bounded_reading_a_big_checkpoint(store, project, foreground):
     files, size = 80, 4 * MiB  # 320 MiB of distinct, quickly compressible blobs
     for i in range(files):
         (project / f"big{i}.bin").write_bytes(os.urandom(16 * 1024) * (size // (16 * 1024)))
     take(store, project, "big")
-    proc = foreground(mnt, home)
-    try:
-        baseline = rss_anon_kib(proc.pid)
-        peak = baseline
-        for i in range(files):
-            with open(mnt / "proj" / "1" / f"big{i}.bin", "rb") as fh:
-                while fh.read(1 << 20):
-                    peak = max(peak, rss_anon_kib(proc.pid))
-        grown_mib = (peak - baseline) / 1024
-        assert grown_mib < 192, f"the mount grew by {grown_mib:.0f} MiB reading 320 MiB"
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=DEADLINE)
+    mounted = foreground()
+    baseline = rss_anon_kib(mounted.pid)
+    peak = baseline
+    for i in range(files):
+        with open(mounted.mnt / "proj" / "1" / f"big{i}.bin", "rb") as fh:
+            while fh.read(1 << 20):
+                peak = max(peak, rss_anon_kib(mounted.pid))
+    grown_mib = (peak - baseline) / 1024
+    assert grown_mib < 192, f"the mount grew by {grown_mib:.0f} MiB reading 320 MiB"
+    mounted.stop()
 
 
 # -- lifecycle -------------------------------------------------------------------------------
 
 
-def foreground(mnt: Path, home: Path) -> subprocess.Popen:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "REWIND_"))}
-    env["HERMES_HOME"] = str(home)
-    proc = subprocess.Popen([REWIND, "mount", "--foreground", str(mnt)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    wait_for(lambda: os.path.ismount(mnt) or proc.poll() is not None, "the mount")
-    assert proc.poll() is None, proc.stderr.read()
-    return proc
-
-
-def test_sigterm_unmounts_cleanly(store, project, mnt, home):
+def test_sigterm_unmounts_cleanly(store, project, foreground):
     take(store, project, "first")
-    proc = foreground(mnt, home)
-    assert (mnt / "proj" / "1" / "README.md").exists()
-    proc.send_signal(signal.SIGTERM)
-    assert proc.wait(timeout=DEADLINE) == 0
-    assert not os.path.ismount(mnt)
-    assert os.listdir(mnt) == []  # no ENOTCONN: really unmounted
+    mounted = foreground()
+    assert (mounted.mnt / "proj" / "1" / "README.md").exists()
+    assert mounted.stop() == 0  # SIGTERM: exit 0, unmounted
+    assert os.listdir(mounted.mnt) == []  # no ENOTCONN: really unmounted
 
 
-def test_stale_mount_is_cleaned_before_mounting(store, project, mnt, home, run_rewind):
+def test_stale_mount_is_cleaned_before_mounting(store, project, mnt, foreground, run_rewind):
     take(store, project, "first")
-    proc = foreground(mnt, home)
-    proc.kill()
-    proc.wait(timeout=DEADLINE)
+    mounted = foreground()
+    mounted.proc.kill()
+    mounted.proc.wait(timeout=DEADLINE)
     with pytest.raises(OSError) as dead:
         os.listdir(mnt)
     assert dead.value.errno == errno.ENOTCONN

@@ -1,11 +1,12 @@
 """A small agent harness written against upstream Hermes's checkpoint API (test data).
 
-It uses tools.checkpoint_manager the way current Hermes's agent loop, /rollback and
-/diff commands, startup hook and `hermes checkpoints` subcommands do: the checkpoint
-manager around write tools and shell commands, safe rollbacks that report kept
-files, the session diff, the cross-project list, and the maintenance functions with
-a confirmation bound to its preview. tests/hermes/test_hermes_harness.py runs this file
-with its import line pointed at rewindfs.hermes and nothing else changed.
+It uses tools.checkpoint_manager (hermes-agent 0.19) the way Hermes's agent loop,
+/rollback command, startup hook and `hermes checkpoints` subcommands do, and
+nothing that module lacks: the manager around write tools and shell commands, the
+numbered list and its formatting, diffs and restores by hash (whole tree or one
+file), and the maintenance functions. tests/hermes/test_hermes_harness.py runs this
+file as it is against upstream Hermes, and with its import line pointed at
+rewindfs.hermes and nothing else changed.
 """
 
 from __future__ import annotations
@@ -22,10 +23,6 @@ from tools.checkpoint_manager import (
     prune_checkpoints,
     store_status,
 )
-
-KEPT_LINES = (("skipped_user_edits", "kept your edits"),
-              ("skipped_oversize", "kept, too large to checkpoint"),
-              ("failed_deletes", "could not remove"))
 
 
 class Agent:
@@ -50,16 +47,14 @@ class Agent:
             target.write_bytes(content)
         else:
             target.write_text(content)
-        self.mgr.record_agent_write(path)
 
     def terminal(self, cwd: str, command: str) -> int:
         self.mgr.ensure_checkpoint(cwd, f"before terminal: {command}")
         return subprocess.run(command, shell=True, cwd=cwd).returncode
 
-    # /rollback [N [FILE]] [--all], /rollback diff N, /diff session
+    # /rollback [N [FILE]], /rollback diff N
 
-    def rollback(self, cwd: str, arg: str = "", file: str | None = None,
-                 restore_all: bool = False) -> str:
+    def rollback(self, cwd: str, arg: str = "", file: str | None = None) -> str:
         checkpoints = self.mgr.list_checkpoints(cwd)
         if not arg:
             return format_checkpoint_list(checkpoints, cwd)
@@ -73,31 +68,18 @@ class Agent:
             if not 0 <= index < len(checkpoints):
                 return f"pick 1-{len(checkpoints)}"
             target = checkpoints[index]["hash"]
-        result = self.mgr.restore(cwd, target, file_path=file, safe=not restore_all)
+        result = self.mgr.restore(cwd, target, file_path=file)
         if not result["success"]:
             return f"restore failed: {result['error']}"
-        lines = [f"restored to {result['restored_to']} ({result['reason']})"]
-        files = result.get("restored_files")
-        if files is not None:
-            lines.append(f"{len(files)} file(s) restored")
-        for key, label in KEPT_LINES:
-            if result.get(key):
-                lines.append(f"{label}: {', '.join(result[key])}")
-        return "\n".join(lines)
+        return f"restored to {result['restored_to']} ({result['reason']})"
 
     def rollback_diff(self, cwd: str, number: int) -> str:
         target = self.mgr.list_checkpoints(cwd)[number - 1]["hash"]
         result = self.mgr.diff(cwd, target)
         return result["diff"] if result["success"] else f"diff failed: {result['error']}"
 
-    def session_diff(self, cwd: str) -> str:
-        result = self.mgr.session_diff(cwd)
-        if not result["success"]:
-            return f"diff failed: {result['error']}"
-        return "no changes" if result.get("empty") else result["stat"] + "\n" + result["diff"]
-
-    def list_everything(self) -> str:
-        return format_checkpoint_list(self.mgr.list_all_checkpoints(), "all directories")
+    def reasons(self, cwd: str) -> list[str]:
+        return [cp["reason"] for cp in self.mgr.list_checkpoints(cwd)]
 
 
 # startup hook and `hermes checkpoints status|prune|clear|clear-legacy`
@@ -116,34 +98,24 @@ def on_startup(config: dict) -> dict:
 
 def cmd_status() -> list[str]:
     info = store_status()
-    lines = [f"base {info['base']}: {info['total_size_bytes']} bytes, "
-             f"{info['project_count']} project(s)"]
-    for project in info["projects"]:
+    lines = [f"{info['project_count']} project(s)"]
+    for project in sorted(info["projects"], key=lambda p: p["workdir"]):
         state = "" if project["exists"] else " (missing)"
-        lines.append(f"  {project['workdir']}: {project['commits']} checkpoint(s){state}")
-    for repo in info["pre_v2_projects"]:
-        lines.append(f"  pre-v2 {repo['path']} -> {repo['workdir']}")
+        lines.append(f"{project['workdir']}: {project['commits']} checkpoint(s){state}")
     for archive in info["legacy_archives"]:
-        lines.append(f"  {archive['name']}: {archive['size_bytes']} bytes")
+        lines.append(f"archive {archive['name']}")
     return lines
 
 
-def cmd_prune(retention_days: int, keep_orphans: bool, answer) -> dict:
-    """Show the orphans, ask, and delete only what was shown and approved."""
-    info = store_status()
-    shown = [p["hash"] for p in info["projects"] if not p["exists"]]
-    shown += [r["path"] for r in info["pre_v2_projects"] if not r["exists"]]
-    if shown and not keep_orphans and not answer(shown):
-        return {"cancelled": True}
-    return prune_checkpoints(retention_days=retention_days, delete_orphans=not keep_orphans,
-                             orphan_allowlist=set(shown))
+def cmd_prune(retention_days: int, keep_orphans: bool) -> dict:
+    return prune_checkpoints(retention_days=retention_days, delete_orphans=not keep_orphans)
 
 
 def cmd_clear_legacy() -> str:
     result = clear_legacy()
-    return f"deleted {result['deleted']} archive(s), {result['bytes_freed']} bytes"
+    return f"deleted {result['deleted']} archive(s)"
 
 
 def cmd_clear() -> str:
     result = clear_all()
-    return f"cleared: {result['deleted']}, {result['bytes_freed']} bytes"
+    return f"cleared: {result['deleted']}"

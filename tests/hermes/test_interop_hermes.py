@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import logging
 import re
-import shutil
 
 import pygit2
 import pytest
@@ -17,25 +16,10 @@ import pytest
 from rewindfs.agent.manager import CheckpointManager as RewindManager
 from rewindfs.store import checkpoints, project_hash, stats, take
 
-try:
-    import tools.checkpoint_manager as hcm
-except Exception as exc:  # noqa: BLE001 - any import failure means: not installed/usable
-    hcm = None
-    IMPORT_ERROR = f"{type(exc).__name__}: {exc}"
-
-pytestmark = pytest.mark.skipif(
-    hcm is None,
-    reason="hermes-agent is not importable (pip install --no-deps hermes-agent==0.19.0): "
-    + (IMPORT_ERROR if hcm is None else ""),
-)
-
 
 @pytest.fixture
-def hermes(home, monkeypatch, caplog):
+def hermes(hcm, caplog):
     """Hermes's CheckpointManager pointed at the test store."""
-    if shutil.which("git") is None:
-        pytest.skip("Hermes's manager needs the git CLI, which is not installed")
-    monkeypatch.setattr(hcm, "CHECKPOINT_BASE", home / "checkpoints")
     caplog.set_level(logging.DEBUG, logger="tools.checkpoint_manager")
     return hcm.CheckpointManager(enabled=True)
 
@@ -55,14 +39,14 @@ def ids_on_ref(store_dir, workdir):
     return out
 
 
-def test_default_excludes_identical(store, project, store_dir):
+def test_default_excludes_identical(store, project, store_dir, hcm):
     take(store, project, "first")
     lines = (store_dir / "info" / "exclude").read_text().splitlines()
     assert [line for line in lines if line and not line.startswith("#")] == \
         hcm.DEFAULT_EXCLUDES
 
 
-def test_project_hash_identical(project, tmp_path):
+def test_project_hash_identical(project, tmp_path, hcm):
     link = tmp_path / "via-link"
     link.symlink_to(project)
     for path in [project, link, project / "src" / ".."]:
@@ -211,12 +195,10 @@ def test_both_tools_capture_the_same_files(hermes, store, project, tmp_path, sto
     assert str(other[result.commit].peel(pygit2.Commit).tree_id) == hermes_tree
 
 
-def test_hermes_prune_and_gc_keep_rewindfs_working(home, monkeypatch, store, project, store_dir,
-                                                   fsck):
+def test_hermes_prune_and_gc_keep_rewindfs_working(hcm, store, project, store_dir, fsck):
     """Hermes's max_snapshots pruning rewrites the ref and runs `git gc --prune=now`
     (which runs `git worktree prune`): rewindfs's per-project admin dir must survive
     and later checkpoints must still work."""
-    monkeypatch.setattr(hcm, "CHECKPOINT_BASE", home / "checkpoints")
     for i in range(3):
         (project / f"r{i}.txt").write_text(f"{i}\n")
         assert take(store, project, f"rewindfs {i}").taken

@@ -4,7 +4,6 @@ and restores while a project sits at max_snapshots."""
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 from test_restore_helpers import (
@@ -17,25 +16,9 @@ from test_restore_helpers import (
     write,
 )
 
-try:
-    import tools.checkpoint_manager as hcm
-except Exception as exc:  # noqa: BLE001 - any import failure means: not installed/usable
-    hcm = None
-    IMPORT_ERROR = f"{type(exc).__name__}: {exc}"
-else:
-    IMPORT_ERROR = ""
-
 
 @pytest.fixture
-def hermes_factory(home, monkeypatch):
-    if hcm is None:
-        reason = f"hermes-agent 0.19 is not importable: {IMPORT_ERROR}"
-        print(f"SKIPPED: {reason}")
-        pytest.skip(reason)
-    if shutil.which("git") is None:
-        print("SKIPPED: Hermes's manager needs the git CLI")
-        pytest.skip("Hermes's manager needs the git CLI, which is not installed")
-    monkeypatch.setattr(hcm, "CHECKPOINT_BASE", home / "checkpoints")
+def hermes_factory(hcm):
     return lambda **kw: hcm.CheckpointManager(enabled=True, **kw)
 
 

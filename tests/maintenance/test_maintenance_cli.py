@@ -13,17 +13,11 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-from conftest import REWIND, age
+from conftest import REWIND, age, force_unmount, rewind_env
 
 from rewindfs.store import Layout, Store, project_hash, set_label, take
 from rewindfs.store.maintenance import legacy
 from rewindfs.store.objects import shadowrepos
-
-
-@pytest.fixture
-def layout(home: Path) -> Layout:
-    return Layout(home / "checkpoints")
 
 
 def checkpoint(store: Store, workdir: Path, count: int = 1) -> list[str]:
@@ -51,10 +45,7 @@ class Terminal:
     """`rewind` on a pseudo-terminal: read what it prints, answer its questions."""
 
     def __init__(self, home: Path, tmp_path: Path, *args: str):
-        fake_home = tmp_path / "tty-home"
-        fake_home.mkdir(exist_ok=True)
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "REWIND_"))}
-        env.update(HERMES_HOME=str(home), HOME=str(fake_home), LC_ALL="C.UTF-8", TERM="dumb")
+        env = rewind_env(home, tmp_path / "tty-home", TERM="dumb")
         self.master, slave = pty.openpty()
         self.proc = subprocess.Popen([REWIND or sys.executable, *args], stdin=slave, stdout=slave,
                                      stderr=slave, env=env, close_fds=True)
@@ -275,22 +266,18 @@ def test_clear_asks_on_a_terminal(home, store, layout, tmp_path):
     assert term.finish() == 0 and not layout.base.exists()
 
 
-def test_clear_unmounts_first(run_rewind, store, layout, tmp_path, home):
-    if shutil.which("fusermount3") is None or not os.path.exists("/dev/fuse"):
-        pytest.skip("FUSE not available here")
+def test_clear_unmounts_first(run_rewind, store, layout, tmp_path, home, fuse_usable):
     checkpoint(store, tmp_path / "p")
-    mounted = run_rewind("mount")
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount here: {mounted.stderr.strip()}")
     mnt = home / "mnt"
     try:
+        run_rewind("mount", check=True)  # the default mountpoint
         assert os.path.ismount(mnt)
         assert "mounted" in run_rewind("status", check=True).stdout.split("Mount:")[1]
         proc = run_rewind("clear", "-f", check=True)
         assert f"unmounted {mnt}" in proc.stdout
         assert not os.path.ismount(mnt) and not layout.base.exists()
     finally:
-        subprocess.run(["fusermount3", "-u", "-z", str(mnt)], capture_output=True)
+        force_unmount(mnt)
 
 
 def test_clear_legacy(run_rewind, store, layout, tmp_path):

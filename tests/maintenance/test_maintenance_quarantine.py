@@ -25,11 +25,6 @@ from rewindfs.store.maintenance import sweep
 DAY = 86400
 
 
-@pytest.fixture
-def layout(home: Path) -> Layout:
-    return Layout(home / "checkpoints")
-
-
 def project_at(path: Path, versions: int, store: Store) -> list[str]:
     """A project with a sibling (its parent stays populated when it goes) and `versions`
     checkpoints."""

@@ -14,8 +14,14 @@ import time
 from pathlib import Path
 
 import pygit2
-import pytest
-from conftest import REWIND, flatten_tree, isolated_git_env
+from conftest import (
+    RACE_COMMITS,
+    RACE_DEADLINE,
+    REWIND,
+    flatten_tree,
+    flocks,
+    wait_for,
+)
 
 from rewindfs.store import Layout, Store, checkpoints, project_hash, take
 from rewindfs.store.maintenance import gc, sizes, sweep
@@ -23,11 +29,6 @@ from rewindfs.store.maintenance.status import store_status
 from rewindfs.store.objects import writers
 
 KB = 1024
-
-
-@pytest.fixture
-def layout(home: Path) -> Layout:
-    return Layout(home / "checkpoints")
 
 
 def fill(store: Store, wd: Path, count: int, size: int = 100 * KB) -> list[str]:
@@ -125,15 +126,18 @@ def test_explicit_gc_waits_for_a_writer_in_flight(store, layout, tmp_path):
 
     thread = threading.Thread(target=writer)
     thread.start()
-    inside.wait(30)
+    assert inside.wait(30)
     collector = threading.Thread(target=lambda: (gc.gc(layout, immediate=True), done.set()))
     collector.start()
-    time.sleep(1.0)  # time enough for a gc that did not wait to be over
-    still_waiting = not done.is_set()
-    survived = present(layout, in_flight)
-    release.set()
-    thread.join()
-    collector.join()
+    try:  # the gc holds the gate while it waits for the writers inside: it is waiting
+        wait_for(lambda: (False, "WRITE", os.getpid()) in flocks(
+            layout.lock_file(writers.GATE)), "the gc to wait for the writer")
+        still_waiting = not done.is_set()
+        survived = present(layout, in_flight)
+    finally:
+        release.set()
+        thread.join()
+        collector.join()
     assert still_waiting and survived == in_flight
 
 
@@ -231,20 +235,31 @@ def test_immediate_reclaim_with_writers_running_loses_nothing(store, layout, tmp
     threads.append(threading.Thread(target=pruner))
     for t in threads:
         t.start()
-    time.sleep(8)
-    stop.set()
-    stop_file.write_text("stop")
-    for t in threads:
-        t.join(120)
+    lines = {name: [] for name in procs}  # what the processes reported so far
+    readers = [threading.Thread(target=lambda n=name, p=proc: lines[n].extend(
+        iter(p.stdout.readline, ""))) for name, proc in procs.items()]
+    for t in readers:
+        t.start()
+    try:
+        wait_for(lambda: errors or (len(runs) >= 3 and all(
+            len(reported.get(n, [])) >= RACE_COMMITS for n in ("t-all", "t-kept")) and all(
+            len(got) >= RACE_COMMITS for got in lines.values())),
+            f"{RACE_COMMITS} checkpoints per writer and 3 prunes", RACE_DEADLINE)
+    finally:
+        stop.set()
+        stop_file.write_text("stop")
+        for t in threads:
+            t.join(120)
     for name, proc in procs.items():
-        out, _ = proc.communicate(timeout=120)
-        assert proc.returncode == 0, name
-        reported[name] = out.split()
+        assert proc.wait(timeout=120) == 0, name
+    for t in readers:
+        t.join(60)
+    for name, got in lines.items():
+        reported[name] = [line.strip() for line in got]
     assert not errors, errors[:3]
     assert len(runs) >= 3 and all(r.gc_ran and r.kept_younger_than_minutes == 0 for r in runs)
     repo = pygit2.Repository(str(layout.store))
     for name in ("t-all", "proc-all"):  # nothing pruned: every reported checkpoint is whole
-        assert len(reported[name]) > 5, name
         lost = [c for c in reported[name] if not complete(repo, c)]
         assert not lost, f"{name}: {len(lost)} of {len(reported[name])} checkpoints lost"
     for name, keep in (("t-kept", 2), ("proc-kept", 3)):
@@ -315,7 +330,7 @@ def test_placeholders_of_a_running_gc_are_left_to_it(store, layout, tmp_path):
     assert gc.clear_placeholders(layout) == 1 and not pin.exists()
 
 
-def test_clear_waits_for_a_writer(store, layout, tmp_path):
+def test_clear_waits_for_a_writer(store, layout, tmp_path, child_env):
     fill(store, tmp_path / "p", 1)
     inside, release = threading.Event(), threading.Event()
 
@@ -326,15 +341,17 @@ def test_clear_waits_for_a_writer(store, layout, tmp_path):
 
     thread = threading.Thread(target=writer)
     thread.start()
-    inside.wait(30)
-    clearing = subprocess.Popen([REWIND, "clear", "-f"], env={
-        **isolated_git_env(), "HERMES_HOME": str(layout.base.parent)},
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        cwd=tmp_path)
-    time.sleep(1.0)
-    waited = clearing.poll() is None and layout.base.exists()
-    release.set()
-    thread.join()
+    assert inside.wait(30)
+    clearing = subprocess.Popen([REWIND, "clear", "-f"], env=child_env(),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                cwd=tmp_path)
+    try:  # clear holds the gate while it waits for the writer inside: it is waiting
+        wait_for(lambda: (False, "WRITE", clearing.pid) in flocks(
+            layout.lock_file(writers.GATE)), "clear to wait for the writer")
+        waited = clearing.poll() is None and layout.base.exists()
+    finally:
+        release.set()
+        thread.join()
     out, err = clearing.communicate(timeout=60)
     assert waited and clearing.returncode == 0, (out, err)
     assert not layout.base.exists()

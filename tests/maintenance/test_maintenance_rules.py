@@ -27,11 +27,6 @@ from rewindfs.store.objects.locks import file_lock
 KB = 1024
 
 
-@pytest.fixture
-def layout(home: Path) -> Layout:
-    return Layout(home / "checkpoints")
-
-
 def fill(store: Store, workdir: Path, count: int, *, size: int = 30 * KB,
          keep: int | None = None) -> list[str]:
     """`count` checkpoints of `workdir`, each replacing data.bin with `size` random bytes."""
@@ -645,8 +640,19 @@ def test_auto_prune_off(home, layout, tmp_path):
     mgr.new_turn()
     (wd / "f").write_text("y\n")
     assert mgr.ensure_checkpoint(str(wd))
-    time.sleep(0.3)
+    # A sweep is started (or not) before ensure_checkpoint returns, by a thread that waits
+    # for it: once every such thread is over, a sweep that was started has run.
+    for thread in threading.enumerate():
+        if thread.name == "rewindfs-auto-prune":
+            thread.join(120)
     assert marker.last_run(layout) is None
+    on = CheckpointManager(enabled=True, base=layout.base)  # the same, with auto_prune on
+    (wd / "f").write_text("z\n")
+    assert on.ensure_checkpoint(str(wd))
+    for thread in threading.enumerate():
+        if thread.name == "rewindfs-auto-prune":
+            thread.join(120)
+    assert marker.last_run(layout) is not None
 
 
 # -- inventory -----------------------------------------------------------------------------

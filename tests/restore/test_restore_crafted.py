@@ -16,14 +16,9 @@ import time
 
 import pytest
 from conftest import force_unmount, isolated_git_env
-from test_restore_helpers import checkpoint, manager, one_line_error, picture, ref_tip, write
+from test_restore_helpers import checkpoint, one_line_error, picture, ref_tip, write
 
 from rewindfs.store import project_hash
-
-
-@pytest.fixture
-def mgr(home):
-    return manager(home)
 
 
 def git(store_dir, *args: str, data: bytes | None = None) -> str:

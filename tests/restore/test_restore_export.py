@@ -5,12 +5,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from test_restore_helpers import checkpoint, git_view, manager, one_line_error, picture, write
-
-
-@pytest.fixture
-def mgr(home):
-    return manager(home)
+from test_restore_helpers import checkpoint, git_view, one_line_error, picture, write
 
 
 @pytest.fixture

@@ -13,11 +13,6 @@ from test_restore_helpers import checkpoint, immutable, manager, picture, skip, 
 
 
 @pytest.fixture
-def mgr(home):
-    return manager(home)
-
-
-@pytest.fixture
 def small_fs(tmp_path):
     """A 1 MiB tmpfs (root only), unmounted afterwards."""
     mnt = tmp_path / "small-fs"

@@ -516,16 +516,15 @@ def test_restore_of_many_directories_under_a_low_descriptor_limit(mgr, project, 
     import resource
     import subprocess
 
-    from conftest import REWIND
-    from test_restore_helpers import rewind_env
+    from conftest import REWIND, rewind_env
 
     write(project, {f"many/d{i}/f.txt": f"v1 {i}\n" for i in range(300)})
     cp = mgr.take(str(project), "300 directories").commit
     write(project, {f"many/d{i}/f.txt": f"v2 {i}\n" for i in range(300)})
     limit = (128, resource.getrlimit(resource.RLIMIT_NOFILE)[1])
     proc = subprocess.run([REWIND, "restore", cp[:8], "--yes"], cwd=project,
-                          env=rewind_env(home, tmp_path), capture_output=True, text=True,
-                          timeout=120, preexec_fn=lambda: resource.setrlimit(
+                          env=rewind_env(home, tmp_path / "user-home"), capture_output=True,
+                          text=True, timeout=120, preexec_fn=lambda: resource.setrlimit(
                               resource.RLIMIT_NOFILE, limit))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert all((project / f"many/d{i}/f.txt").read_text() == f"v1 {i}\n" for i in range(300))

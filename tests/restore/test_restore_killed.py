@@ -1,7 +1,8 @@
 """Every restore is undoable, even a killed one (issue 10).
 
 A real `rewind restore` (or `undo`) process is stopped midway with a real SIGKILL
-or SIGINT; `rewind undo` must then return the tree to that restore's pre-rollback
+or SIGINT (paused after half of its files by the restore's test hook, so the signal
+lands midway every time); `rewind undo` must then return the tree to that restore's pre-rollback
 state (not the state before an earlier restore), keep a person's later edit, and
 `rewind status` must name the unfinished restore.
 """
@@ -15,44 +16,27 @@ import time
 
 import pygit2
 import pytest
-from conftest import REWIND
-from test_restore_helpers import checkpoint, manager, picture, rewind_env, write
+from conftest import PAUSE_RESTORE, REWIND, rewind_env, signal_when_paused
+from test_restore_helpers import checkpoint, picture, write
 
 from rewindfs.store import project_hash
 
-BULK = 500  # files each restore rewrites: enough that a kill lands midway
-
-
-@pytest.fixture
-def mgr(home):
-    return manager(home)
+BULK = 500  # files each restore rewrites
+MIDWAY = BULK // 2  # where the test hook pauses it
 
 
 def bulk(version: str) -> dict[str, str]:
     return {f"bulk/f{i:04d}.txt": f"{version} {i}\n" for i in range(BULK)}
 
 
-def stop_midway(args, cwd, env, started, sig=signal.SIGKILL):
-    """Run `rewind ARGS`, send `sig` as soon as `started()` holds; (returncode, stdout, stderr)."""
-    proc = subprocess.Popen([REWIND, *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while proc.poll() is None and time.monotonic() < deadline:
-        if started():
-            proc.send_signal(sig)
-            break
-        time.sleep(0.001)
-    out, err = proc.communicate(timeout=60)
-    return proc.returncode, out, err
-
-
-def holds(path, text: str):
-    def check() -> bool:
-        try:
-            return path.read_text() == text
-        except OSError:
-            return False
-    return check
+def stop_midway(args, cwd, env, sig=signal.SIGKILL):
+    """Run `rewind ARGS`, paused after MIDWAY files, then `sig`: (returncode, stdout, stderr)."""
+    proc = subprocess.Popen([REWIND, *args], cwd=cwd, env={**env, PAUSE_RESTORE: str(MIDWAY)},
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    paused, code, out, err = signal_when_paused(proc, sig)
+    assert paused, f"the restore ended before its pause: {code} {out} {err}"
+    return code, out, err
 
 
 def journal_of(home, project):
@@ -75,9 +59,8 @@ def after_one_restore(mgr, project, run_rewind, home, tmp_path):
 def test_undo_after_a_stopped_restore_returns_to_its_pre_rollback_state(
         sig, after_one_restore, project, home, tmp_path, run_rewind):
     cp, before = after_one_restore
-    env = rewind_env(home, tmp_path)
-    code, out, err = stop_midway(["restore", cp[:8], "--yes"], project, env,
-                                 holds(project / "bulk/f0000.txt", "v1 0\n"), sig)
+    env = rewind_env(home, tmp_path / "user-home")
+    code, out, err = stop_midway(["restore", cp[:8], "--yes"], project, env, sig)
     assert code == (-signal.SIGKILL if sig == signal.SIGKILL else 130), (code, out, err)
     if sig == signal.SIGINT:
         assert err.strip().splitlines()[-1] == "rewind: interrupted", err
@@ -104,9 +87,8 @@ def test_undo_after_a_stopped_restore_returns_to_its_pre_rollback_state(
 def test_undo_after_a_killed_restore_keeps_a_later_edit(after_one_restore, project, home,
                                                         tmp_path, run_rewind):
     cp, before = after_one_restore
-    env = rewind_env(home, tmp_path)
-    code, _, _ = stop_midway(["restore", cp[:8], "--yes"], project, env,
-                             holds(project / "bulk/f0010.txt", "v1 10\n"))
+    env = rewind_env(home, tmp_path / "user-home")
+    code, _, _ = stop_midway(["restore", cp[:8], "--yes"], project, env)
     assert code == -signal.SIGKILL
     last = project / f"bulk/f{BULK - 1:04d}.txt"
     assert last.read_text() == f"v3 {BULK - 1}\n", "the restore finished before the kill"
@@ -132,8 +114,7 @@ def test_undo_after_a_killed_undo(after_one_restore, project, home, tmp_path, ru
     proc = run_rewind("restore", cp[:8], "--yes", cwd=project)
     assert proc.returncode == 0, proc.stderr
     restored = picture(project)
-    code, _, _ = stop_midway(["undo"], project, rewind_env(home, tmp_path),
-                             holds(project / "bulk/f0000.txt", "v3 0\n"))
+    code, _, _ = stop_midway(["undo"], project, rewind_env(home, tmp_path / "user-home"))
     assert code == -signal.SIGKILL
     assert picture(project) != restored
     proc = run_rewind("undo", cwd=project)
@@ -145,8 +126,8 @@ def test_leftover_temp_files_are_never_captured_and_are_removed(after_one_restor
                                                                 home, tmp_path, run_rewind,
                                                                 mgr, store_dir):
     cp, before = after_one_restore
-    code, _, _ = stop_midway(["restore", cp[:8], "--yes"], project, rewind_env(home, tmp_path),
-                             holds(project / "bulk/f0000.txt", "v1 0\n"))
+    code, _, _ = stop_midway(["restore", cp[:8], "--yes"], project,
+                             rewind_env(home, tmp_path / "user-home"))
     assert code == -signal.SIGKILL
     # what a kill between writing a temp file and renaming it leaves (it happened in 3 of 35
     # killed restores; placed by hand here so the test does not depend on luck)

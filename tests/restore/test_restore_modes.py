@@ -14,20 +14,15 @@ import subprocess
 
 import pytest
 from conftest import REWIND
-from test_restore_helpers import checkpoint, manager, rewind_env, write
+from test_restore_helpers import checkpoint, write
 
 
 @pytest.fixture
-def mgr(home):
-    return manager(home)
-
-
-@pytest.fixture
-def rewind_umask(home, tmp_path):
+def rewind_umask(child_env):
     """rewind_umask(umask, *args, cwd=...): the CLI run with that umask."""
 
     def run(umask: int, *args: str, cwd) -> subprocess.CompletedProcess:
-        return subprocess.run([REWIND, *map(str, args)], cwd=cwd, env=rewind_env(home, tmp_path),
+        return subprocess.run([REWIND, *map(str, args)], cwd=cwd, env=child_env(),
                               capture_output=True, text=True, timeout=120,
                               stdin=subprocess.DEVNULL, preexec_fn=lambda: os.umask(umask))
 

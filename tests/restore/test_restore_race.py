@@ -18,8 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-from test_restore_helpers import checkpoint, manager
+from test_restore_helpers import checkpoint
 
 from rewindfs import restore as rs
 from rewindfs.errors import RewindError
@@ -32,7 +31,7 @@ ROUNDS = 20_000
 PAIRS = 20
 
 RACER = r"""
-import ctypes, sys, time
+import ctypes, signal, sys, time
 libc = ctypes.CDLL(None, use_errno=True)
 renameat2 = libc.renameat2
 renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
@@ -40,6 +39,12 @@ AT_FDCWD, RENAME_EXCHANGE = -100, 2
 pairs = [(a.encode(), b.encode()) for a, b in zip(sys.argv[2::2], sys.argv[3::2])]
 stop = time.monotonic() + float(sys.argv[1])
 swaps = 0
+
+def report(*_):  # SIGTERM: say how many swaps were made, so the test knows it raced
+    print(swaps, flush=True)
+    sys.exit(0)
+
+signal.signal(signal.SIGTERM, report)
 print("ready", flush=True)
 while time.monotonic() < stop:
     for _ in range(20):
@@ -48,11 +53,6 @@ while time.monotonic() < stop:
     if swaps == 0:
         sys.exit("renameat2(RENAME_EXCHANGE) does not work here")
 """
-
-
-@pytest.fixture
-def mgr(home):
-    return manager(home)
 
 
 class Raced:
@@ -88,10 +88,20 @@ class Raced:
                                       stdout=subprocess.PIPE, text=True)
         assert self.racer.stdout.readline().strip() == "ready"
 
-    def stop(self) -> None:
-        if self.racer is not None:
-            self.racer.kill()
-            self.racer.wait()
+    def alive(self) -> bool:
+        return self.racer is not None and self.racer.poll() is None
+
+    def stop(self) -> int:
+        """End the racer; the number of swaps it made (asserted > 0: it really raced)."""
+        assert self.racer is not None
+        alive = self.alive()
+        if alive:
+            self.racer.terminate()
+        out, _ = self.racer.communicate(timeout=30)
+        assert alive, f"the racer was gone before the end (exit {self.racer.returncode})"
+        swaps = int(out.split()[-1])
+        assert swaps > 0, "the racer never swapped a file"
+        return swaps
 
     def widened(self) -> dict[str, str]:
         modes = {s.name: stat.S_IMODE(s.stat().st_mode) for _, _, s in self.pairs}
@@ -115,10 +125,12 @@ def test_apply_never_chmods_through_a_swapped_in_symlink(project, tmp_path):
             if rounds % 10 == 0:
                 raced.plant()
                 assert not raced.widened(), f"after {rounds} plans: {raced.widened()}"
+                assert raced.alive(), "the racer died: the plans ran unraced"
     finally:
-        raced.stop()
+        swaps = raced.stop()
     assert not raced.widened(), raced.widened()
-    print(f"{rounds} plans x {PAIRS} raced mode changes: nothing outside the project touched")
+    print(f"{rounds} plans x {PAIRS} mode changes raced by {swaps} swaps: nothing outside "
+          "the project touched")
 
 
 def test_restores_never_chmod_through_a_swapped_in_symlink(mgr, project, tmp_path):
@@ -127,7 +139,7 @@ def test_restores_never_chmod_through_a_swapped_in_symlink(mgr, project, tmp_pat
     for tool, _, _ in raced.pairs:
         tool.chmod(0o755)
     executable = checkpoint(mgr, project, "executable")
-    rounds = 0
+    rounds, refused = 0, []
     raced.start(SECONDS + 30)
     try:
         deadline = time.monotonic() + SECONDS
@@ -135,10 +147,13 @@ def test_restores_never_chmod_through_a_swapped_in_symlink(mgr, project, tmp_pat
             raced.plant()
             try:
                 rs.restore(mgr.store, project, plain if rounds % 2 == 0 else executable)
-            except RewindError:
-                pass  # a capture confused by the swapping: not what this test is about
+            except RewindError as exc:  # a capture confused by the swapping, said in one line
+                refused.append(str(exc))
             rounds += 1
             assert not raced.widened(), f"after {rounds} restores: {raced.widened()}"
+            assert raced.alive(), "the racer died: the restores ran unraced"
     finally:
-        raced.stop()
-    print(f"{rounds} whole restores raced: nothing outside the project touched")
+        swaps = raced.stop()
+    assert len(refused) < rounds, f"no restore ran to its end: {refused[:3]}"
+    print(f"{rounds} whole restores ({len(refused)} refused) raced by {swaps} swaps: "
+          "nothing outside the project touched")

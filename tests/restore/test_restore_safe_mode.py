@@ -6,12 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_restore_helpers import checkpoint, git_view, manager, write
-
-
-@pytest.fixture
-def mgr(home):
-    return manager(home)
+from test_restore_helpers import checkpoint, git_view, write
 
 
 @pytest.fixture

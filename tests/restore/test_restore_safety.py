@@ -20,11 +20,6 @@ from test_restore_helpers import (
 
 
 @pytest.fixture
-def mgr(home):
-    return manager(home)
-
-
-@pytest.fixture
 def outside(tmp_path):
     """A directory next to the project that no restore may ever change."""
     root = tmp_path / "outside"

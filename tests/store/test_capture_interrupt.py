@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from conftest import REWIND
+from conftest import REWIND, rewind_env
 
 from rewindfs.store import project_hash
 
@@ -66,8 +66,7 @@ def test_ctrl_c_stops_a_long_first_checkpoint(phase, big_project, home, tmp_path
     proj = big_project
     admin = store_dir / "worktrees" / project_hash(proj)
     pack_dir = store_dir / "objects" / "pack"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "REWIND_"))}
-    env.update(HERMES_HOME=str(home), HOME=str(tmp_path), LC_ALL="C.UTF-8")
+    env = rewind_env(home, tmp_path / "user-home")
     master, slave = pty.openpty()  # on a terminal, as a person runs it (progress shown)
     proc = subprocess.Popen([REWIND, "checkpoint", str(proj)], stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=slave, env=env)

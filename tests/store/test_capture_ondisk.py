@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pygit2
+from conftest import rewind_env
 
 from rewindfs.errors import StoreError
 from rewindfs.store import take
@@ -206,8 +207,7 @@ def test_unreadable_directory_is_reported(files_of, as_nobody):
         for dirpath, dirnames, filenames in os.walk(top):
             for name in [".", *dirnames, *filenames]:
                 os.chown(os.path.join(dirpath, name), 65534, 65534)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-        env["HOME"] = str(top)
+        env = rewind_env(None, top)
 
         def take_as_nobody() -> dict:
             proc = subprocess.run(

@@ -210,10 +210,7 @@ def test_max_files_refusal_writes_no_objects(store, tmp_path, store_dir):
     assert list((store_dir / "objects" / "pack").glob("*")) == []
 
 
-def test_hermes_restores_a_checkpoint_from_a_fresh_pack(home, tmp_path, monkeypatch, store_dir):
-    hcm = pytest.importorskip("tools.checkpoint_manager",
-                              reason="hermes-agent 0.19 is not installed")
-    monkeypatch.setattr(hcm, "CHECKPOINT_BASE", home / "checkpoints")
+def test_hermes_restores_a_checkpoint_from_a_fresh_pack(home, tmp_path, hcm, store_dir):
     proj = tmp_path / "proj"
     files = make_project(proj)
     ours = take(Store(Layout(home / "checkpoints")), proj, "packed by rewindfs")

@@ -63,7 +63,13 @@ def test_split_capture_is_the_checkpoint_one_process_takes(split_small, store, t
     assert index.read_bytes() == before
 
 
+def _forked_child_says_so() -> None:
+    """Called in the forked child: leaves its pid behind, so the test knows it ran."""
+    CHILD_MARK[0].write_text(str(os.getpid()))
+
+
 def _failing_child(*_args):
+    _forked_child_says_so()
     os._exit(1)
 
 
@@ -71,12 +77,14 @@ def _child_killed_after_sealing(real_seal):
     def seal(self):
         name = real_seal(self)
         if os.getpid() != PARENT[0]:  # in the child: its temp pack and idx are complete
+            _forked_child_says_so()
             os.kill(os.getpid(), signal.SIGKILL)
         return name
     return seal
 
 
 PARENT = [0]
+CHILD_MARK = [Path()]
 
 
 @pytest.mark.parametrize("how", ["fails at once", "killed with a sealed pack"])
@@ -85,6 +93,7 @@ def test_a_failed_child_share_is_stored_by_the_parent(how, split_small, monkeypa
     proj = tmp_path / "proj"
     files = make_project(proj, n=FILES)
     PARENT[0] = os.getpid()
+    CHILD_MARK[0] = tmp_path / "child-ran"
     if how == "fails at once":
         monkeypatch.setattr(splitstore, "_child", _failing_child)
     else:
@@ -92,6 +101,9 @@ def test_a_failed_child_share_is_stored_by_the_parent(how, split_small, monkeypa
                             _child_killed_after_sealing(splitstore.PackWriter.seal))
     result = take(store, proj, "first")
     assert result.taken
+    # the scenario happened: a child was forked, and it failed where the case says
+    assert CHILD_MARK[0].exists(), "no child was forked: the parent stored everything alone"
+    assert int(CHILD_MARK[0].read_text()) != os.getpid()
     assert len(packs(store_dir)) == 2  # the child's pack never became visible
     fsck()
     check_exact(store_dir, result, files, proj, tmp_path)

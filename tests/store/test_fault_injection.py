@@ -1,7 +1,7 @@
 """Bounded fault injection (issue 10, "Done when"): real `rewind checkpoint`, `restore`,
 `undo` and `prune` processes killed with SIGKILL at random moments (half of the kills of
-restores and undos at a random moment just after the tree started changing, so they land
-inside the restore), then:
+restores and undos after a random number of files, paused there by the restore's test
+hook, so they land inside the restore; at least one does in every run), then:
 
 * `git fsck` on the store passes;
 * every acknowledged checkpoint (one whose `rewind checkpoint` printed its hash) is still
@@ -24,8 +24,8 @@ import subprocess
 import time
 
 import pytest
-from conftest import REWIND
-from test_restore_helpers import git_view, picture, rewind_env, write
+from conftest import PAUSE_RESTORE, REWIND, rewind_env, signal_when_paused
+from test_restore_helpers import git_view, picture, write
 
 from rewindfs.store import project_hash
 
@@ -51,7 +51,7 @@ def visible(pic: dict[bytes, tuple]) -> dict[bytes, tuple]:
 
 class Run:
     def __init__(self, home, tmp_path, project, store_git, files_of):
-        self.env = rewind_env(home, tmp_path, REWIND_MAX_SNAPSHOTS="1000")
+        self.env = rewind_env(home, tmp_path / "user-home", REWIND_MAX_SNAPSHOTS="1000")
         self.project = project
         self.store_git = store_git
         self.files_of = files_of
@@ -63,39 +63,29 @@ class Run:
         # that entry did not touch, so the tree before it is no longer what undo gives.
         self.edited_since_entry = False
         self.log: list[str] = []
+        self.inside_kills = 0  # restores and undos killed while paused midway
 
-    def start(self, *args: str) -> subprocess.Popen:
-        return subprocess.Popen([REWIND, *args], cwd=self.project, env=self.env,
+    def start(self, *args: str, pause_after: int | None = None) -> subprocess.Popen:
+        env = self.env if pause_after is None else {**self.env, PAUSE_RESTORE: str(pause_after)}
+        return subprocess.Popen([REWIND, *args], cwd=self.project, env=env,
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
 
     def finish(self, proc: subprocess.Popen, kill_after: float | None,
-               once_changing: bool = False):
-        """Wait for `proc`; SIGKILL it `kill_after` seconds from now or, with
-        `once_changing`, that long after the tree started changing (a directory's mtime
-        moved), so kills land inside restores as often as before or around them."""
+               paused: bool = False):
+        """Wait for `proc`; SIGKILL it `kill_after` seconds from now or, when it was
+        started with `pause_after` (`paused`), once it paused there: inside the restore."""
+        if paused:
+            stopped, code, out, err = signal_when_paused(proc, signal.SIGKILL)
+            self.inside_kills += stopped
+            return code, out, err
         if kill_after is not None:
-            if once_changing:
-                dirs = [self.project / f"d{i}" for i in range(7)]
-                stamps = [self._mtime(d) for d in dirs]
-                deadline = time.monotonic() + 60
-                while proc.poll() is None and time.monotonic() < deadline:
-                    if [self._mtime(d) for d in dirs] != stamps:
-                        break
-                    time.sleep(0.002)
             try:
                 proc.wait(timeout=kill_after)
             except subprocess.TimeoutExpired:
                 proc.send_signal(signal.SIGKILL)
         out, err = proc.communicate(timeout=120)
         return proc.returncode, out, err
-
-    @staticmethod
-    def _mtime(path) -> int:
-        try:
-            return os.stat(path).st_mtime_ns
-        except OSError:
-            return 0
 
     def entries(self) -> int:
         try:
@@ -113,7 +103,7 @@ class Run:
 
     # -- operations ------------------------------------------------------------------
 
-    def take(self, rng: random.Random, kill_after: float | None) -> None:
+    def take(self, rng: random.Random, kill_after: float | None) -> str | None:
         self.edited_since_entry = True
         for i in rng.sample(range(FILES), 40):
             write(self.project, {f"d{i % 7}/f{i}.txt": f"{rng.random()}\n" * rng.randint(1, 50)})
@@ -126,14 +116,16 @@ class Run:
             commit = json.loads(out)["hash"]
             assert self.files_of(commit) == expected, "an acknowledged checkpoint is wrong"
             self.acked[commit] = expected
-        else:
-            assert code == -signal.SIGKILL, (code, err)
+            return commit
+        assert code == -signal.SIGKILL, (code, err)
+        return None
 
     def restore_or_undo(self, args: list[str], kill_after: float | None,
-                        expected_after: dict | None, once_changing: bool = False) -> None:
+                        expected_after: dict | None, pause_after: int | None = None) -> None:
         before = visible(picture(self.project))
         entries = self.entries()
-        code, out, err = self.finish(self.start(*args), kill_after, once_changing)
+        code, out, err = self.finish(self.start(*args, pause_after=pause_after), kill_after,
+                                     pause_after is not None)
         self.log.append(f"{args[0]} -> {code}")
         recorded = self.entries() > entries
         if recorded:
@@ -193,16 +185,19 @@ def test_killed_at_random_moments(run):
     seed = int(os.environ.get("FAULT_SEED") or random.SystemRandom().randrange(10**6))
     print(f"fault injection seed {seed} (FAULT_SEED={seed} replays it)")
     rng = random.Random(seed)
+    first = run.take(rng, None)
     run.take(rng, None)
-    run.take(rng, None)
+    # One kill inside a restore whatever the dice say: back to the first checkpoint
+    # rewrites the (at least 40) files the second changed, paused after 1 to 39 of them.
+    run.restore_or_undo(["restore", first, "--yes"], None, None, rng.randint(1, 39))
+    assert run.inside_kills == 1, run.log
+    run.check_store()
     deadline = time.monotonic() + SECONDS
     iterations = 0
     while iterations < ITERATIONS and time.monotonic() < deadline:
         iterations += 1
         kill_after = None if rng.random() < 0.2 else rng.uniform(0.05, 2.5)
-        inside = kill_after is not None and rng.random() < 0.5
-        if inside:
-            kill_after = rng.uniform(0.0, 0.08)
+        inside = rng.randint(1, 60) if kill_after is not None and rng.random() < 0.5 else None
         op = rng.choice(["take", "restore", "restore", "undo", "prune"])
         if op == "take":
             run.take(rng, kill_after)
@@ -222,5 +217,5 @@ def test_killed_at_random_moments(run):
         else:
             run.prune(kill_after)
         run.check_store()
-    print(f"{iterations} operations: {', '.join(run.log)}")
-    assert any(entry.endswith("-9") for entry in run.log) or iterations < 4
+    print(f"{iterations} operations, {run.inside_kills} killed inside a restore: "
+          f"{', '.join(run.log)}")

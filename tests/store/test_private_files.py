@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from conftest import REWIND, force_unmount
+from conftest import REWIND, force_unmount, rewind_env
 from test_restore_helpers import one_line_error, picture, write
 
 from rewindfs.store import project_hash
@@ -29,8 +29,7 @@ from rewindfs.store import project_hash
 def run(home: Path, umask: int, *args: str, cwd=None, timeout: float = 120
         ) -> subprocess.CompletedProcess:
     """The `rewind` CLI with HERMES_HOME=home, run under `umask`."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "REWIND_"))}
-    env.update(HERMES_HOME=str(home), LC_ALL="C.UTF-8")
+    env = rewind_env(home, home.parent / "user-home")
     return subprocess.run([REWIND, *map(str, args)], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=timeout, stdin=subprocess.DEVNULL,
                           preexec_fn=lambda: os.umask(umask))
@@ -61,7 +60,7 @@ def exercise(home: Path, project: Path, umask: int) -> None:
     proc = run(home, umask, "restore", "1", "--yes", cwd=project)
     assert proc.returncode == 0, proc.stderr
     assert run(home, umask, "undo", cwd=project).returncode == 0
-    env = {**os.environ, "HERMES_HOME": str(home)}
+    env = rewind_env(home, home.parent / "user-home")
     proc = subprocess.run([sys.executable, "-c", API, str(project)], env=env, text=True,
                           capture_output=True, preexec_fn=lambda: os.umask(umask))
     assert proc.returncode == 0, proc.stderr

@@ -7,8 +7,7 @@ from __future__ import annotations
 import json
 
 import pygit2
-import pytest
-from test_restore_helpers import manager, write
+from test_restore_helpers import write
 
 PRIVATE_KEY = ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n"
                "-----END OPENSSH PRIVATE KEY-----\n")
@@ -34,11 +33,6 @@ SECRETS = {
 ORDINARY = {"src/keys.py": "KEY = 1\n", "docs/pem-format.md": "about PEM\n",
             "config.json": "{}\n", ".aws/config": "[default]\nregion=x\n",
             "keyboard.txt": "qwerty\n", "monkey.c": "int main;\n"}
-
-
-@pytest.fixture
-def mgr(home):
-    return manager(home)
 
 
 def captured(store_dir, commit: str) -> set[str]:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pygit2
 import pytest
+from conftest import rewind_env
 
 from rewindfs.errors import NotFound, Refused
 from rewindfs.store import Limits, take
@@ -380,8 +381,7 @@ def test_unreadable_file_reported_not_fatal(files_of, as_nobody):
             os.chown(path, 65534, 65534)
         os.chown(secret, 0, 0)
         os.chmod(secret, 0)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-        env["HOME"] = str(top)
+        env = rewind_env(None, top)
         proc = subprocess.run(
             [*as_nobody, sys.executable, "-c", NOBODY_SCRIPT, str(base), str(proj)],
             capture_output=True, text=True, env=env, timeout=60,
