@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import rewind_env
 
 from rewindfs.hooks.payloads import AGENTS
 
@@ -196,6 +197,6 @@ def test_harmless_path_imports_neither_store_nor_cli(tmp_path: Path) -> None:
             "('pygit2', 'click', 'rich', 'yaml') or m.startswith('rewindfs.store'))\n"
             "print(json.dumps(heavy))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env={**os.environ, "HERMES_HOME": str(tmp_path)}, timeout=60)
+                          env=rewind_env(tmp_path, tmp_path / "user-home"), timeout=60)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == []
