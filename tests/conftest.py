@@ -329,6 +329,14 @@ def files_of(store_dir: Path) -> Callable[[str], dict[bytes, tuple[int, bytes]]]
     return read
 
 
+@pytest.fixture(scope="session")
+def damage_templates(tmp_path_factory: pytest.TempPathFactory):
+    """The damage tests' template stores (tests/damage/damages.py), made once a run."""
+    from damages import make_templates  # tests/damage is on sys.path: its tests asked
+
+    return make_templates(tmp_path_factory.mktemp("damage-templates"))
+
+
 # -- FUSE mounts ------------------------------------------------------------------------------
 
 

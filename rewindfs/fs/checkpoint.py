@@ -19,6 +19,7 @@ from rewindfs.store.history import Checkpoint, CheckpointMeta
 XATTR_PREFIX = b"user.rewind."
 XATTR_VALUE_MAX = 65536  # Linux refuses larger xattr values; bigger documents are left out
 TRAILER_XATTRS = {b"turn": "Rewind-Turn", b"step": "Rewind-Step", b"phase": "Rewind-Phase"}
+META_XATTRS = (XATTR_PREFIX + b"state.", XATTR_PREFIX + b"actions")  # read from the note
 
 
 def stable_name(checkpoint: Checkpoint) -> str:
@@ -49,6 +50,19 @@ class CheckpointDir(TreeDir):
         self._meta = None
 
     def xattrs(self) -> dict[bytes, bytes]:
+        return {**self._own_xattrs(), **self._meta_xattrs()}
+
+    def xattr(self, name: bytes) -> bytes | None:
+        """By name: only the agent state and actions need the checkpoint's notes."""
+        if name.startswith(META_XATTRS):
+            return self._meta_xattrs().get(name)
+        return self._own_xattrs().get(name)
+
+    def xattrs_ready(self, name: bytes | None = None) -> bool:
+        return self._meta is not None or (name is not None and not name.startswith(META_XATTRS))
+
+    def _own_xattrs(self) -> dict[bytes, bytes]:
+        """What the commit itself says (no note needed)."""
         cp = self.checkpoint
         values = {
             b"reason": cp.reason,
@@ -58,13 +72,15 @@ class CheckpointDir(TreeDir):
         if cp.labels:
             values[b"label"] = ",".join(cp.labels)
         values.update({k: cp.trailers[t] for k, t in TRAILER_XATTRS.items() if t in cp.trailers})
+        return _encoded(values)
+
+    def _meta_xattrs(self) -> dict[bytes, bytes]:
+        """The agent state documents and external actions, from the checkpoint's note."""
         meta = self.meta()
-        for name, doc in meta.state.items():
-            values[b"state." + name.encode()] = _json(doc)
+        values = {b"state." + name.encode(): _json(doc) for name, doc in meta.state.items()}
         if meta.actions:
             values[b"actions"] = _json([a.to_json() for a in meta.actions])
-        encoded = {XATTR_PREFIX + k: v.encode() for k, v in values.items()}
-        return {k: v for k, v in encoded.items() if len(v) <= XATTR_VALUE_MAX}
+        return _encoded(values)
 
     def meta(self) -> CheckpointMeta:
         if self._meta is None:
@@ -75,3 +91,8 @@ class CheckpointDir(TreeDir):
 
 def _json(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
+
+
+def _encoded(values: dict[bytes, str]) -> dict[bytes, bytes]:
+    encoded = {XATTR_PREFIX + k: v.encode() for k, v in values.items()}
+    return {k: v for k, v in encoded.items() if len(v) <= XATTR_VALUE_MAX}

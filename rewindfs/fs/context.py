@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -10,6 +11,7 @@ from pathlib import Path
 
 from rewindfs.fs.blobs import DEFAULT_MEMORY, DEFAULT_SPOOL, BlobReader
 from rewindfs.fs.cache import LruCache
+from rewindfs.fs.oncelog import OnceLog
 from rewindfs.store.history import ObjectReader, StoreBrowser, TreeEntry
 
 MiB = 1024 * 1024
@@ -17,6 +19,7 @@ DEFAULT_BLOB_CACHE = DEFAULT_MEMORY
 LISTING_CACHE_ENTRIES = 200_000  # tree entries kept parsed (a few tens of MiB at most)
 REFRESH_INTERVAL = 1.0  # seconds: how stale the project and checkpoint lists may get
 PRIVATE_MASK = 0o700  # group and other bits off: only the store's owner reads checkpoints
+log = logging.getLogger("rewindfs.fs")
 
 
 @dataclass
@@ -42,6 +45,7 @@ class Context:
         self.uid, self.gid = self.browser.owner()
         self.mode_mask = 0o777 if self.share_modes else PRIVATE_MASK
         self.started_ns = time.time_ns()
+        self.failures = OnceLog(log)  # what went wrong, each said once in the mount log
 
     def reading_from(self, browser: ObjectReader) -> Context:
         """This context reading trees and blobs through `browser` instead (another agent's

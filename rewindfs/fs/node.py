@@ -45,6 +45,14 @@ class Node:
         """Extended attributes (name -> value); most nodes have none."""
         return {}
 
+    def xattr(self, name: bytes) -> bytes | None:
+        """One extended attribute (None: there is none of that name)."""
+        return self.xattrs().get(name)
+
+    def xattrs_ready(self, name: bytes | None = None) -> bool:
+        """True when xattr(name) (xattrs() for None) answers without touching the store."""
+        return True
+
     def _attrs(self, mode: int, size: int, mtime_ns: int) -> Attributes:
         if not stat.S_ISLNK(mode):  # a link's own bits mean nothing
             mode = stat.S_IFMT(mode) | (stat.S_IMODE(mode) & self.context.mode_mask)

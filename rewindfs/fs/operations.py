@@ -26,7 +26,8 @@ Rules it keeps in both:
   the root and project directories change, so their entries and attributes
   expire after a second (and are invalidated when they change).
 * Only `FUSEError` may leave a handler (anything else would end the main
-  loop): store errors become ENOENT (gone) or EIO (broken), logged.
+  loop): every request handler goes through one wrapper (fs.answers), which
+  turns store errors into ENOENT (gone) or EIO (damaged) and logs each once.
 * Every write request is EROFS.
 """
 
@@ -44,8 +45,8 @@ from typing import TypeVar
 import pyfuse3
 import trio
 
-from rewindfs.errors import NotFound
 from rewindfs.fs import capabilities
+from rewindfs.fs.answers import guard_handlers
 from rewindfs.fs.cache import LruCache
 from rewindfs.fs.context import LISTING_CACHE_ENTRIES
 from rewindfs.fs.file import INLINE_READ_LIMIT
@@ -78,6 +79,7 @@ class _OpenDir:
     listing: Listing
 
 
+@guard_handlers
 class RewindOperations(pyfuse3.Operations):
     supports_dot_lookup = False  # not exported over NFS; the kernel then never asks for ".."
 
@@ -90,6 +92,7 @@ class RewindOperations(pyfuse3.Operations):
             self.inode_in_read_and_readdir = True
             self.enable_cache_symlinks = True
         self.no_open = self.no_opendir = False
+        self.failures = model.context.failures  # what the request wrapper logs (fs.answers)
         self._volatile: dict[int, Listing] = {}  # root/project listing being read (no opendir)
         self.mode = self.describe_mode()
         self.table = InodeTable(model.root)
@@ -126,23 +129,12 @@ class RewindOperations(pyfuse3.Operations):
 
     # -- helpers -------------------------------------------------------------------
 
-    async def _call(self, fn: Callable[..., T], *args: object, offload: bool = True) -> T:
-        """fn(*args) with store errors turned into errnos (in a worker thread if `offload`)."""
-        try:
-            if offload:
-                return await trio.to_thread.run_sync(fn, *args)
-            return fn(*args)
-        except pyfuse3.FUSEError:
-            raise
-        except NotFound as exc:
-            log.debug("not found: %s", exc)
-            raise pyfuse3.FUSEError(errno.ENOENT) from None
-        except OSError as exc:
-            log.warning("%s failed: %s", getattr(fn, "__name__", fn), exc)
-            raise pyfuse3.FUSEError(exc.errno or errno.EIO) from None
-        except Exception:
-            log.exception("%s failed", getattr(fn, "__name__", fn))
-            raise pyfuse3.FUSEError(errno.EIO) from None
+    @staticmethod
+    async def _call(fn: Callable[..., T], *args: object, offload: bool = True) -> T:
+        """fn(*args), in a worker thread if `offload` (its errors: see fs.answers)."""
+        if offload:
+            return await trio.to_thread.run_sync(fn, *args)
+        return fn(*args)
 
     def _node(self, inode: int) -> Node:
         node = self.table.get(inode)
@@ -343,13 +335,17 @@ class RewindOperations(pyfuse3.Operations):
     # -- metadata ------------------------------------------------------------------------
 
     async def getxattr(self, inode: int, name: bytes, ctx=None) -> bytes:
-        value = self._node(inode).xattrs().get(name)
+        # By name: `ls -l` asks every entry for security.selinux and the POSIX ACLs,
+        # which must not depend on the checkpoint's notes being readable.
+        node = self._node(inode)
+        value = await self._call(node.xattr, name, offload=not node.xattrs_ready(name))
         if value is None:
             raise pyfuse3.FUSEError(pyfuse3.ENOATTR)
         return value
 
     async def listxattr(self, inode: int, ctx=None) -> list[bytes]:
-        return list(self._node(inode).xattrs())
+        node = self._node(inode)
+        return list(await self._call(node.xattrs, offload=not node.xattrs_ready()))
 
     async def statfs(self, ctx=None) -> pyfuse3.StatvfsData:
         data = pyfuse3.StatvfsData()

@@ -56,11 +56,13 @@ class Watcher:
             self._thread.join()
 
     def _loop(self) -> None:
+        failures = self.root.context.failures
         while not self._stop.wait(self.interval):
             try:
                 self.tick()
-            except Exception:  # a bad moment in the store (a repack, a ref being written)
-                log.exception("refreshing the checkpoint lists failed; trying again")
+            except Exception as exc:  # noqa: BLE001 - a bad moment in the store (a repack,
+                # a ref being written) or damage: said once, tried again next interval
+                failures.warning(str(exc), f"refreshing the project list failed: {exc}")
 
     def tick(self) -> None:
         """One pass: refresh, compare, invalidate."""
@@ -78,7 +80,14 @@ class Watcher:
             projects += remote.projects().values()
         for project in projects:
             shown = project.names()
-            project.refresh(signatures.get(project.h16, ()))
+            try:
+                project.refresh(signatures.get(project.h16, ()))
+            except Exception as exc:  # noqa: BLE001 - one damaged project must not stop
+                # the others from being refreshed; its own requests answer EIO meanwhile
+                self.root.context.failures.warning(
+                    str(exc), f"refreshing the checkpoints of {project.workdir or project.h16} "
+                    f"failed: {exc}")
+                continue
             self._compare(project.inode, shown, project.names())
         alive = {ROOT_INODE} | {p.inode for p in [*projects, *remotes]}
         for agent in root.agent_dirs():

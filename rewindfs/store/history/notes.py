@@ -18,15 +18,17 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pygit2
 from pygit2.enums import FileMode
 
-from rewindfs.errors import StoreError
+from rewindfs.errors import StoreDamaged, StoreError
 from rewindfs.store.history import refupdate
 from rewindfs.store.history.signature import EMAIL, NAME, signature
-from rewindfs.store.objects.layout import Layout
+from rewindfs.store.objects import damage
+from rewindfs.store.objects.layout import Layout, objects_dir
 
 CAS_ATTEMPTS = 20
 
@@ -85,7 +87,8 @@ def _update(repo: pygit2.Repository, h16: str,
     name = Layout.notes_ref(h16)
     for _ in range(CAS_ATTEMPTS):
         ref = repo.references.get(name)
-        current = _flatten(repo, ref.peel(pygit2.Tree)) if ref is not None else {}
+        tree = _tree(repo, h16) if ref is not None else None
+        current = _flatten(repo, tree) if tree is not None else {}
         note_commit = commit_of(repo, change(current))
         if refupdate.swap(repo, name, ref, note_commit, "rewindfs: note") is None:
             return
@@ -117,11 +120,23 @@ def tree_of(repo: pygit2.Repository, entries: dict[str, pygit2.Oid]) -> pygit2.O
 
 
 def _tree(repo: pygit2.Repository, h16: str) -> pygit2.Tree | None:
+    """The notes tree of the project (None: no notes yet); a damaged ref, notes commit or
+    tree is StoreDamaged naming the file."""
+    name = Layout.notes_ref(h16)
+    layout = Layout(objects_dir(Path(repo.path)).parent.parent)
     try:
-        ref = repo.references.get(Layout.notes_ref(h16))
-        return ref.peel(pygit2.Tree) if ref is not None else None
+        ref = repo.references.get(name)
+        if ref is None:
+            return None
+        found = repo[ref.resolve().target]
+        if not isinstance(found, pygit2.Commit):
+            ref_file = layout.store / name
+            raise StoreDamaged(ref_file if ref_file.exists() else layout.store / "packed-refs",
+                               f"points at a {found.type_str}, not a notes commit")
+        return found.tree
     except (pygit2.GitError, KeyError, ValueError) as exc:
-        raise StoreError(f"checkpoint metadata of {h16} is unreadable: {exc}") from exc
+        found = damage.ref_problem(layout, name) or damage.explain(layout, exc, scan=False)
+        raise (found or StoreError(f"{name} is unreadable: {exc}")) from exc
 
 
 def _flatten(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str = "") -> dict[str, pygit2.Oid]:
