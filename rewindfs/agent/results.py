@@ -23,8 +23,9 @@ def checkpoint_dict(cp: st.Checkpoint, stats: st.Stats | None) -> dict[str, Any]
         "files_changed": stats.files_changed if stats else 0,
         "insertions": stats.insertions if stats else 0,
         "deletions": stats.deletions if stats else 0,
-        "number": cp.number or None,  # None: a pre-rollback snapshot (listed, not numbered)
+        "number": cp.number or None,  # None: a pre-rollback snapshot, or past a break
         "pre_rollback": cp.pre_rollback,
+        "past_break": cp.past_break,  # recovered from past a break in the history
         "labels": cp.labels,
         "trailers": cp.trailers,
     }

@@ -16,23 +16,38 @@ from rewindfs.cli.app import App
 from rewindfs.cli.feedback import lock_waits
 from rewindfs.cli.help import examples
 from rewindfs.cli.term import COLOR_CHOICES
+from rewindfs.store.objects import notices
 
 
 class RewindGroup(click.Group):
     """Turns failures into one line on stderr and an exit code (cli.failure): never a
-    traceback, except for a bug."""
+    traceback, except for a bug. Damage met on the way that did not stop the command
+    (store.objects.notices: a broken history) is said after it, one warning line each;
+    a command that fails says only why it failed (its one line names the damage)."""
 
     def invoke(self, ctx: click.Context):
         try:
-            return super().invoke(ctx)
-        except (click.exceptions.ClickException, click.exceptions.Exit,
-                click.exceptions.Abort):
+            result = super().invoke(ctx)
+        except click.exceptions.Exit as exc:
+            if exc.exit_code == 0:
+                _say_notices(ctx)
+            raise
+        except (click.exceptions.ClickException, click.exceptions.Abort):
             raise
         except (Exception, KeyboardInterrupt) as exc:
             code = failure.handle(ctx.obj, exc)
             if code is None:
                 raise
             sys.exit(code)
+        _say_notices(ctx)
+        return result
+
+
+def _say_notices(ctx: click.Context) -> None:
+    app = ctx.obj
+    if isinstance(app, App):
+        for message in app.notices:
+            app.term.warn(message)
 
 
 @click.group(cls=RewindGroup, context_settings={"help_option_names": ["-h", "--help"]},
@@ -60,6 +75,8 @@ def main(ctx: click.Context, home: str | None, color: str, no_pager: bool) -> No
     ctx.obj = App(home, color, not no_pager)
     # Any command may wait on another process's lock: say so on a terminal.
     ctx.with_resource(lock_waits(ctx.obj.term, main.commands))
+    # Damage met on the way (a broken history): one warning line each, after the command.
+    ctx.with_resource(notices.listening(ctx.obj.notices.append))
     if ctx.invoked_subcommand not in NO_AUTO_IMPORT:
         # Once the command is done: its flags are in the settings by then, and it never
         # waits for the (detached) import.

@@ -17,6 +17,7 @@ class App:
         self.home = home
         self.flags: dict[str, object] = {}
         self.term = Terminal(color, pager)
+        self.notices: list[str] = []  # store.objects.notices met on the way (cli: said after)
 
     @cached_property
     def settings(self) -> config.Settings:

@@ -132,9 +132,10 @@ def list_(app: App, directory: str | None, all_projects: bool, remote: str | Non
 
     Pre-rollback snapshots (saved by every restore, undo and revert) are listed
     with `-` instead of a number: restoring never renumbers your checkpoints. Use
-    their id to restore one. With --remote NAME alone: every project NAME holds. With
-    --agent, the steps Kilo Code or OpenCode took snapshots of, newest first, as
-    `kilo:N` references.
+    their id to restore one. In a history broken by a damaged checkpoint (a warning
+    names it), checkpoints found past the break are listed with `?`: use their id or
+    label. With --remote NAME alone: every project NAME holds. With --agent, the steps
+    Kilo Code or OpenCode took snapshots of, newest first, as `kilo:N` references.
     """
     given = _directory(directory, kw.get("directory_opt"))
     refuse_together(**{"--all-projects": all_projects, "--remote": remote})
@@ -206,10 +207,15 @@ def _print_list(app: App, console, workdir: str, cps: list[dict]) -> None:
     mounted = any("path" in cp for cp in cps)
     if mounted:
         table.add_column("mounted at", no_wrap=True)
-    for cp in cps:
+    broken_at = next((i for i, cp in enumerate(cps) if cp["past_break"]), None)
+    for i, cp in enumerate(cps):
+        if i == broken_at:  # what follows was found past a break: no numbers
+            table.add_row(*[Text("")] * 3, Text("(history broken here: older checkpoints, "
+                                                "found past it, have no number)", style="red"),
+                          *[Text("")] * (len(table.columns) - 4))
         pre = cp["pre_rollback"]
-        number = Text("-" if not cp["number"] else f"{cp['number']}.",
-                      style="dim" if pre else "bold")
+        number = Text("?" if cp["past_break"] else "-" if not cp["number"]
+                      else f"{cp['number']}.", style="dim" if pre else "bold")
         reason = Text(cp["reason"], style="dim" if pre else "")
         for label in cp["labels"]:
             reason.append(f" [{label}]", style="cyan")

@@ -97,10 +97,13 @@ class ProjectDir(ChangingDir):
         if history:
             listing.newest_ns = history[0].time * 1_000_000_000
             # Numbers are history.checkpoints()'s, so they agree with `rewind list`:
-            # pre-rollback snapshots (number 0) get no number, and `latest` is 1.
+            # pre-rollback snapshots (number 0) get no number, and `latest` is 1. Past
+            # a break in the history nothing is numbered, and `latest` is not guessed.
             numbered = [(str(cp.number).encode(), target) for cp, target
                         in zip(history, names, strict=True) if cp.number]
-            pointers = [*numbered, (LATEST, numbered[0][1] if numbered else names[0])]
+            pointers = list(numbered)
+            if numbered or getattr(history, "broken", None) is None:
+                pointers.append((LATEST, numbered[0][1] if numbered else names[0]))
             pointers += [(label.encode(), target) for cp, target
                          in zip(history, names, strict=True) for label in cp.labels]
             for name, target in pointers:

@@ -6,7 +6,10 @@ restore, undo or revert saves first) are listed but not numbered (number 0), so 
 number a person just used still names the same checkpoint after a restore: only a
 new checkpoint shifts the numbers. Every checkpoint also has a stable id, its
 commit hash: rewindfs never rewrites history, so an id keeps naming the same
-checkpoint for good. Resolving what a person types: references; stats: changestats.
+checkpoint for good. A history broken in the middle (store.history.breaks) is
+numbered down to the break only: what is recovered past it has no number, as nobody
+can say how many checkpoints the missing part held. Resolving what a person types:
+references; stats: changestats.
 """
 
 from __future__ import annotations
@@ -17,11 +20,13 @@ from pathlib import Path
 
 import pygit2
 
-from rewindfs.errors import NotFound, StoreError
+from rewindfs.errors import NotFound, StoreDamaged, StoreError
+from rewindfs.store.history import breaks
+from rewindfs.store.history.breaks import Break
 from rewindfs.store.history.labels import labels_by_commit
 from rewindfs.store.history.shallow import boundaries
 from rewindfs.store.history.trailers import parse_message
-from rewindfs.store.objects import damage
+from rewindfs.store.objects import damage, loose, notices
 from rewindfs.store.objects.layout import Layout, objects_dir
 
 
@@ -37,6 +42,7 @@ class Checkpoint:
     parent_id: str | None
     labels: list[str] = field(default_factory=list)
     root: bool = False  # the project's first checkpoint (no parent at all, not just pruned)
+    past_break: bool = False  # recovered from past a break in the history (never numbered)
 
     @property
     def short(self) -> str:
@@ -74,53 +80,82 @@ def is_pre_rollback(reason: str, trailers: dict[str, str]) -> bool:
     return RESTORE_TARGET_TRAILER in trailers or reason.startswith(PRE_ROLLBACK_SUBJECT)
 
 
+class History(list):
+    """A project's checkpoints, newest first; `broken`: where its chain breaks (None: whole)."""
+
+    broken: Break | None = None
+
+
 def walk(repo: pygit2.Repository, ref: str) -> list[pygit2.Commit]:
-    """Commits on `ref`, newest first, following first parents down to the prune boundary."""
+    """Commits on `ref`, newest first, following first parents down to the prune boundary
+    or to a break, which is said once (store.objects.notices)."""
+    commits, broken = walk_to_break(repo, ref)
+    if broken is not None:
+        notices.notice(broken.warning())
+    return commits
+
+
+def walk_to_break(repo: pygit2.Repository, ref: str
+                  ) -> tuple[list[pygit2.Commit], Break | None]:
+    """Commits on `ref`, newest first, down to the prune boundary; and where the chain
+    breaks before it, if it does (a parent missing or unreadable). A tip that cannot be
+    read at all is StoreError: there is no chain to number."""
     try:
         reference = repo.references.get(ref)
     except (pygit2.GitError, ValueError) as exc:
         raise StoreError(f"ref {ref} is unreadable: {exc}") from exc
     if reference is None:
-        return []
+        return [], None
+    try:
+        commit = reference.peel(pygit2.Commit)
+    except (pygit2.GitError, KeyError) as exc:
+        raise StoreError(f"checkpoint history of {ref} is corrupt: {exc}") from exc
     out: list[pygit2.Commit] = []
     seen: set[pygit2.Oid] = set()
     stop = boundaries(repo)
-    try:
-        commit = reference.peel(pygit2.Commit)
-        while commit is not None and commit.id not in seen:
-            out.append(commit)
-            seen.add(commit.id)
-            if str(commit.id) in stop or not commit.parent_ids:
-                break
+    while commit.id not in seen:
+        out.append(commit)
+        seen.add(commit.id)
+        if str(commit.id) in stop or not commit.parent_ids:
+            break
+        try:
             commit = commit.parents[0]
-    except (pygit2.GitError, KeyError) as exc:
-        # A missing parent ends the history (a pruned boundary); anything else is damage:
-        # a commit that is there but unreadable, or a tip that cannot be read at all.
-        if out:
-            parent = str(out[-1].parent_ids[0])
-            found = damage.object_problem(objects_dir(Path(repo.path)), parent)
-            if found is None or found.problem == "missing object":
-                return out
-            raise found from exc
-        raise StoreError(f"checkpoint history of {ref} is corrupt: {exc}") from exc
-    return out
+        except (pygit2.GitError, KeyError) as exc:
+            # Not a prune boundary (history stops there before its parent is gone): the
+            # parent is damage, missing or unreadable, and the chain breaks here.
+            parent = str(commit.parent_ids[0])
+            objects = objects_dir(Path(repo.path))
+            found = damage.object_problem(objects, parent) or StoreDamaged(
+                loose.path_of(objects, parent), f"unreadable: {exc}")
+            return out, Break(str(commit.id), parent, found)
+    return out, None
 
 
-def checkpoints(repo: pygit2.Repository, h16: str) -> list[Checkpoint]:
+def checkpoints(repo: pygit2.Repository, h16: str) -> History:
     """Newest first: the project's chain, then labelled checkpoints pruned out of it.
 
-    Numbered 1, 2, 3 ... newest first, skipping pre-rollback snapshots (number 0).
+    Numbered 1, 2, 3 ... newest first, skipping pre-rollback snapshots (number 0). When
+    the chain breaks (`broken`, said once), it is numbered down to the break, and what
+    is recovered past it (labelled ones among them) follows unnumbered, `past_break`.
     """
     labels = labels_by_commit(repo, h16)
-    chain = walk(repo, Layout.project_ref(h16))
+    chain, broken = walk_to_break(repo, Layout.project_ref(h16))
     in_chain = {str(c.id) for c in chain}
-    pinned = [repo.get(oid) for oid in labels if oid not in in_chain]
-    pinned = sorted((c for c in pinned if c is not None), key=lambda c: -c.commit_time)
     stop = boundaries(repo)
-    out = [_checkpoint(commit, 0, stop, labels.get(str(commit.id), []))
-           for commit in [*chain, *pinned]]
+    if broken is None:
+        older = [repo.get(oid) for oid in labels if oid not in in_chain]
+        older = sorted((c for c in older if c is not None), key=lambda c: -c.commit_time)
+    else:
+        notices.notice(broken.warning())
+        older = breaks.recover(repo, h16, in_chain, stop)
+    out = History(_checkpoint(commit, 0, stop, labels.get(str(commit.id), []))
+                  for commit in [*chain, *older])
+    out.broken = broken
+    numbered = out[:len(chain)] if broken is not None else out
+    for cp in out[len(numbered):]:
+        cp.past_break = True
     number = 0
-    for cp in out:
+    for cp in numbered:
         if not cp.pre_rollback or cp.labels:  # a labelled one was chosen by a person
             number += 1
             cp.number = number

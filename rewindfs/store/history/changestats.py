@@ -59,16 +59,13 @@ def tree_stats(repo: pygit2.Repository, old_tree: str | None, new_tree: str,
     return Stats(s.files_changed, s.insertions, s.deletions)
 
 
-SIZES_FILE = "sizes.json"  # in the project's admin dir: {commit id: bytes}, a cache
-
-
 def total_size(repo: pygit2.Repository, layout: Layout, h16: str, checkpoint: Checkpoint) -> int:
     """Bytes of every file in the checkpoint (what a first checkpoint stored).
 
     Reading each blob's header costs ~50 us per loose object, so the answer is
     cached per commit (a commit never changes) next to the project's index.
     """
-    cache = layout.worktree_admin(h16) / SIZES_FILE
+    cache = layout.sizes_cache(h16)
     try:
         known = json.loads(cache.read_text())
         if not isinstance(known, dict):

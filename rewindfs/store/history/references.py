@@ -13,6 +13,7 @@ import pygit2
 
 from rewindfs.errors import InvalidInput, NotFound, RewindError, StoreDamaged
 from rewindfs.store.history import timeref, trees
+from rewindfs.store.history.breaks import Break
 from rewindfs.store.history.chain import Checkpoint, checkpoints
 from rewindfs.store.objects import damage
 from rewindfs.store.objects.layout import Layout, objects_dir
@@ -25,7 +26,9 @@ def resolve(repo: pygit2.Repository, h16: str, reference: str) -> Checkpoint:
 
     Accepted: `latest` (= 1), a number (1 = newest), a label, a full or short hash
     (>= 4 hex digits; also of a pre-rollback snapshot), or a time (see store.history.timeref):
-    the newest numbered checkpoint taken at or before it.
+    the newest numbered checkpoint taken at or before it. In a history broken in the
+    middle, a number, `latest` or a time that would fall past the break is refused (a
+    whole store might name another checkpoint there); labels and ids still resolve.
     """
     text = (reference or "").strip()
     if not text:
@@ -36,8 +39,13 @@ def resolve(repo: pygit2.Repository, h16: str, reference: str) -> Checkpoint:
     if not history:
         raise NotFound("this project has no checkpoints")
     numbered = [cp for cp in history if cp.number]
+    broken = getattr(history, "broken", None)
     if text == "latest":
-        return numbered[0] if numbered else history[0]
+        if numbered:
+            return numbered[0]
+        if broken is not None:
+            raise broken.refusal(text)
+        return history[0]
     if text.isdigit() and 1 <= int(text) <= len(numbered):
         return numbered[int(text) - 1]
     for cp in history:
@@ -50,14 +58,18 @@ def resolve(repo: pygit2.Repository, h16: str, reference: str) -> Checkpoint:
             return matches[0]
         if len(matches) > 1:
             raise InvalidInput(f"checkpoint reference {text!r} is ambiguous; use more digits")
+        if broken is not None and broken.missing.startswith(lowered):
+            raise broken.damage  # the checkpoint the chain breaks at: damaged itself
         if _exists_elsewhere(repo, lowered):
             raise NotFound(f"{text} is not a checkpoint of this project")
     if text.isdigit():
+        if broken is not None and int(text) > len(numbered):
+            raise broken.refusal(text)
         raise NotFound(f"no checkpoint {text}: this project has {len(numbered)}")
     _raise_if_damaged_label(repo, h16, text)
     when = timeref.parse(text)
     if when is not None:
-        return _at_or_before(numbered, when, text)
+        return _at_or_before(numbered, when, text, past=broken)
     raise NotFound(
         f"unknown checkpoint {text!r} (use a number from `rewind list`, a hash or a label)"
     )
@@ -93,10 +105,13 @@ def resolve_with_path(repo: pygit2.Repository, h16: str, text: str,
     raise InvalidInput(f"expected REF:PATH, got {text!r}")
 
 
-def _at_or_before(numbered: list[Checkpoint], when: float, text: str) -> Checkpoint:
+def _at_or_before(numbered: list[Checkpoint], when: float, text: str,
+                  past: Break | None = None) -> Checkpoint:
     for cp in numbered:  # newest first
         if cp.precise_time <= when:
             return cp
+    if past is not None:  # the answer lies past the break: which one, nobody can say
+        raise past.refusal(text)
     oldest = numbered[-1] if numbered else None
     since = f"; the oldest is from {timeref.describe(oldest.time)}" if oldest else ""
     raise NotFound(f"no checkpoint at or before {timeref.describe(when)} ({text!r}){since}")
@@ -111,9 +126,12 @@ def _raise_if_damaged_label(repo: pygit2.Repository, h16: str, text: str) -> Non
     if ref is None:
         return
     target = str(ref.target)
-    objects = objects_dir(Path(repo.path))
-    raise damage.object_problem(objects, target) or StoreDamaged(
-        Path(repo.path) / Layout.label_ref(h16, text), f"names unreadable checkpoint {target[:8]}")
+    name = Layout.label_ref(h16, text)
+    # The label's own file when its target is missing (it is the label that is wrong),
+    # the target's when that is there but damaged.
+    layout = Layout(objects_dir(Path(repo.path)).parent.parent)
+    raise damage.ref_problem(layout, name) or StoreDamaged(
+        Path(repo.path) / name, f"names unreadable checkpoint {target[:8]}")
 
 
 def _exists_elsewhere(repo: pygit2.Repository, prefix: str) -> bool:

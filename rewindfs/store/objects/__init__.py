@@ -23,6 +23,7 @@ May import: nothing else in the store (the bottom room).
     gitcli       running git itself (gc, cat-file), where git is the right tool
     catfile      big blobs read by a long-lived `git cat-file --batch`, off the GIL
     damage       naming the damaged file behind a failed read
+    notices      damage that does not stop a command, said once (a broken history)
     heal         damaged objects the next checkpoint writes again
     check        `rewind check`: checkgit (git's files and objects), checkfiles
                  (rewindfs's own files), problems (what a check reports)
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
         locks,
         marker,
         mounts,
+        notices,
         odbguard,
         private,
         writers,
@@ -74,5 +76,5 @@ __all__, __getattr__, __dir__ = face(_HERE, {
     "Project": f"{_HERE}.repo",
     "Store": f"{_HERE}.repo",
     "refuse_inside_mount": f"{_HERE}.repo",
-}, modules=("check", "damage", "durable", "liveness", "locks", "marker", "mounts", "odbguard",
-            "private", "writers"))
+}, modules=("check", "damage", "durable", "liveness", "locks", "marker", "mounts", "notices",
+            "odbguard", "private", "writers"))

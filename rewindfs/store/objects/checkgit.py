@@ -179,6 +179,9 @@ def reachability(layout: Layout, refs: dict[str, str], damaged: dict[str, Proble
         if not name.startswith((REFS_PREFIX, LABELS_PREFIX, NOTES_PREFIX)):
             continue
         ref_path = store / name if (store / name).exists() else store / "packed-refs"
+        if tip in seen:  # met already (a label in a chain, or a blob of a tree): its kind
+            yield from _not_a_commit(repo, tip, ref_path)  # still decides this ref
+            continue
         oid: str | None = tip
         first = True
         while oid is not None and oid not in seen:
@@ -211,6 +214,15 @@ def reachability(layout: Layout, refs: dict[str, str], damaged: dict[str, Proble
             oid = str(commit.parent_ids[0])
     counts["checkpoints"] = checkpoints
     counts["objects checked"] = len(seen)
+
+
+def _not_a_commit(repo: pygit2.Repository, oid: str, ref_path: Path) -> Iterator[Problem]:
+    try:
+        found = repo[oid]
+    except (pygit2.GitError, KeyError, ValueError):
+        return  # unreadable: reported where it was met first
+    if not isinstance(found, pygit2.Commit):
+        yield Problem(ref_path, f"points at a {found.type_str}, not a commit")
 
 
 def present_ids(objects: Path) -> set[str]:

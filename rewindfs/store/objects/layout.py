@@ -93,6 +93,10 @@ class Layout:
     def worktree_admin(self, h16: str) -> Path:
         return self.store / "worktrees" / h16
 
+    def sizes_cache(self, h16: str) -> Path:
+        """{first checkpoint id: bytes}: the sizes `rewind list` shows, a cache."""
+        return self.worktree_admin(h16) / "sizes.json"
+
     def lock_file(self, name: str) -> Path:
         return self.store / "locks" / f"{name}.lock"
 
