@@ -72,12 +72,17 @@ def _lines(layout: Layout, report: checker.Report, repaired: list[checker.Proble
     if fixable:
         lines.append(f"repairable with `rewind check --repair` ({len(fixable)}):")
         lines += _listed(layout, fixable, lambda p: p.repair or "")
+    # Harmless but real (a torn log line its readers skip): named, never called clean.
+    noticed = [p for p in report.problems if p.harmless and p.fix is None]
+    if noticed:
+        lines.append(f"noticed, harmless ({len(noticed)}):")
+        lines += _listed(layout, noticed, lambda p: "")
     if damaged:
         stuck = len([p for p in damaged if p.fix is None])
         lines.append(f"the store is damaged; {stuck} problem(s) cannot be repaired safely: "
                      "checkpoints that need those files cannot be listed or restored")
     elif report.problems:
-        lines.append("no damage (leftovers only)")
+        lines.append("no damage (harmless findings only)")
     else:
         lines.append("no problems found")
     return lines

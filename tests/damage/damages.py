@@ -64,6 +64,11 @@ class Damage:
     must_fail: set[str] = field(default_factory=set)  # commands that must exit 3
     packed: bool = False
     may_be_incomplete: set[str] = field(default_factory=set)  # restores: exit 1 allowed
+    # Commands that must succeed as on an undamaged store (what they read is intact).
+    must_succeed: set[str] = field(default_factory=set)
+    # What `rewind check` says: "damaged" (exit 3) or "reported" (a harmless finding,
+    # exit 0); either way it names the file: it never calls a damaged store clean.
+    check: str = "damaged"
 
 
 def run(home: Path, fake_home: Path, argv: list[str]) -> subprocess.CompletedProcess:
@@ -162,6 +167,7 @@ def append(path: Path, data: bytes) -> None:
 
 
 ALL_PROJECT = PROJECT_COMMANDS | {"check"}
+EVERY = PROJECT_COMMANDS | {"status", "prune"}  # every command but check
 # A checkpoint may rebuild what the working tree still holds, so it need not fail.
 READS = ALL_PROJECT - {"checkpoint", "checkpoint-edited"}
 OBJECT = "objects/{}/{}"
@@ -178,19 +184,17 @@ DAMAGES: dict[str, Damage] = {
     "label-ref-garbage": Damage(
         lambda s, i: write(s / "refs/rewind/labels" / i.h16 / "lab0", b"zz garbage\n"),
         lambda i: f"refs/rewind/labels/{i.h16}/lab0", {"restore-label", "diff-label", "check"}),
-    # The index is only a stat cache: `diff` against the work tree (run beside `check`
-    # here) rebuilds a damaged one, so check may find it whole. test_damage_cli checks
-    # that a check on its own reports it.
+    # The index is only a stat cache: every command rebuilds a damaged one and does what
+    # it does on a whole store; `rewind check` (run first, alone) reports it.
     "index-garbage": Damage(lambda s, i: write(s / "worktrees" / i.h16 / "index",
                                                 os.urandom(300)),
-                            lambda i: f"worktrees/{i.h16}/index"),
+                            lambda i: f"worktrees/{i.h16}/index", must_succeed=EVERY),
     "index-truncated": Damage(lambda s, i: truncate(s / "worktrees" / i.h16 / "index"),
-                              lambda i: f"worktrees/{i.h16}/index"),
-    # Any command on the project rewrites it (see test_damage_repair.py), also while
-    # `rewind check` runs, so check may find it repaired already.
+                              lambda i: f"worktrees/{i.h16}/index", must_succeed=EVERY),
+    # Any command on the project rewrites the admin dir (all derived from the workdir).
     "admin-dir-commondir": Damage(
         lambda s, i: write(s / "worktrees" / i.h16 / "commondir", b"/nonexistent\n"),
-        lambda i: f"worktrees/{i.h16}"),
+        lambda i: f"worktrees/{i.h16}", must_succeed=EVERY),
     "label-ref-dangling": Damage(
         lambda s, i: write(s / "refs/rewind/labels" / i.h16 / "lab0", b"3" * 40 + b"\n"),
         lambda i: f"refs/rewind/labels/{i.h16}/lab0", {"restore-label", "diff-label", "check"}),
@@ -262,13 +266,13 @@ DAMAGES: dict[str, Damage] = {
                           lambda i: "objects/pack/pack-", READS,
                           packed=True),
     # Journal readers skip a line they cannot parse (a killed writer leaves one): the
-    # restore recorded before it can still be undone, and check only mentions it.
+    # restore recorded before it can still be undone, and check reports the line.
     "restores-journal-not-utf8": Damage(
         lambda s, i: append(s / "worktrees" / i.h16 / "restores.jsonl", b"\xff\xfe{\n"),
-        lambda i: f"worktrees/{i.h16}/restores.jsonl"),
+        lambda i: f"worktrees/{i.h16}/restores.jsonl", must_succeed=EVERY, check="reported"),
     "restores-journal-garbage": Damage(
         lambda s, i: append(s / "worktrees" / i.h16 / "restores.jsonl", b'[1, 2]\n{"x"\n'),
-        lambda i: f"worktrees/{i.h16}/restores.jsonl"),
+        lambda i: f"worktrees/{i.h16}/restores.jsonl", must_succeed=EVERY, check="reported"),
     "project-record-garbage": Damage(lambda s, i: write(s / "projects" / f"{i.h16}.json",
                                                          b"{garbage"),
                                      lambda i: f"projects/{i.h16}.json", {"check"}),
@@ -276,7 +280,8 @@ DAMAGES: dict[str, Damage] = {
                                                           b'{"workdir": "\xff\xfe"}'),
                                       lambda i: f"projects/{i.h16}.json", {"check"}),
     "steps-log-garbage": Damage(lambda s, i: write(s / "steps" / f"{i.h16}.jsonl", b"\xff{\n["),
-                                lambda i: f"steps/{i.h16}.jsonl"),
+                                lambda i: f"steps/{i.h16}.jsonl", must_succeed=EVERY,
+                                check="reported"),
 }
 
 

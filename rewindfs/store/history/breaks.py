@@ -28,7 +28,7 @@ import pygit2
 
 from rewindfs.errors import StoreDamaged
 from rewindfs.store.objects import loose, packs
-from rewindfs.store.objects.layout import LABELS_PREFIX, Layout, objects_dir
+from rewindfs.store.objects.layout import LABELS_PREFIX, Layout, layout_of, objects_dir
 
 _OID = re.compile(r"^[0-9a-f]{40}$")
 COMMIT = pygit2.enums.ObjectType.COMMIT
@@ -95,7 +95,7 @@ def evidence(repo: pygit2.Repository, h16: str) -> set[str]:
     checkpoints with notes, ids in its restore journal and step log, the first
     checkpoints its size cache knows. Damaged evidence is skipped (it is `rewind check`'s
     to report), the rest still counts."""
-    layout = Layout(objects_dir(Path(repo.path)).parent.parent)
+    layout = layout_of(repo.path)
     ids: set[str] = set()
     labels = LABELS_PREFIX + h16 + "/"
     try:

@@ -10,7 +10,8 @@ import re
 import pygit2
 
 from rewindfs.errors import InvalidInput, NotFound, StoreError
-from rewindfs.store.objects.layout import Layout
+from rewindfs.store.objects import damage, notices
+from rewindfs.store.objects.layout import Layout, layout_of
 
 LABEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
@@ -87,11 +88,26 @@ def remove_label(store, h16: str, label: str) -> str:
 def labels_by_commit(repo: pygit2.Repository, h16: str) -> dict[str, list[str]]:
     prefix = Layout.label_ref(h16, "")
     out: dict[str, list[str]] = {}
-    for name in repo.references:
-        if name.startswith(prefix):
-            try:
-                target = str(repo.references[name].peel(pygit2.Commit).id)
-            except (pygit2.GitError, KeyError, ValueError):
-                continue
-            out.setdefault(target, []).append(name[len(prefix) :])
+    listed = [name for name in repo.references if name.startswith(prefix)]
+    for name in listed:
+        try:
+            target = str(repo.references[name].peel(pygit2.Commit).id)
+        except (pygit2.GitError, KeyError, ValueError):
+            left_out(repo, name)
+            continue
+        out.setdefault(target, []).append(name[len(prefix) :])
+    # libgit2 leaves a ref file it cannot parse out of its list without a word.
+    folder = layout_of(repo.path).store / prefix
+    for path in sorted(folder.iterdir()) if folder.is_dir() else ():
+        if prefix + path.name not in listed and path.is_file() and path.suffix != ".lock":
+            left_out(repo, prefix + path.name)
     return out
+
+
+def left_out(repo: pygit2.Repository, name: str) -> None:
+    """Say (store.objects.notices) that the damaged label ref `name` is left out of what
+    is listed: the checkpoint it named may look unlabelled, or gone."""
+    found = damage.ref_problem(layout_of(repo.path), name)
+    where = f"{found.path} ({found.problem})" if found is not None else f"{name} (not a commit)"
+    notices.notice(f"label {name.rsplit('/', 1)[-1]!r} is unreadable and left out: {where}; "
+                   "run `rewind check`")

@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pygit2
@@ -28,7 +27,7 @@ from rewindfs.errors import StoreDamaged, StoreError
 from rewindfs.store.history import refupdate
 from rewindfs.store.history.signature import EMAIL, NAME, signature
 from rewindfs.store.objects import damage
-from rewindfs.store.objects.layout import Layout, objects_dir
+from rewindfs.store.objects.layout import Layout, layout_of
 
 CAS_ATTEMPTS = 20
 
@@ -123,7 +122,7 @@ def _tree(repo: pygit2.Repository, h16: str) -> pygit2.Tree | None:
     """The notes tree of the project (None: no notes yet); a damaged ref, notes commit or
     tree is StoreDamaged naming the file."""
     name = Layout.notes_ref(h16)
-    layout = Layout(objects_dir(Path(repo.path)).parent.parent)
+    layout = layout_of(repo.path)
     try:
         ref = repo.references.get(name)
         if ref is None:

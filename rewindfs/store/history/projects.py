@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rewindfs.store.objects import private
+from rewindfs.store.objects import notices, private
 from rewindfs.store.objects.layout import Layout
 from rewindfs.store.objects.locks import write_atomic
 
@@ -140,7 +140,15 @@ def list_records(layout: Layout) -> list[ProjectRecord]:
         names = sorted(p.stem for p in folder.glob("*.json"))
     except OSError:
         return []
-    return [r for r in (read_record(layout, h) for h in names) if r is not None]
+    out = []
+    for h16 in names:
+        record = read_record(layout, h16)
+        if record is None:  # there but unreadable: its project is not listed, so say it
+            notices.notice(f"project record {layout.project_record(h16)} is unreadable: "
+                           "its project is left out; run `rewind check`")
+            continue
+        out.append(record)
+    return out
 
 
 def _number(value: Any) -> float:

@@ -16,7 +16,7 @@ from rewindfs.store.history import timeref, trees
 from rewindfs.store.history.breaks import Break
 from rewindfs.store.history.chain import Checkpoint, checkpoints
 from rewindfs.store.objects import damage
-from rewindfs.store.objects.layout import Layout, objects_dir
+from rewindfs.store.objects.layout import Layout, layout_of
 
 _HEX = re.compile(r"^[0-9a-fA-F]{4,40}$")
 
@@ -129,7 +129,7 @@ def _raise_if_damaged_label(repo: pygit2.Repository, h16: str, text: str) -> Non
     name = Layout.label_ref(h16, text)
     # The label's own file when its target is missing (it is the label that is wrong),
     # the target's when that is there but damaged.
-    layout = Layout(objects_dir(Path(repo.path)).parent.parent)
+    layout = layout_of(repo.path)
     raise damage.ref_problem(layout, name) or StoreDamaged(
         Path(repo.path) / name, f"names unreadable checkpoint {target[:8]}")
 

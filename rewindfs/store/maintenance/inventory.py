@@ -12,7 +12,9 @@ import pygit2
 
 from rewindfs.errors import StoreError
 from rewindfs.store.history.chain import walk
-from rewindfs.store.objects.layout import LABELS_PREFIX, REFS_PREFIX, Layout
+from rewindfs.store.history.labels import left_out
+from rewindfs.store.objects import damage, notices
+from rewindfs.store.objects.layout import LABELS_PREFIX, REFS_PREFIX, Layout, layout_of
 
 
 @dataclass
@@ -56,6 +58,7 @@ def labels(repo: pygit2.Repository) -> dict[str, dict[str, list[str]]]:
         try:
             target = str(repo.references[name].peel(pygit2.Commit).id)
         except (pygit2.GitError, KeyError, ValueError):
+            left_out(repo, name)
             continue
         out.setdefault(h16, {}).setdefault(target, []).append(label)
     return out
@@ -70,7 +73,11 @@ def histories(repo: pygit2.Repository, h16s: list[str] | None = None) -> dict[st
 
 def _chain(repo: pygit2.Repository, h16: str) -> list[pygit2.Commit]:
     """The project's chain; a broken ref reads as empty (maintenance must get past it)."""
+    ref = Layout.project_ref(h16)
     try:
-        return walk(repo, Layout.project_ref(h16))
-    except StoreError:
+        return walk(repo, ref)
+    except StoreError as exc:
+        found = damage.ref_problem(layout_of(repo.path), ref)
+        why = f"{found.path} ({found.problem})" if found is not None else str(exc)
+        notices.notice(f"the checkpoints of project {h16} are unreadable and left out: {why}")
         return []

@@ -12,7 +12,6 @@ record, which starts its quarantine (see quarantine), as a sweep would.
 
 from __future__ import annotations
 
-import logging
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -24,11 +23,9 @@ from rewindfs.store.maintenance import legacy, quarantine
 from rewindfs.store.maintenance.inventory import History, histories
 from rewindfs.store.maintenance.ownership import exclusive_bytes
 from rewindfs.store.maintenance.sizes import Reclaimable, tree_bytes
-from rewindfs.store.objects import marker, shadowrepos
+from rewindfs.store.objects import damage, marker, notices, shadowrepos
 from rewindfs.store.objects.layout import Layout
 from rewindfs.store.objects.repo import Store
-
-log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -112,7 +109,7 @@ def store_status(layout: Layout, retention_days: float, *, sizes: bool = True,
             if reclaimable is not None:
                 reclaimable.cancel()
             raise
-        out.reclaimable_bytes = _reclaimable(reclaimable)
+        out.reclaimable_bytes = _reclaimable(layout, reclaimable)
     return out
 
 
@@ -153,7 +150,7 @@ def _sizes(layout: Layout, repo, hists: dict[str, History]) -> dict[str, int]:
     try:
         return exclusive_bytes(layout, repo, hists)
     except StoreError as exc:
-        log.warning("project sizes unavailable: %s", exc)
+        _unavailable(layout, "project sizes", exc)
         return {}
 
 
@@ -161,18 +158,26 @@ def _start_reclaimable(layout: Layout) -> Reclaimable | None:
     try:
         return Reclaimable(layout)
     except StoreError as exc:
-        log.warning("reclaimable size unavailable: %s", exc)
+        _unavailable(layout, "reclaimable size", exc)
         return None
 
 
-def _reclaimable(running: Reclaimable | None) -> int | None:
+def _reclaimable(layout: Layout, running: Reclaimable | None) -> int | None:
     if running is None:
         return None
     try:
         return running.bytes()
     except StoreError as exc:
-        log.warning("reclaimable size unavailable: %s", exc)
+        _unavailable(layout, "reclaimable size", exc)
         return None
+
+
+def _unavailable(layout: Layout, what: str, exc: StoreError) -> None:
+    """Said once (store.objects.notices), naming the damaged file when there is one: a
+    `?` in status must not pass for a store that is merely busy."""
+    found = damage.explain(layout, exc)
+    why = f"{found.path} ({found.problem}); run `rewind check`" if found is not None else exc
+    notices.notice(f"{what} unavailable: {why}")
 
 
 def _row(h16: str, record: ProjectRecord | None, count: int, size: int | None,

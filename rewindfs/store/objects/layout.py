@@ -158,3 +158,9 @@ def _remote_refs(key: str) -> str:
     """The folder of refs mirroring a remote project (see store.remote.names)."""
     remote, machine, h16 = key.split("/")
     return f"{REMOTES_PREFIX}{remote}/m/{machine}/{h16}/"
+
+
+def layout_of(gitdir: str | os.PathLike[str]) -> Layout:
+    """The Layout of the store behind `gitdir` (the store or a project admin dir): what a
+    reader holding only a repository needs to name a damaged file."""
+    return Layout(objects_dir(Path(gitdir)).parent.parent)
