@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from conftest import REWIND
+from conftest import REWIND, rewind_env
 from test_capture_pack import make_project
-from test_restore_helpers import manager, rewind_env
+from test_restore_helpers import manager
 
 from rewindfs.store import project_hash
 
@@ -115,7 +115,7 @@ def leave_nothing_running(proc: subprocess.Popen, child: int | None) -> None:
 
 
 def test_ctrl_c_kills_a_hung_child_first(big, pack_dir, store_dir, home, tmp_path):
-    proc = start(big, rewind_env(home, tmp_path, REWIND_STALL_SECONDS="600"))
+    proc = start(big, rewind_env(home, tmp_path / "user-home", REWIND_STALL_SECONDS="600"))
     child = None
     try:
         child = find_and_stop_child(pack_dir, proc.pid, lambda: proc.poll() is None)
@@ -137,7 +137,7 @@ def test_ctrl_c_kills_a_hung_child_first(big, pack_dir, store_dir, home, tmp_pat
 
 def test_a_hung_child_is_killed_and_its_share_read_by_the_parent(big, pack_dir, store_dir,
                                                                   home, tmp_path):
-    proc = start(big, rewind_env(home, tmp_path, REWIND_STALL_SECONDS="3"))
+    proc = start(big, rewind_env(home, tmp_path / "user-home", REWIND_STALL_SECONDS="3"))
     child = None
     try:
         child = find_and_stop_child(pack_dir, proc.pid, lambda: proc.poll() is None)

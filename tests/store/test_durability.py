@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import REWIND
-from test_restore_helpers import checkpoint, manager, rewind_env, write
+from conftest import REWIND, rewind_env
+from test_restore_helpers import checkpoint, manager, write
 
 from rewindfs.store import project_hash
 
@@ -197,7 +197,7 @@ def journal_writes(calls: list[Call]) -> list[int]:
 
 @pytest.fixture
 def env(home: Path, tmp_path: Path) -> dict[str, str]:
-    return rewind_env(home, tmp_path)
+    return rewind_env(home, tmp_path / "user-home")
 
 
 def object_path(store: Path, oid: str) -> str:
