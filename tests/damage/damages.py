@@ -153,6 +153,22 @@ def flip(path: Path, at: float) -> None:
     path.write_bytes(bytes(data))
 
 
+def flip_packed(store: Path, oid: str) -> None:
+    """Flip bytes at the start of `oid`'s own entry in the pack (found through the pack
+    index), so exactly the object the damage is about is unreadable, wherever the repack
+    placed it."""
+    with open(pack(store, "idx"), "rb") as idx:
+        listed = subprocess.run(["git", "show-index"], stdin=idx, capture_output=True,
+                                text=True, check=True, env=isolated_git_env()).stdout
+    [offset] = [int(line.split()[0]) for line in listed.splitlines() if line.split()[1] == oid]
+    path = pack(store, "pack")
+    data = bytearray(path.read_bytes())
+    os.chmod(path, 0o644)
+    for i in range(offset + 2, offset + 10):
+        data[i] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
 def pack(store: Path, ext: str) -> Path:
     return next((store / "objects" / "pack").glob(f"pack-*.{ext}"))
 
@@ -256,9 +272,9 @@ DAMAGES: dict[str, Damage] = {
     "pack-truncated": Damage(lambda s, i: truncate(pack(s, "pack")),
                              lambda i: "objects/pack/pack-", READS,
                              packed=True),
-    "pack-flipped": Damage(lambda s, i: flip(pack(s, "pack"), 0.5),
+    "pack-flipped": Damage(lambda s, i: flip_packed(s, i.label_blob),
                            lambda i: "objects/pack/pack-", {"restore-label", "check"},
-                           packed=True),
+                           may_be_incomplete={"restore-label"}, packed=True),
     "idx-truncated": Damage(lambda s, i: truncate(pack(s, "idx")),
                             lambda i: "objects/pack/pack-", READS,
                             packed=True),
