@@ -9,13 +9,14 @@ import json
 import os
 import re
 import sys
+import time
 from pathlib import Path
 
 import click
-from rich.table import Table
 from rich.text import Text
 
 from rewindfs import store as st
+from rewindfs.cli import rowstream
 from rewindfs.cli.app import App
 from rewindfs.cli.complete import complete_reference
 from rewindfs.cli.help import examples
@@ -84,24 +85,22 @@ def log(app: App, path: str, directory: str | None, remote: str | None, as_json:
         if not changes:
             console.print(f"{quote_path(rel)} did not change in any checkpoint", soft_wrap=True)
             return
-        table = Table(box=None, show_header=False, pad_edge=False, padding=(0, 2, 0, 0))
-        for justify in ("right", "left", "right", "left", "left", "left"):
-            table.add_column(justify=justify, no_wrap=True)
-        for c in changes:
-            cp = c.checkpoint
-            number = Text(f"{cp.number}." if cp.number else "-",
-                          style="dim" if cp.pre_rollback else "bold")
-            counts = Text("binary" if c.binary else "")
-            if not c.binary:
-                counts.append(f"+{c.added}", style="green")
-                counts.append(" ")
-                counts.append(f"-{c.deleted}", style="red")
-            table.add_row(Text("  ") + number, Text(cp.short, style="yellow"),
-                          Text(human_age(cp.time), style="green"), c.status, counts,
-                          Text(cp.reason, style="dim" if cp.pre_rollback else ""))
+        now = time.time()
+        rows = [_log_row(c, now) for c in changes]
         console.print(Text(f"{quote_path(rel)} in {target.title}:", style="bold"),
                       soft_wrap=True)
-        app.term.print_table(table, console)
+        rowstream.print_rows(app.term, console, ("right", "left", "right", "left", "left", "left"),
+                             rows)
+
+
+def _log_row(change: pathlog.PathChange, now: float) -> list[rowstream.Cell]:
+    cp = change.checkpoint
+    pre = cp.pre_rollback
+    counts: rowstream.Cell = (("binary", ""),) if change.binary else \
+        ((f"+{change.added}", "green"), (" ", ""), (f"-{change.deleted}", "red"))
+    return [(("  ", ""), (f"{cp.number}." if cp.number else "-", "dim" if pre else "bold")),
+            rowstream.cell(cp.short, "yellow"), rowstream.cell(human_age(cp.time, now), "green"),
+            rowstream.cell(change.status), counts, rowstream.cell(cp.reason, "dim" if pre else "")]
 
 
 @click.command(epilog=examples(
