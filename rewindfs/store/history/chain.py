@@ -110,16 +110,17 @@ def walk(repo: pygit2.Repository, ref: str) -> list[pygit2.Commit]:
     return out
 
 
-def checkpoints(repo: pygit2.Repository, h16: str) -> list[Checkpoint]:
+def checkpoints(repo: pygit2.Repository, h16: str, *, from_objects: bool = False
+                ) -> list[Checkpoint]:
     """Newest first: the project's chain, then labelled checkpoints pruned out of it.
 
     Numbered 1, 2, 3 ... newest first, skipping pre-rollback snapshots (number 0).
     Read from the project's records (store.history.records) when the objects agree
-    with them, else from the commits themselves.
+    with them, else (or with `from_objects`) from the commits themselves.
     """
     labels = labels_by_commit(repo, h16)
     stop = boundaries(repo)
-    out = _from_records(repo, h16, labels, stop)
+    out = None if from_objects else _from_records(repo, h16, labels, stop)
     if out is None:
         chain = walk(repo, Layout.project_ref(h16))
         in_chain = {str(c.id) for c in chain}
