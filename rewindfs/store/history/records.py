@@ -38,10 +38,13 @@ from rewindfs.store.history.trailers import STATS_TRAILER, parse_message
 from rewindfs.store.history.treestats import tree_stats
 from rewindfs.store.objects import private
 from rewindfs.store.objects.layout import CACHES, Layout
+from rewindfs.store.objects.packs import pack_files
 
-VERSION = 2
+VERSION = 3
 MAX_CHANGES = 2000  # a bigger change is not indexed: `rewind log` compares its trees
 ZERO = "0" * 40
+GITLINK = int(pygit2.enums.FileMode.COMMIT)
+TREE = pygit2.enums.ObjectType.TREE
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,11 +66,15 @@ class Record:
     # What changed against the parent, flat: path (os.fsdecode'd), new blob id ("" when
     # deleted), path, id, ...; None: a root, or too big to index (compare the trees).
     changes: list[str] | None
+    # The trees it holds that its parent does not (its root tree and those of every
+    # directory with a change in it); None with `changes` None. With the blobs of
+    # `changes`, what this checkpoint adds to the objects its parent keeps.
+    trees: list[str] | None
     where: list[int]  # [size, mtime_ns] of its loose object file when read; []: packed
 
     def fields(self) -> list:
         return [self.id, self.tree, self.parent, self.time, self.offset, self.commit_time,
-                self.reason, self.trailers, self.stats, self.changes, self.where]
+                self.reason, self.trailers, self.stats, self.changes, self.trees, self.where]
 
     def changed_paths(self) -> list[str]:
         return [] if self.changes is None else self.changes[0::2]
@@ -91,8 +98,11 @@ def read_commit(repo: pygit2.Repository, commit_id: str, objects: Path) -> Recor
         s = tree_stats(repo, parent_tree, tree)
         stats = [s.files_changed, s.insertions, s.deletions]
     changes = _changes(repo, parent_tree, tree) if parent_tree is not None else None
+    trees = _new_trees(commit.tree, changes) if changes is not None else None
+    if trees is None:
+        changes = None
     return Record(str(commit.id), tree, parent, commit.author.time, commit.author.offset,
-                  commit.commit_time, reason, trailers, stats, changes,
+                  commit.commit_time, reason, trailers, stats, changes, trees,
                   _where(objects, str(commit.id)))
 
 
@@ -122,11 +132,32 @@ def _changes(repo: pygit2.Repository, old_tree: str, new_tree: str) -> list[str]
         return None
     out = []
     for delta in diff.deltas:
+        if GITLINK in (delta.old_file.mode, delta.new_file.mode):
+            continue  # a nested repository's commit: no object of ours, never a change in log
         new = str(delta.new_file.id)
         if new == ZERO:
             out += [os.fsdecode(delta.old_file.raw_path), ""]
         else:
             out += [os.fsdecode(delta.new_file.raw_path), new]
+    return out
+
+
+def _new_trees(root: pygit2.Tree, changes: list[str]) -> list[str] | None:
+    dirs = {os.path.dirname(path) for path in changes[0::2]}
+    for d in list(dirs):
+        while d:
+            d = os.path.dirname(d)
+            dirs.add(d)
+    out = [str(root.id)]
+    for d in sorted(dirs - {""}):
+        try:
+            entry = root[d]
+        except KeyError:
+            continue  # gone with everything in it
+        except (UnicodeError, ValueError):
+            return None  # a name libgit2 cannot be asked for: the closure says it
+        if entry.type == TREE:
+            out.append(str(entry.id))
     return out
 
 
@@ -206,23 +237,6 @@ def _header() -> bytes:
 def _line(fields: list) -> bytes:
     text = json.dumps(fields, separators=(",", ":")).encode()
     return text + b"\t" + b"%08x" % zlib.crc32(text) + b"\n"
-
-
-def current_packs(objects: Path) -> Packs:
-    """{file name: [size, mtime_ns]} of every pack and pack index in `objects`."""
-    out: Packs = {}
-    try:
-        with os.scandir(objects / "pack") as entries:
-            for entry in entries:
-                if entry.name.endswith((".pack", ".idx")):
-                    try:
-                        st = entry.stat(follow_symlinks=False)
-                    except OSError:
-                        continue
-                    out[entry.name] = [st.st_size, st.st_mtime_ns]
-    except OSError:
-        pass
-    return out
 
 
 def append(path: Path, records: list[Record], packs: Packs | None) -> None:
@@ -311,7 +325,7 @@ class Recall:
 
     def packs_now(self) -> Packs:
         if self._packs_now is None:
-            self._packs_now = current_packs(self.objects)
+            self._packs_now = pack_files(self.objects)
         return self._packs_now
 
     def packs_ok(self) -> bool:
