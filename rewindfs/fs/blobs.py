@@ -1,7 +1,11 @@
 """File contents for the mount, read from the store with bounded memory.
 
 Small blobs are kept whole in a byte-bounded LRU (the kernel usually reads one in
-a single request). A blob of SPOOL_MIN or more is never whole in memory: git
+a single request). Those of a directory just listed are read ahead, in the order
+the listing gives them (the order `tar`, `diff -r` and `grep -r` read them), by a
+git process of their own; each is handed on as it arrives (`on_prefetched`: the
+mount puts it in the kernel's page cache, so the read that follows never reaches
+the daemon). A blob of SPOOL_MIN or more is never whole in memory: git
 streams it into an unlinked temporary file (store.objects.catfile), and reads are served
 from there with pread; the spooled files are bounded by total size on disk, and
 an evicted one goes when its last reader is done with it (one blob bigger than the
@@ -16,6 +20,7 @@ import os
 import queue
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
@@ -60,6 +65,9 @@ class BlobReader:
         self._prefetcher: threading.Thread | None = None
         self._pipe = BlobPipe(browser.layout)  # its own git: never waits behind big reads
         self._oversized: tuple[str, Spooled] | None = None
+        self._wanted_by: dict[str, list[int]] = {}  # oid read ahead -> inodes showing it
+        # (inode, bytes) of each blob read ahead, once the readers waiting for it are free
+        self.on_prefetched: Callable[[int, bytes], object] | None = None
 
     def whole(self, oid: str, size: int) -> bytes:
         """A small blob's bytes (symlink targets, small files)."""
@@ -68,21 +76,27 @@ class BlobReader:
             arriving.wait(PREFETCH_WAIT)
         return self.memory.get_or_load(oid, lambda key: self.browser.blob(key, size))
 
-    def prefetch(self, blobs: list[tuple[str, int]]) -> None:
-        """Read these small blobs ahead, in git's own process and in git's order, while the
-        reader is still busy with the first (a directory was just listed: `tar`, `diff -r`
-        and `grep -r` read its files next). Within a budget, so a huge directory does not
-        flush the cache; what is cached or already coming is skipped."""
+    def prefetch(self, blobs: list[tuple[str, int, int]]) -> None:
+        """Read these small blobs (oid, size, inode) ahead, in git's own process and in the
+        order given, while the reader is still busy with the first (a directory was just
+        listed: `tar`, `diff -r` and `grep -r` read its files next, in that order).
+        Within a budget, so a huge directory does not flush the cache; what is cached or
+        already coming is skipped."""
         todo: list[str] = []
         total = 0
         with self._guard:
-            for oid, size in sorted(set(blobs)):  # loose objects: fan-out order
-                if size >= SPOOL_MIN or oid in self._pending or oid in self.memory:
+            for oid, size, inode in blobs:
+                if size >= SPOOL_MIN or oid in self.memory:
+                    continue
+                if oid in self._pending:
+                    if oid in self._wanted_by:
+                        self._wanted_by[oid].append(inode)
                     continue
                 total += size
                 if total > self.prefetch_budget:
                     break
                 self._pending[oid] = threading.Event()
+                self._wanted_by[oid] = [inode]
                 todo.append(oid)
             if todo and self._prefetcher is None:
                 self._prefetcher = threading.Thread(target=self._prefetch_loop, daemon=True,
@@ -113,13 +127,20 @@ class BlobReader:
     def _arrived(self, oid: str, data: bytes | None) -> None:
         if data is not None:
             self.memory.put(oid, data)
-        self._release(oid)
+        inodes = self._release(oid)
+        # Only now: a read of this very file may be waiting for the blob, and the kernel
+        # holds that file's page until the read is answered, which a push would wait for.
+        if data is not None and self.on_prefetched is not None:
+            for inode in inodes:
+                self.on_prefetched(inode, data)
 
-    def _release(self, oid: str) -> None:
+    def _release(self, oid: str) -> list[int]:
         with self._guard:
             event = self._pending.pop(oid, None)
+            inodes = self._wanted_by.pop(oid, [])
         if event is not None:
             event.set()
+        return inodes
 
     def read(self, oid: str, size: int, offset: int, length: int) -> bytes:
         if size < SPOOL_MIN:

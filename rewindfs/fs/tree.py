@@ -85,7 +85,8 @@ class TreeDir(Directory):
 
     def prefetch(self) -> None:
         if self._entries is not None:
-            self.context.blobs.prefetch([(node.oid, node.size) for _, node in self._entries
+            self.context.blobs.prefetch([(node.oid, node.size, node.inode)
+                                         for _, node in self._entries
                                          if isinstance(node, BlobFile)])
 
     def previous(self) -> TreeDir | None:

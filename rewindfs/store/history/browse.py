@@ -79,6 +79,10 @@ class StoreBrowser:
         self._generation = 0
         self._packs_seen: float | None = None
         self._guard = threading.Lock()
+        # Blob sizes by id: a directory is listed with its predecessors (the mount shows
+        # when a file's bytes were recorded), and they share most blobs, whose sizes would
+        # each cost a read of the object's header (a disk read into the pack when cold).
+        self._sizes = _Sizes()
 
     # -- handles -----------------------------------------------------------------
 
@@ -242,7 +246,7 @@ class StoreBrowser:
             tree = repo[tree_id]
             if not isinstance(tree, pygit2.Tree):
                 raise KeyError(tree_id)
-            return _entries(repo, tree)
+            return _entries(repo, tree, self._sizes)
 
         return self._read(f"directory {tree_id[:8]}", read)
 
@@ -299,7 +303,18 @@ class StoreBrowser:
         return st.st_uid, st.st_gid
 
 
-def _entries(repo: pygit2.Repository, tree: pygit2.Tree) -> list[TreeEntry]:
+class _Sizes(dict):
+    """Blob id -> size; emptied when full (it only saves reads)."""
+
+    LIMIT = 500_000  # ~80 MiB at most
+
+    def remember(self, oid: pygit2.Oid, size: int) -> None:
+        if len(self) >= self.LIMIT:
+            self.clear()
+        self[oid] = size
+
+
+def _entries(repo: pygit2.Repository, tree: pygit2.Tree, sizes: _Sizes) -> list[TreeEntry]:
     """A stored name that must never be a path component (`..`, one holding `/`, `.git`;
     see store.history.trees.unsafe_name: a tree is data, not trust) is left out."""
     odb = repo.odb
@@ -314,12 +329,16 @@ def _entries(repo: pygit2.Repository, tree: pygit2.Tree) -> list[TreeEntry]:
             out.append(TreeEntry(entry.raw_name, EntryKind.SUBMODULE, True, str(entry.id), 0))
         else:
             kind = EntryKind.SYMLINK if mode == FileMode.LINK else EntryKind.FILE
-            try:
-                size = odb.read_header(entry.id)[1]
-            except _MISSING:
-                # Damaged or missing: listed all the same, with a size that is not 0 so
-                # that a read reaches the mount (which answers EIO) instead of an empty
-                # file being read from the kernel's cache.
-                size = 1
+            oid = entry.id
+            size = sizes.get(oid)
+            if size is None:
+                try:
+                    size = odb.read_header(oid)[1]
+                    sizes.remember(oid, size)
+                except _MISSING:
+                    # Damaged or missing: listed all the same, with a size that is not 0 so
+                    # that a read reaches the mount (which answers EIO) instead of an empty
+                    # file being read from the kernel's cache.
+                    size = 1
             out.append(TreeEntry(entry.raw_name, kind, bool(mode & 0o111), str(entry.id), size))
     return out
