@@ -99,7 +99,11 @@ def main(argv: list[str]) -> int:
     t0 = time.perf_counter()
     _run(["--home", home, *args])
     elapsed = time.perf_counter() - t0
-    sys.stdout.flush()
+    try:
+        sys.stdout.close()  # the reader may be gone (head): nothing left to say to it
+    except OSError:
+        pass
+    sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - for the interpreter's exit
     os.dup2(null, 1)
     os.write(real_stdout, f"{elapsed:.6f}\n".encode())
     return 0

@@ -33,18 +33,43 @@ def cell(text: str, style: str = "") -> Cell:
     return ((text, style),)
 
 
-def plain(value: Cell) -> str:
-    return strip_control_codes("".join(text for text, _ in value))
+def print_line(console: Console, text: str, style: str = "") -> None:
+    """One line, unwrapped (rich's soft_wrap), written straight off a terminal without colour."""
+    if not console.is_terminal and console.no_color and text.isprintable():
+        console.file.write(text + "\n")
+    else:
+        console.print(Text(text, style=style), soft_wrap=True)
 
 
-def widths_of(rows: Sequence[Sequence[Cell]], columns: int) -> list[int]:
-    """Each column's width: its widest cell."""
+def _texts(rows: Sequence[Sequence[Cell]]) -> tuple[list[list[str]], bool]:
+    """The rows' plain texts, and whether one holds a tab or newline (which only rich
+    lays out as rich does)."""
+    odd = False
+    out = []
+    for row in rows:
+        texts = []
+        for value in row:
+            text = value[0][0] if len(value) == 1 else "".join(t for t, _ in value)
+            if not text.isprintable():
+                text = strip_control_codes(text)
+                odd = odd or "\t" in text or "\n" in text
+            texts.append(text)
+        out.append(texts)
+    return out, odd
+
+
+def width(text: str) -> int:
+    return len(text) if text.isascii() else cell_len(text)
+
+
+def widths_of(rows: Sequence[Sequence[str]], columns: int) -> list[int]:
+    """Each column's width: its widest cell (`rows` of plain texts)."""
     out = [0] * columns
     for row in rows:
-        for i, value in enumerate(row):
-            width = cell_len(plain(value))
-            if width > out[i]:
-                out[i] = width
+        for i, text in enumerate(row):
+            w = width(text)
+            if w > out[i]:
+                out[i] = w
     return out
 
 
@@ -54,17 +79,21 @@ def print_rows(term: Terminal, console: Console, justify: Sequence[str],
     column that may wrap on a narrow terminal, the others never do)."""
     if not rows:
         return
-    widths = widths_of(rows, len(justify))
-    plain_text = not console.is_terminal and console.no_color
+    texts, odd = _texts(rows)
+    widths = widths_of(texts, len(justify))
+    plain_text = not console.is_terminal and console.no_color and not odd
     if not plain_text:
         widths = _fit(widths, wrap, console.width)
     try:
-        for chunk in _chunks(rows):
+        start = 0
+        for size in _chunk_sizes(len(rows)):
             if plain_text:
-                console.file.write(_plain_lines(justify, widths, chunk))
+                console.file.write(_plain_lines(justify, widths, texts[start:start + size]))
             else:
-                term.print_table(_rich_table(justify, widths, wrap, chunk), console)
+                term.print_table(_rich_table(justify, widths, wrap, rows[start:start + size]),
+                                 console)
             console.file.flush()
+            start += size
     except BrokenPipeError:
         console.on_broken_pipe()
 
@@ -78,23 +107,23 @@ def _fit(widths: list[int], wrap: int | None, width: int) -> list[int]:
     return [max(1, w - excess) if i == wrap else w for i, w in enumerate(widths)]
 
 
-def _chunks(rows: Sequence[Sequence[Cell]]) -> Iterable[Sequence[Sequence[Cell]]]:
-    start, size = 0, FIRST_CHUNK
-    while start < len(rows):
-        yield rows[start:start + size]
-        start += size
-        size = min(2 * size if start > FIRST_CHUNK else size, LAST_CHUNK)
+def _chunk_sizes(rows: int) -> Iterable[int]:
+    """FIRST_CHUNK, FIRST_CHUNK, then twice the last, up to LAST_CHUNK, until `rows`."""
+    done, size = 0, FIRST_CHUNK
+    while done < rows:
+        yield size
+        done += size
+        size = min(2 * size if done > FIRST_CHUNK else size, LAST_CHUNK)
 
 
-def _plain_lines(justify: Sequence[str], widths: list[int], rows: Sequence[Sequence[Cell]]
+def _plain_lines(justify: Sequence[str], widths: list[int], rows: Sequence[Sequence[str]]
                  ) -> str:
     lines = []
     gap = " " * GAP
     for row in rows:
         parts = []
-        for value, width, side in zip(row, widths, justify, strict=True):
-            text = plain(value)
-            pad = " " * (width - cell_len(text))
+        for text, w, side in zip(row, widths, justify, strict=True):
+            pad = " " * (w - width(text))
             parts.append(pad + text if side == "right" else text + pad)
         lines.append(gap.join(parts).rstrip() + "\n")
     return "".join(lines)

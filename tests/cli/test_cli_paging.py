@@ -13,6 +13,8 @@ import pygit2
 import pytest
 from conftest import REWIND
 from rich.console import Console
+from rich.table import Table
+from rich.text import Text
 from terminal import PtyProcess, rewind_env
 
 from rewindfs.cli import rowstream
@@ -118,3 +120,35 @@ def test_printed_in_chunks_is_the_table_printed_at_once(monkeypatch, colour, wid
     assert at_once.count("\n") >= 200
     assert _printed(monkeypatch, colour, width, 3, 7) == at_once
     assert _printed(monkeypatch, colour, width, 60, 1000) == at_once
+
+
+def test_plain_text_is_what_rich_prints_off_a_terminal():
+    """The fast path (no rich) prints what one rich table prints, as the listing always
+    did: wide characters, control codes, a tab (which only rich lays out), empty cells."""
+    rows = [*_rows()[:30],
+            [rowstream.cell("  9."), rowstream.cell("日本語"), rowstream.cell(""),
+             rowstream.cell("bell\x07 and\x08 back"), rowstream.cell("é")],
+            [rowstream.cell("  10."), rowstream.cell("a\tb"), rowstream.cell(""),
+             rowstream.cell("x"), ()]]
+    justify = ("right", "left", "right", "left", "left")
+    term = Terminal("never")
+
+    def console() -> tuple[io.StringIO, Console]:
+        buffer = io.StringIO()
+        return buffer, Console(file=buffer, force_terminal=False, no_color=True,
+                               color_system=None, width=10_000, markup=False, emoji=False,
+                               highlight=False)
+
+    fast, fast_console = console()
+    rowstream.print_rows(term, fast_console, justify, rows[:-1], wrap=3)
+    with_tab, tab_console = console()
+    rowstream.print_rows(term, tab_console, justify, rows, wrap=3)
+    for buffer, printed in ((fast, rows[:-1]), (with_tab, rows)):
+        table = Table(box=None, show_header=False, pad_edge=False, padding=(0, 2, 0, 0))
+        for i, side in enumerate(justify):
+            table.add_column(justify=side, no_wrap=i != 3)
+        for row in printed:
+            table.add_row(*(Text.assemble(*cell) for cell in row))
+        expected, expected_console = console()
+        term.print_table(table, expected_console)
+        assert buffer.getvalue() == expected.getvalue()
