@@ -87,10 +87,9 @@ def log(app: App, path: str, directory: str | None, remote: str | None, as_json:
             return
         now = time.time()
         rows = [_log_row(c, now) for c in changes]
-        console.print(Text(f"{quote_path(rel)} in {target.title}:", style="bold"),
-                      soft_wrap=True)
+        rowstream.print_line(console, f"{quote_path(rel)} in {target.title}:", "bold")
         rowstream.print_rows(app.term, console, ("right", "left", "right", "left", "left", "left"),
-                             rows)
+                             [rowstream.texts_of(row) for row in rows], rows.__getitem__)
 
 
 def _log_row(change: pathlog.PathChange, now: float) -> list[rowstream.Cell]:

@@ -12,7 +12,7 @@ is a rich table with the widths of the whole.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from rich.cells import cell_len
 from rich.console import Console
@@ -41,21 +41,20 @@ def print_line(console: Console, text: str, style: str = "") -> None:
         console.print(Text(text, style=style), soft_wrap=True)
 
 
-def _texts(rows: Sequence[Sequence[Cell]]) -> tuple[list[list[str]], bool]:
-    """The rows' plain texts, and whether one holds a tab or newline (which only rich
-    lays out as rich does)."""
-    odd = False
-    out = []
-    for row in rows:
-        texts = []
-        for value in row:
-            text = value[0][0] if len(value) == 1 else "".join(t for t, _ in value)
-            if not text.isprintable():
-                text = strip_control_codes(text)
-                odd = odd or "\t" in text or "\n" in text
-            texts.append(text)
-        out.append(texts)
-    return out, odd
+def texts_of(row: Sequence[Cell]) -> list[str]:
+    """A row's plain cell texts."""
+    return [value[0][0] if len(value) == 1 else "".join(text for text, _ in value)
+            for value in row]
+
+
+def _clean(rows: Sequence[Sequence[str]]) -> tuple[Sequence[Sequence[str]], bool]:
+    """The rows as rich prints their text (control codes but tab and newline removed), and
+    whether one holds a tab or newline (which only rich lays out as rich does)."""
+    if all(text.isprintable() for row in rows for text in row):
+        return rows, False
+    out = [[text if text.isprintable() else strip_control_codes(text) for text in row]
+           for row in rows]
+    return out, any("\t" in text or "\n" in text for row in out for text in row)
 
 
 def width(text: str) -> int:
@@ -74,26 +73,30 @@ def widths_of(rows: Sequence[Sequence[str]], columns: int) -> list[int]:
 
 
 def print_rows(term: Terminal, console: Console, justify: Sequence[str],
-               rows: Sequence[Sequence[Cell]], *, wrap: int | None = None) -> None:
-    """Print `rows` as one table (`justify`: "left"/"right" per column; `wrap`: the one
-    column that may wrap on a narrow terminal, the others never do)."""
-    if not rows:
+               texts: Sequence[Sequence[str]], cells: Callable[[int], Sequence[Cell]], *,
+               wrap: int | None = None) -> None:
+    """Print rows as one table: `texts` are every row's plain cell texts, `cells(i)` row i
+    with its styles (the same texts in segments; asked only of rows printed with rich).
+    `justify`: "left"/"right" per column; `wrap`: the one column that may wrap on a
+    narrow terminal, the others never do."""
+    if not texts:
         return
-    texts, odd = _texts(rows)
+    texts, odd = _clean(texts)
     widths = widths_of(texts, len(justify))
     plain_text = not console.is_terminal and console.no_color and not odd
     if not plain_text:
         widths = _fit(widths, wrap, console.width)
     try:
         start = 0
-        for size in _chunk_sizes(len(rows)):
+        for size in _chunk_sizes(len(texts)):
+            end = min(start + size, len(texts))
             if plain_text:
-                console.file.write(_plain_lines(justify, widths, texts[start:start + size]))
+                console.file.write(_plain_lines(justify, widths, texts[start:end]))
             else:
-                term.print_table(_rich_table(justify, widths, wrap, rows[start:start + size]),
-                                 console)
+                rows = [cells(i) for i in range(start, end)]
+                term.print_table(_rich_table(justify, widths, wrap, rows), console)
             console.file.flush()
-            start += size
+            start = end
     except BrokenPipeError:
         console.on_broken_pipe()
 

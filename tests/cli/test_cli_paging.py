@@ -108,8 +108,9 @@ def _printed(monkeypatch, colour: bool, width: int, first: int, last: int) -> st
     console = Console(file=buffer, force_terminal=colour, no_color=not colour,
                       color_system="standard" if colour else None, width=width,
                       markup=False, emoji=False, highlight=False)
-    rowstream.print_rows(term, console, ("right", "left", "right", "left", "left"), _rows(),
-                         wrap=3)
+    rows = _rows()
+    rowstream.print_rows(term, console, ("right", "left", "right", "left", "left"),
+                         [rowstream.texts_of(row) for row in rows], rows.__getitem__, wrap=3)
     return buffer.getvalue()
 
 
@@ -140,9 +141,11 @@ def test_plain_text_is_what_rich_prints_off_a_terminal():
                                highlight=False)
 
     fast, fast_console = console()
-    rowstream.print_rows(term, fast_console, justify, rows[:-1], wrap=3)
+    rowstream.print_rows(term, fast_console, justify, [rowstream.texts_of(r) for r in rows[:-1]],
+                         rows.__getitem__, wrap=3)
     with_tab, tab_console = console()
-    rowstream.print_rows(term, tab_console, justify, rows, wrap=3)
+    rowstream.print_rows(term, tab_console, justify, [rowstream.texts_of(r) for r in rows],
+                         rows.__getitem__, wrap=3)
     for buffer, printed in ((fast, rows[:-1]), (with_tab, rows)):
         table = Table(box=None, show_header=False, pad_edge=False, padding=(0, 2, 0, 0))
         for i, side in enumerate(justify):
