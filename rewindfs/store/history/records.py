@@ -37,6 +37,7 @@ import pygit2
 from rewindfs.store.history.trailers import STATS_TRAILER, parse_message
 from rewindfs.store.history.treestats import tree_stats
 from rewindfs.store.objects import private
+from rewindfs.store.objects.durable import write_all
 from rewindfs.store.objects.layout import CACHES, Layout
 from rewindfs.store.objects.packs import pack_files
 
@@ -251,7 +252,7 @@ def append(path: Path, records: list[Record], packs: Packs | None) -> None:
             body = b"".join(lines)
             if os.fstat(fd).st_size == 0:
                 body = _header() + b"\n" + body
-            _write_all(fd, body)
+            write_all(fd, body)
         finally:
             os.close(fd)
     except OSError:
@@ -262,7 +263,7 @@ def rewrite(path: Path, records: list[Record], packs: Packs) -> None:
     """Replace the file with `records` only (read under `packs`): what reads it next needs."""
     lines = [_header(), b"\n", _line([PACKS, packs]), *(_line(r.fields()) for r in records)]
     try:
-        private.write_atomic(path, b"".join(lines).decode("ascii"))  # JSON escapes the rest
+        private.write_bytes_atomic(path, b"".join(lines), sync=False)
     except OSError:
         pass
 
@@ -270,12 +271,6 @@ def rewrite(path: Path, records: list[Record], packs: Packs) -> None:
 def _open(path: Path, flag: int) -> int:
     private.ensure_dir(path.parent)
     return private.open_file(path, os.O_WRONLY | os.O_CREAT | flag)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
 
 
 class Recall:

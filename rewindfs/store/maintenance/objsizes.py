@@ -92,7 +92,8 @@ class SizeTable:
         body = b"".join(_ENTRY.pack(o, s) for o, s in self.sizes.items() if o in keep)
         try:
             private.ensure_dir(self.path.parent)
-            private.write_bytes_atomic(self.path, json.dumps(self.packs).encode() + b"\n" + body)
+            private.write_bytes_atomic(self.path, json.dumps(self.packs).encode() + b"\n" + body,
+                                           sync=False)
         except OSError:
             pass
 
@@ -133,7 +134,7 @@ def object_bytes(layout: Layout) -> tuple[int, int]:
     if fresh != known:
         try:
             private.ensure_dir(path.parent)
-            private.write_atomic(path, json.dumps(fresh))
+            private.write_atomic(path, json.dumps(fresh), sync=False)
         except OSError:
             pass
     return stored, files
