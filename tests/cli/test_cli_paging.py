@@ -34,8 +34,12 @@ def long_history(store, project) -> Path:
     take(store, project, "first")
     repo = pygit2.Repository(str(store.layout.store))
     ref = Layout.project_ref(project_hash(project))
-    parent = repo.references[ref].peel(pygit2.Commit)
     when = int(time.time()) - 84 * 3600
+    taken = repo.references[ref].peel(pygit2.Commit)
+    # Dated with the rest: an age of now would cross 9s/10s or 59s/1m (a wider column)
+    # between two runs of a slow test.
+    sig = pygit2.Signature("hermes", "hermes@local", when - 60, 60)
+    parent = repo[repo.create_commit(None, sig, sig, taken.message, taken.tree_id, [])]
     for n in range(HISTORY - 1):
         blob = repo.create_blob(f"line {n}\n".encode() * (n % 5 + 1))
         builder = repo.TreeBuilder(parent.tree)
