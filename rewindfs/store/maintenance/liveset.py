@@ -26,7 +26,6 @@ from pathlib import Path
 
 import pygit2
 
-from rewindfs.errors import StoreError
 from rewindfs.store.history import records
 from rewindfs.store.history.chain import recorded_chain
 from rewindfs.store.history.shallow import boundaries
@@ -216,11 +215,10 @@ def _others(layout: Layout, names: list[str], refs: dict[str, str]) -> set[str]:
 
 
 def _git_objects(layout: Layout, names: list[str]) -> set[str]:
-    try:
-        out = gitcli.run(layout, ["rev-list", "--objects", "--no-object-names", "--stdin"],
-                         stdin="".join(f"{n}\n" for n in names).encode())
-    except StoreError:
-        return set()
+    """StoreError when git cannot say (not installed, a ref it cannot follow): status then
+    shows sizes as unknown, and nothing half known is remembered."""
+    out = gitcli.run(layout, ["rev-list", "--objects", "--no-object-names", "--stdin"],
+                     stdin="".join(f"{n}\n" for n in names).encode())
     return set(out.decode().split())
 
 
