@@ -283,8 +283,11 @@ class RewindOperations(pyfuse3.Operations):
             # Every entry is with the kernel now (the last of them once this returns): read
             # ahead the files it will be asked for next, and push them to it (init).
             node_listed = opened.node if opened is not None else self._node(inode or 0)
-            if isinstance(node_listed, Directory):
-                node_listed.prefetch()
+            ready = node_listed.prefetch() if isinstance(node_listed, Directory) else []
+            if ready:
+                # Once this reply is sent: a push names an inode the kernel must know.
+                blobs = self.model.context.blobs
+                trio.lowlevel.current_trio_token().run_sync_soon(blobs.push_later, ready)
 
     async def releasedir(self, fh: int) -> None:
         self._dirs.pop(fh, None)
