@@ -1,9 +1,12 @@
 """A mount served in this process with its read requests counted, for
-test_fs_readahead: `python readahead_probe.py HOME MOUNTPOINT OUT.json`.
+test_fs_readahead: `python readahead_probe.py HOME MOUNTPOINT OUT.json [OIDS.json]`.
 
 It lists one checkpoint directory, waits until its files are read ahead, then reads
 each file and writes what the daemon saw to OUT.json: read requests before and
-after, the files pushed to the page cache, and each file's bytes as read.
+after, the files pushed to the page cache, and each file's bytes as read. With
+OIDS.json (the blob ids of that directory's files), the checkpoint's top directory is
+listed first and the probe waits for those blobs to be read ahead from below it,
+reporting how many were in memory before their own directory was listed.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ class Counting(RewindOperations):
         super()._push_to_page_cache(inode, data)
 
 
-def main(home: str, mnt: str, out: str) -> None:
+def main(home: str, mnt: str, out: str, oids_file: str | None = None) -> None:
     ops = Counting(Model(Layout.for_home(home)))
     report: dict = {}
 
@@ -49,10 +52,21 @@ def main(home: str, mnt: str, out: str) -> None:
                 time.sleep(0.02)
             project = next(p for p in Path(mnt).iterdir() if p.is_dir())
             checkpoint = project / os.readlink(project / "1")
-            names = sorted(os.listdir(checkpoint / "src"))
             blobs = ops.model.context.blobs
-            while (blobs._pending or not ops.pushed) and time.monotonic() < deadline:
+            pushed = 0
+            if oids_file is not None:
+                oids = json.loads(Path(oids_file).read_text())
+                os.listdir(checkpoint)
+                while not all(blobs.cached(o) for o in oids) and time.monotonic() < deadline:
+                    time.sleep(0.02)  # read ahead from below the top (the test checks it)
+                report["cached_before_listing"] = sum(blobs.cached(o) for o in oids)
+                pushed = len(ops.pushed)
+            names = sorted(os.listdir(checkpoint / "src"))
+            while (blobs._pending or len(ops.pushed) <= pushed) and time.monotonic() < deadline:
                 time.sleep(0.02)  # the read-ahead is done (the test checks it was)
+            if oids_file is not None:
+                while len(ops.pushed) < pushed + len(oids) and time.monotonic() < deadline:
+                    time.sleep(0.02)  # pushed from memory once the listing was sent
             report["mode"] = ops.mode
             report["pushed"] = len(ops.pushed)
             report["reads_before"] = ops.reads
@@ -70,4 +84,4 @@ def main(home: str, mnt: str, out: str) -> None:
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:4])
+    main(*sys.argv[1:5])
