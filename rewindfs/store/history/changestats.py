@@ -52,7 +52,7 @@ def total_size(repo: pygit2.Repository, layout: Layout, h16: str, checkpoint: Ch
                for e in trees.walk_entries(repo, checkpoint.tree_id))
     try:
         private.ensure_dir(cache.parent)
-        private.write_atomic(cache, json.dumps({**known, checkpoint.id: size}), sync=False)
+        private.write_atomic(cache, json.dumps({**known, checkpoint.id: size}), durable=False)
     except OSError:
         pass  # only a cache
     return size

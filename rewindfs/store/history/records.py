@@ -263,7 +263,7 @@ def rewrite(path: Path, records: list[Record], packs: Packs) -> None:
     """Replace the file with `records` only (read under `packs`): what reads it next needs."""
     lines = [_header(), b"\n", _line([PACKS, packs]), *(_line(r.fields()) for r in records)]
     try:
-        private.write_bytes_atomic(path, b"".join(lines), sync=False)
+        private.write_bytes_atomic(path, b"".join(lines), durable=False)
     except OSError:
         pass
 

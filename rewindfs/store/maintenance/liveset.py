@@ -273,6 +273,6 @@ def _read_json(path: Path) -> dict:
 def _write_json(path: Path, data: dict) -> None:
     try:
         private.ensure_dir(path.parent)
-        private.write_atomic(path, json.dumps(data, separators=(",", ":")), sync=False)
+        private.write_atomic(path, json.dumps(data, separators=(",", ":")), durable=False)
     except OSError:
         pass  # a cache

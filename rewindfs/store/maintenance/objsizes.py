@@ -93,7 +93,7 @@ class SizeTable:
         try:
             private.ensure_dir(self.path.parent)
             private.write_bytes_atomic(self.path, json.dumps(self.packs).encode() + b"\n" + body,
-                                           sync=False)
+                                           durable=False)
         except OSError:
             pass
 
@@ -134,7 +134,7 @@ def object_bytes(layout: Layout) -> tuple[int, int]:
     if fresh != known:
         try:
             private.ensure_dir(path.parent)
-            private.write_atomic(path, json.dumps(fresh), sync=False)
+            private.write_atomic(path, json.dumps(fresh), durable=False)
         except OSError:
             pass
     return stored, files
