@@ -23,15 +23,25 @@ REGULAR = 0o100644
 EXECUTABLE = 0o100755
 
 
+CACHES = b"/checkpoints/store/caches"  # what reading writes (store.history.records, ...)
+
+
 def picture(root: Path) -> dict[bytes, tuple]:
     """Every entry below `root` (directories included, links never followed):
-    {relative path: ("dir", mode) | ("file", mode, bytes) | ("link", target)}."""
+    {relative path: ("dir", mode) | ("file", mode, bytes) | ("link", target)}. A store's
+    caches are left out: they hold only what can be read again from the objects, and
+    commands that only read write them."""
     out: dict[bytes, tuple] = {}
     base = os.fsencode(str(root))
     for dirpath, dirnames, filenames in os.walk(base):
+        if dirpath.endswith(CACHES):
+            dirnames[:] = []
+            continue
         rel_dir = dirpath[len(base) + 1:]
         for name in [*dirnames, *filenames]:
             full = dirpath + b"/" + name
+            if full.endswith(CACHES):
+                continue
             rel = rel_dir + b"/" + name if rel_dir else name
             st = os.lstat(full)
             if stat.S_ISLNK(st.st_mode):

@@ -6,15 +6,16 @@ import json
 import os
 import shutil
 import sys
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
-from rich.table import Table
 from rich.text import Text
 
 from rewindfs import store as st
 from rewindfs.agent.results import checkpoint_dict
-from rewindfs.cli import agents
+from rewindfs.cli import agents, rowstream
 from rewindfs.cli.app import App
 from rewindfs.cli.complete import complete_reference
 from rewindfs.cli.feedback import capture_progress
@@ -32,7 +33,7 @@ from rewindfs.cli.target import Target, remote_option
 from rewindfs.cli.target import fetched as fetched_targets
 from rewindfs.cli.target import resolve as resolve_target
 from rewindfs.errors import NotFound
-from rewindfs.fs.locate import mounted_checkpoints
+from rewindfs.fs.locate import mounted_checkpoints, our_mount
 from rewindfs.store.capture import secret_files
 from rewindfs.store.history import DiffResult, diffstat, projects, quote_path, total_size
 from rewindfs.store.history import refuse_taken as refuse_taken_label
@@ -146,8 +147,7 @@ def list_(app: App, directory: str | None, all_projects: bool, remote: str | Non
         return
     many = all_projects or (remote is not None and not given)
     if all_projects:
-        targets = [Target(st.project_hash(r.workdir), r.workdir)
-                   for r in projects.list_records(app.store.layout)] \
+        targets = [Target(r.h16, r.workdir) for r in projects.list_records(app.store.layout)] \
             if app.store.exists() else []
         targets += fetched_targets(app, own=False)
     elif many:
@@ -160,88 +160,111 @@ def list_(app: App, directory: str | None, all_projects: bool, remote: str | Non
                 and not _has_checkpoints(app, workdir):
             # A deleted project's checkpoints stay listable; a typo is an error.
             raise NotFound(f"no such directory: {workdir}")
-    report = []
-    for target in targets:
-        h16 = target.key
-        found = st.checkpoints(app.store.repo, h16) if app.store.exists() else []
-        mounted = mounted_checkpoints(app.settings.mount_dir, target.workdir) \
-            if found and not target.fetched else {}
-        entries = []
-        for c in found:
-            entry = checkpoint_dict(c, st.stats(app.store.repo, c))
-            entry["time"] = c.time
-            if c.root:
-                entry["bytes"] = total_size(app.store.repo, app.store.layout, h16, c)
-            if c.id in mounted:
-                entry["path"] = str(mounted[c.id])
-            entries.append(entry)
-        report.append((target, entries))
+    mount = our_mount(app.settings.mount_dir) if any(not t.fetched for t in targets) else None
+    report = ((target, _listed(app, target, mount)) for target in targets)
     if as_json:
-        for _, entries in report:
-            for entry in entries:
-                entry.pop("time")
-        payload = [{**t.describe(), "checkpoints": cps} for t, cps in report]
+        payload = [{**t.describe(), "checkpoints": [_entry(line) for line in lines]}
+                   for t, lines in report]
         click.echo(json.dumps(payload if many else payload[0]["checkpoints"], indent=2))
         return
-    if not report:
+    if not targets:
         click.echo(f"{remote} holds no projects (`rewind fetch {remote}` first?)" if remote
                    else "no projects have checkpoints yet")
     with app.term.paged() as console:
-        for target, cps in report:
-            _print_list(app, console, target.title, cps)
+        for target, lines in report:  # each project printed as soon as it is read
+            _print_list(app, console, target.title, lines)
+
+
+@dataclass
+class _Listed:
+    """One checkpoint as `rewind list` shows it."""
+
+    cp: st.Checkpoint
+    stats: st.Stats
+    bytes: int | None  # a first checkpoint's size
+    path: str | None  # where it is mounted
+
+
+def _listed(app: App, target: Target, mount: Path | None) -> list[_Listed]:
+    h16 = target.key
+    found = st.checkpoints(app.store.repo, h16) if app.store.exists() else []
+    mounted = mounted_checkpoints(mount, target.workdir) \
+        if found and mount and not target.fetched else {}
+    repo = app.store.repo if found else None
+    return [_Listed(c, st.stats(repo, c),
+                    total_size(repo, app.store.layout, h16, c) if c.root else None,
+                    str(mounted[c.id]) if c.id in mounted else None) for c in found]
+
+
+def _entry(line: _Listed) -> dict:
+    entry = checkpoint_dict(line.cp, line.stats)
+    entry.pop("time")  # list --json has always left it out (the API's lists have it)
+    if line.bytes is not None:
+        entry["bytes"] = line.bytes
+    if line.path is not None:
+        entry["path"] = line.path
+    return entry
 
 
 def _has_checkpoints(app: App, workdir) -> bool:
     return app.store.exists() and bool(st.checkpoints(app.store.repo, st.project_hash(workdir)))
 
 
-def _print_list(app: App, console, workdir: str, cps: list[dict]) -> None:
-    if not cps:
-        console.print(f"No checkpoints for {workdir}", soft_wrap=True)
+def _print_list(app: App, console, workdir: str, lines: list[_Listed]) -> None:
+    if not lines:
+        rowstream.print_line(console, f"No checkpoints for {workdir}")
         return
-    console.print(Text(f"Checkpoints for {workdir}:", style="bold"), soft_wrap=True)
-    table = Table(box=None, show_header=False, pad_edge=False, padding=(0, 2, 0, 0))
-    for column, justify in (("#", "right"), ("id", "left"), ("age", "right"),
-                            ("reason", "left"), ("changes", "left")):
-        table.add_column(column, justify=justify, no_wrap=column != "reason")
-    mounted = any("path" in cp for cp in cps)
+    rowstream.print_line(console, f"Checkpoints for {workdir}:", "bold")
+    mounted = any(line.path is not None for line in lines)
+    justify = ["right", "left", "right", "left", "left"] + (["left"] if mounted else [])
+    now = time.time()
+    # A history broken in the middle: what was found past the break follows one red line.
+    shown: list[_Listed | None] = list(lines)
+    broken_at = next((i for i, line in enumerate(lines) if line.cp.past_break), None)
+    if broken_at is not None:
+        shown.insert(broken_at, None)
+
+    def row(i: int) -> list[rowstream.Cell]:
+        line = shown[i]
+        return _row(line, mounted, now) if line is not None else _break_row(len(justify))
+
+    # Plain texts for every row (what the widths need); styles only for the rows printed.
+    texts = [rowstream.texts_of(row(i)) for i in range(len(shown))]
+    rowstream.print_rows(app.term, console, justify, texts, row, wrap=3)
+
+
+def _break_row(columns: int) -> list[rowstream.Cell]:
+    note = rowstream.cell("(history broken here: older checkpoints, found past it, "
+                          "have no number)", "red")
+    return [(), (), (), note, *[()] * (columns - 4)]
+
+
+def _row(line: _Listed, mounted: bool, now: float) -> list[rowstream.Cell]:
+    cp = line.cp
+    pre = cp.pre_rollback
+    number = "?" if cp.past_break else f"{cp.number}." if cp.number else "-"
+    reason: rowstream.Cell = ((cp.reason, "dim" if pre else ""),
+                              *((f" [{label}]", "cyan") for label in cp.labels))
+    agent = cp.trailers.get("Rewind-Agent")
+    if agent:  # taken by an agent hook (rewindfs.hooks)
+        reason += ((f" ({agent}, turn {cp.trailers.get('Rewind-Turn', '?')})", "magenta"),)
+    row = [(("  ", ""), (number, "dim" if pre else "bold")),
+           rowstream.cell(cp.short, "yellow"), rowstream.cell(human_age(cp.time, now), "green"),
+           reason, _changes(line)]
     if mounted:
-        table.add_column("mounted at", no_wrap=True)
-    broken_at = next((i for i, cp in enumerate(cps) if cp["past_break"]), None)
-    for i, cp in enumerate(cps):
-        if i == broken_at:  # what follows was found past a break: no numbers
-            table.add_row(*[Text("")] * 3, Text("(history broken here: older checkpoints, "
-                                                "found past it, have no number)", style="red"),
-                          *[Text("")] * (len(table.columns) - 4))
-        pre = cp["pre_rollback"]
-        number = Text("?" if cp["past_break"] else "-" if not cp["number"]
-                      else f"{cp['number']}.", style="dim" if pre else "bold")
-        reason = Text(cp["reason"], style="dim" if pre else "")
-        for label in cp["labels"]:
-            reason.append(f" [{label}]", style="cyan")
-        if cp["trailers"].get("Rewind-Agent"):  # taken by an agent hook (rewindfs.hooks)
-            reason.append(f" ({cp['trailers']['Rewind-Agent']}, turn "
-                          f"{cp['trailers'].get('Rewind-Turn', '?')})", style="magenta")
-        row = [Text("  ") + number, Text(cp["short_hash"], style="yellow"),
-               Text(human_age(cp["time"]), style="green"), reason, _changes(cp)]
-        if mounted:
-            row.append(Text(cp.get("path", ""), style="dim"))
-        table.add_row(*row)
-    app.term.print_table(table, console)
+        row.append(rowstream.cell(line.path or "", "dim"))
+    return row
 
 
-def _changes(cp: dict) -> Text:
-    files = cp["files_changed"]
+def _changes(line: _Listed) -> rowstream.Cell:
+    files = line.stats.files_changed
     if not files:
-        return Text("")
-    out = Text(f"{files} file{'s' if files != 1 else ''}, ")
-    if "bytes" in cp:  # the first checkpoint: everything is new, its size says more
-        out.append(human_bytes(cp["bytes"]))
-        return out
-    out.append(f"+{cp['insertions']}", style="green")
-    out.append("/")
-    out.append(f"-{cp['deletions']}", style="red")
-    return out
+        return ()
+    head = f"{files} file{'s' if files != 1 else ''}, "
+    if line.bytes is not None:  # the first checkpoint: everything is new, its size says more
+        return ((head + human_bytes(line.bytes), ""),)
+    return ((head, ""), (f"+{line.stats.insertions}", "green"), ("/", ""),
+            (f"-{line.stats.deletions}", "red"))
 
 
 @click.command(cls=PathsAfterDoubleDash, epilog=examples(

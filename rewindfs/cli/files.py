@@ -9,18 +9,18 @@ import json
 import os
 import re
 import sys
+import time
 from pathlib import Path
 
 import click
 from rich.text import Text
 
 from rewindfs import store as st
-from rewindfs.cli import agents
+from rewindfs.cli import agents, rowstream
 from rewindfs.cli.app import App
 from rewindfs.cli.complete import complete_reference
 from rewindfs.cli.help import examples
 from rewindfs.cli.human import human_age
-from rewindfs.cli.logtable import line_counts, log_table
 from rewindfs.cli.options import (
     PathsAfterDoubleDash,
     dir_option,
@@ -112,18 +112,21 @@ def log(app: App, given: tuple[str, ...], agent: str | None, directory: str | No
         if not changes:
             console.print(f"{quote_path(rel)} did not change in any checkpoint", soft_wrap=True)
             return
-        table = log_table()
-        for c in changes:
-            cp = c.checkpoint
-            number = Text(f"{cp.number}." if cp.number else "-",
-                          style="dim" if cp.pre_rollback else "bold")
-            table.add_row(Text("  ") + number, Text(cp.short, style="yellow"),
-                          Text(human_age(cp.time), style="green"), c.status,
-                          line_counts(c.binary, c.added, c.deleted),
-                          Text(cp.reason, style="dim" if cp.pre_rollback else ""))
-        console.print(Text(f"{quote_path(rel)} in {target.title}:", style="bold"),
-                      soft_wrap=True)
-        app.term.print_table(table, console)
+        now = time.time()
+        rows = [_log_row(c, now) for c in changes]
+        rowstream.print_line(console, f"{quote_path(rel)} in {target.title}:", "bold")
+        rowstream.print_rows(app.term, console, ("right", "left", "right", "left", "left", "left"),
+                             [rowstream.texts_of(row) for row in rows], rows.__getitem__)
+
+
+def _log_row(change: pathlog.PathChange, now: float) -> list[rowstream.Cell]:
+    cp = change.checkpoint
+    pre = cp.pre_rollback
+    counts: rowstream.Cell = (("binary", ""),) if change.binary else \
+        ((f"+{change.added}", "green"), (" ", ""), (f"-{change.deleted}", "red"))
+    return [(("  ", ""), (f"{cp.number}." if cp.number else "-", "dim" if pre else "bold")),
+            rowstream.cell(cp.short, "yellow"), rowstream.cell(human_age(cp.time, now), "green"),
+            rowstream.cell(change.status), counts, rowstream.cell(cp.reason, "dim" if pre else "")]
 
 
 @click.command(epilog=examples(

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import time
 from collections.abc import Sequence
@@ -94,8 +95,12 @@ def _unfinished_restores(layout: Layout, info: StoreStatus) -> list[dict[str, An
     from rewindfs.restore import journal
 
     out = []
+    admins = os.fspath(layout.store / "worktrees")
     for p in info.projects:
-        entry = journal.unfinished(journal.path_for(layout, p.hash)) if p.workdir else None
+        # A plain existence test first: most projects never restored (no journal yet).
+        if not p.workdir or not os.path.exists(f"{admins}/{p.hash}/{journal.FILE_NAME}"):
+            continue
+        entry = journal.unfinished(journal.path_for(layout, p.hash))
         if entry is not None:
             out.append({"workdir": p.workdir, "hash": p.hash, "kind": entry.kind,
                         "target": entry.target, "pre_rollback": entry.pre_rollback,

@@ -1,7 +1,14 @@
 """File contents for the mount, read from the store with bounded memory.
 
 Small blobs are kept whole in a byte-bounded LRU (the kernel usually reads one in
-a single request). A blob of SPOOL_MIN or more is never whole in memory: git
+a single request). Those of a directory just listed are read ahead, in the order
+the listing gives them (the order `tar`, `diff -r` and `grep -r` read them), by a
+git process of their own; each is handed on as it arrives (`on_prefetched`: the
+mount puts it in the kernel's page cache, so the read that follows never reaches
+the daemon). Then, while no other listing is waiting, the directories below it are
+read ahead the same way, depth first (where those readers go next), within a window
+of PREFETCH_BUDGET bytes: a walk of a tree never stalls at a directory. A blob of
+SPOOL_MIN or more is never whole in memory: git
 streams it into an unlinked temporary file (store.objects.catfile), and reads are served
 from there with pread; the spooled files are bounded by total size on disk, and
 an evicted one goes when its last reader is done with it (one blob bigger than the
@@ -16,6 +23,7 @@ import os
 import queue
 import tempfile
 import threading
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
@@ -29,7 +37,11 @@ MiB = 1024 * 1024
 SPOOL_MIN = 1 * MiB
 DEFAULT_MEMORY = 64 * MiB
 DEFAULT_SPOOL = 1024 * MiB
-PREFETCH_BUDGET = 16 * MiB  # read ahead per directory listed
+PREFETCH_BUDGET = 16 * MiB  # read ahead per directory listed, and below it
+
+Wanted = tuple[str, int, int]  # a blob read ahead: (oid, size, inode showing it)
+# (directory's inode, its files) for each directory below the one listed, in turn
+Below = Iterator[tuple[int, Iterable[Wanted]]]
 PREFETCH_WAIT = 10.0  # seconds a reader waits for a blob being read ahead
 
 
@@ -63,10 +75,16 @@ class BlobReader:
         self.prefetch_budget = min(PREFETCH_BUDGET, memory_bytes // 4)
         self._pending: dict[str, threading.Event] = {}
         self._guard = threading.Lock()
-        self._queue: queue.SimpleQueue[list[str] | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[tuple[list[str], int, Below | None] | None] = \
+            queue.SimpleQueue()
         self._prefetcher: threading.Thread | None = None
+        self._pushes: queue.SimpleQueue[list[tuple[int, bytes]] | None] = queue.SimpleQueue()
+        self._pusher: threading.Thread | None = None
         self._pipe = browser.new_pipe()  # its own git: never waits behind big reads
         self._oversized: tuple[str, Spooled] | None = None
+        self._wanted_by: dict[str, list[int]] = {}  # oid read ahead -> inodes showing it
+        # (inode, bytes) of each blob read ahead, once the readers waiting for it are free
+        self.on_prefetched: Callable[[int, bytes], object] | None = None
 
     def whole(self, oid: str, size: int) -> bytes:
         """A small blob's bytes (symlink targets, small files)."""
@@ -75,58 +93,150 @@ class BlobReader:
             arriving.wait(PREFETCH_WAIT)
         return self.memory.get_or_load(oid, lambda key: self.browser.blob(key, size))
 
-    def prefetch(self, blobs: list[tuple[str, int]]) -> None:
-        """Read these small blobs ahead, in git's own process and in git's order, while the
-        reader is still busy with the first (a directory was just listed: `tar`, `diff -r`
-        and `grep -r` read its files next). Within a budget, so a huge directory does not
-        flush the cache; what is cached or already coming is skipped."""
+    def prefetch(self, blobs: list[Wanted], directory: int = 0, below: Below | None = None
+                 ) -> list[tuple[int, bytes]]:
+        """Read these small blobs (oid, size, inode) ahead, in git's own process and in the
+        order given, while the reader is still busy with the first (a directory was just
+        listed: `tar`, `diff -r` and `grep -r` read its files next, in that order); those
+        already here are returned, (inode, bytes), for the caller to push (`push_later`,
+        with `on_prefetched` set) once the kernel knows their inodes. Then the files
+        `below` yields, a directory at a time, while the window is not full and nothing
+        else is listed; a listing of a `directory` the walk went through (the reader
+        following it) slides the window on instead of starting again. Within a budget,
+        so a huge directory does not flush the cache; what is coming is skipped."""
         todo: list[str] = []
+        ready: list[tuple[int, str]] = []
         total = 0
         with self._guard:
-            for oid, size in sorted(set(blobs)):  # loose objects: fan-out order
-                if size >= SPOOL_MIN or oid in self._pending or oid in self.memory:
+            for oid, size, inode in blobs:
+                if size >= SPOOL_MIN:
                     continue
                 total += size
                 if total > self.prefetch_budget:
                     break
-                self._pending[oid] = threading.Event()
-                todo.append(oid)
-            if todo and self._prefetcher is None:
+                if oid in self._pending:
+                    self._wanted_by.setdefault(oid, []).append(inode)
+                elif oid in self.memory:
+                    ready.append((inode, oid))
+                else:
+                    self._pending[oid] = threading.Event()
+                    self._wanted_by[oid] = [inode]
+                    todo.append(oid)
+            if (todo or below is not None) and self._prefetcher is None:
                 self._prefetcher = threading.Thread(target=self._prefetch_loop, daemon=True,
                                                     name="rewindfs-prefetch")
                 self._prefetcher.start()
-        if todo:
-            self._queue.put(todo)
+        if todo or below is not None:
+            self._queue.put((todo, directory, below))
+        if self.on_prefetched is None:
+            return []
+        found = ((inode, self.memory.get(oid)) for inode, oid in ready)
+        return [(inode, data) for inode, data in found if data is not None]
+
+    def push_later(self, files: list[tuple[int, bytes]]) -> None:
+        """Hand (inode, bytes) to `on_prefetched` in a thread of their own: a push waits
+        for any read of that file the kernel has in flight, so it must never run on the
+        thread that answers reads."""
+        with self._guard:
+            if self._pusher is None:
+                self._pusher = threading.Thread(target=self._push_loop, daemon=True,
+                                                name="rewindfs-push")
+                self._pusher.start()
+        self._pushes.put(files)
 
     def close(self) -> None:
         """Stop reading ahead and let go of the git process."""
         with self._guard:
             thread, self._prefetcher = self._prefetcher, None
+            pusher, self._pusher = self._pusher, None
         if thread is not None:
             self._queue.put(None)
             thread.join()
+        if pusher is not None:
+            self._pushes.put(None)
+            pusher.join()
         self._pipe.close()
 
+    def _push_loop(self) -> None:
+        while (files := self._pushes.get()) is not None:
+            if self.on_prefetched is not None:
+                for inode, data in files:
+                    self.on_prefetched(inode, data)
+
     def _prefetch_loop(self) -> None:
-        while (todo := self._queue.get()) is not None:
-            try:
-                self._pipe.read_many(todo, self._arrived)
-            except (OSError, StoreError) as exc:  # readers then read for themselves
-                log.debug("prefetch failed: %s", exc)
-            finally:
-                for oid in todo:
-                    self._release(oid)
+        walk = _Walk(None)
+        while True:
+            if walk.paused(self.prefetch_budget) or not self._queue.empty():
+                job = self._queue.get()
+                if job is None:
+                    return
+                todo, directory, below = job
+                self._fetch(todo)
+                if directory in walk.seen:
+                    walk.window = 0  # the reader is this far: the window slides along
+                elif below is not None:
+                    walk = _Walk(below)  # the reader went elsewhere: follow it
+                continue
+            self._walk_step(walk)
+
+    def _fetch(self, todo: list[str]) -> None:
+        if not todo:
+            return
+        try:
+            self._pipe.read_many(todo, self._arrived)
+        except (OSError, StoreError) as exc:  # readers then read for themselves
+            log.debug("prefetch failed: %s", exc)
+        finally:
+            for oid in todo:
+                self._release(oid)
+
+    def _walk_step(self, walk: _Walk) -> None:
+        """Fetch the files of the walk's next directory (cached ones count towards the
+        window too, so it stays ahead of the reader and never runs away from it)."""
+        assert walk.below is not None
+        try:
+            directory, files = next(walk.below)
+        except StopIteration:
+            walk.below = None
+            return
+        except Exception as exc:  # noqa: BLE001 - a guess ahead: whoever reads it meets it
+            log.debug("read-ahead below a directory stopped: %s", exc)
+            walk.below = None
+            return
+        walk.seen.add(directory)
+        todo: list[str] = []
+        with self._guard:
+            for oid, size, _ in files:
+                if size >= SPOOL_MIN:
+                    continue
+                walk.window += size
+                if walk.window > self.prefetch_budget:
+                    break  # the rest is fetched when the directory is listed
+                if oid not in self._pending and oid not in self.memory:
+                    # Not shown yet (its inode is unknown to the kernel): no push; the
+                    # listing that shows it hands it over from memory.
+                    self._pending[oid] = threading.Event()
+                    self._wanted_by[oid] = []
+                    todo.append(oid)
+        self._fetch(todo)
 
     def _arrived(self, oid: str, data: bytes | None) -> None:
         if data is not None:
             self.memory.put(oid, data)
-        self._release(oid)
+        inodes = self._release(oid)
+        # Only now: a read of this very file may be waiting for the blob, and the kernel
+        # holds that file's page until the read is answered, which a push would wait for.
+        if data is not None and self.on_prefetched is not None:
+            for inode in inodes:
+                self.on_prefetched(inode, data)
 
-    def _release(self, oid: str) -> None:
+    def _release(self, oid: str) -> list[int]:
         with self._guard:
             event = self._pending.pop(oid, None)
+            inodes = self._wanted_by.pop(oid, [])
         if event is not None:
             event.set()
+        return inodes
 
     def read(self, oid: str, size: int, offset: int, length: int) -> bytes:
         if size < SPOOL_MIN:
@@ -162,3 +272,16 @@ class BlobReader:
             except OSError:
                 pass
         return tempfile.TemporaryFile()
+
+
+class _Walk:
+    """The read-ahead's walk below a listed directory: where it is, what it went
+    through, and how far ahead of the reader's last listing it has read."""
+
+    def __init__(self, below: Below | None):
+        self.below = below
+        self.seen: set[int] = set()
+        self.window = 0
+
+    def paused(self, budget: int) -> bool:
+        return self.below is None or self.window > budget

@@ -15,12 +15,19 @@ from rewindfs.fs.project import XATTR_WORKDIR
 XATTR_HASH = "user.rewind.hash"
 
 
-def mounted_checkpoints(mountpoint: str | os.PathLike[str], workdir: str | os.PathLike[str]
-                        ) -> dict[str, Path]:
-    """Commit id -> checkpoint directory of `workdir` under the rewindfs mount at
-    `mountpoint`; empty when nothing (or something else) is mounted there."""
+def our_mount(mountpoint: str | os.PathLike[str]) -> Path | None:
+    """`mountpoint`, absolute, when a rewindfs mount is there; else None."""
     root = Path(mountpoint).expanduser().absolute()
-    if mounted_type(root) != OUR_FSTYPE:
+    return root if mounted_type(root) == OUR_FSTYPE else None
+
+
+def mounted_checkpoints(mountpoint: str | os.PathLike[str] | None,
+                        workdir: str | os.PathLike[str]) -> dict[str, Path]:
+    """Commit id -> checkpoint directory of `workdir` under the rewindfs mount at
+    `mountpoint` (None: not mounted); empty when nothing (or something else) is
+    mounted there."""
+    root = our_mount(mountpoint) if mountpoint is not None else None
+    if root is None:
         return {}
     wanted = os.fsencode(str(workdir))
     try:

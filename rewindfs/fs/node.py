@@ -77,8 +77,10 @@ class Directory(Node):
         """True when entries() answers without touching the store (no worker thread needed)."""
         return False
 
-    def prefetch(self) -> None:
-        """Start reading what is likely to be read next (the directory was just listed)."""
+    def prefetch(self) -> list[tuple[int, bytes]]:
+        """Start reading what is likely to be read next (the directory was just listed);
+        the files already read, (inode, bytes), to put in the kernel's page cache."""
+        return []
 
 
 class File(Node):

@@ -112,6 +112,8 @@ class RewindOperations(pyfuse3.Operations):
             self.no_opendir = bool(getattr(self, "kernel_no_opendir", False))
         self.mode = self.describe_mode()
         self.model.context.mount_mode = self.mode
+        if self.no_open:  # files read ahead go straight to the page cache (blobs.BlobReader)
+            self.model.context.blobs.on_prefetched = self._push_to_page_cache
         log.info("rewindfs: %s", self.mode)
 
     def describe_mode(self) -> str:
@@ -264,15 +266,20 @@ class RewindOperations(pyfuse3.Operations):
                     listing = self._volatile[inode] = await self._listing(node)
         else:
             raise pyfuse3.FUSEError(errno.EBADF)
-        if start_id == 0:
-            node_listed = opened.node if opened is not None else self._node(inode or 0)
-            if isinstance(node_listed, Directory):
-                node_listed.prefetch()
         for index in range(start_id, len(listing)):
             name, child, entry = listing[index]
             if not pyfuse3.readdir_reply(token, name, entry, index + 1):
                 return
             self.table.remember(child)
+        if start_id < len(listing):
+            # Every entry is with the kernel now (the last of them once this returns): read
+            # ahead the files it will be asked for next, and push them to it (init).
+            node_listed = opened.node if opened is not None else self._node(inode or 0)
+            ready = node_listed.prefetch() if isinstance(node_listed, Directory) else []
+            if ready:
+                # Once this reply is sent: a push names an inode the kernel must know.
+                blobs = self.model.context.blobs
+                trio.lowlevel.current_trio_token().run_sync_soon(blobs.push_later, ready)
 
     async def releasedir(self, fh: int) -> None:
         self._dirs.pop(fh, None)
@@ -302,9 +309,12 @@ class RewindOperations(pyfuse3.Operations):
         return pyfuse3.FileInfo(fh=handle, keep_cache=True)
 
     def _push_to_page_cache(self, inode: int, data: bytes) -> None:
-        """Hand a small file's bytes to the kernel with the open: its reads then need no
-        round trip to us. Remembered so a warm open does not push again (if the kernel
-        dropped the pages meanwhile, it simply asks with a read)."""
+        """Hand a small file's bytes to the kernel (with the open in stock mode, as they
+        are read ahead in kernel cache mode): its reads then need no round trip to us.
+        Remembered so a warm open does not push again (if the kernel dropped the pages
+        meanwhile, it simply asks with a read)."""
+        if inode in self._pushed:
+            return
         if len(self._pushed) >= MAX_REMEMBERED_PUSHES:
             self._pushed.clear()
         try:

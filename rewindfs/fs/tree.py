@@ -11,8 +11,9 @@ when the content was last captured, not when the store was made.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
+from rewindfs.fs.blobs import Wanted
 from rewindfs.fs.context import Context
 from rewindfs.fs.file import BlobFile
 from rewindfs.fs.inodes import inode_for
@@ -83,10 +84,22 @@ class TreeDir(Directory):
         self.entries()
         return self._by_name.get(name)
 
-    def prefetch(self) -> None:
-        if self._entries is not None:
-            self.context.blobs.prefetch([(node.oid, node.size) for _, node in self._entries
-                                         if isinstance(node, BlobFile)])
+    def prefetch(self) -> list[tuple[int, bytes]]:
+        if self._entries is None:
+            return []
+        return self.context.blobs.prefetch(_files(self._entries), self.inode, self._below())
+
+    def _below(self) -> Iterator[tuple[int, list[Wanted]]]:
+        """The files of each directory below this one, depth first in listing order (the
+        order `tar`, `diff -r` and `grep -r` go through them); each listed on the way
+        (in the read-ahead thread), so the kernel's listing of it is answered at once."""
+        assert self._entries is not None
+        stack = [node for _, node in reversed(self._entries) if isinstance(node, TreeDir)]
+        while stack:
+            directory = stack.pop()
+            entries = directory.entries()
+            yield directory.inode, _files(entries)
+            stack += [node for _, node in reversed(entries) if isinstance(node, TreeDir)]
 
     def previous(self) -> TreeDir | None:
         if self._previous is None:
@@ -110,3 +123,8 @@ class TreeDir(Directory):
         tree_id = entry.oid if entry.kind is EntryKind.DIRECTORY else None
         previous = (lambda: old) if isinstance(old, TreeDir) else None
         return TreeDir(ctx, self.commit, path, tree_id, self.mtime_ns, previous=previous)
+
+
+def _files(entries: list[tuple[bytes, Node]]) -> list[Wanted]:
+    return [(node.oid, node.size, node.inode) for _, node in entries
+            if isinstance(node, BlobFile)]

@@ -15,7 +15,7 @@ from typing import TypeVar
 import pygit2
 
 from rewindfs.store.foreign.objects import ForeignObjects
-from rewindfs.store.history.browse import ObjectReader, TreeEntry
+from rewindfs.store.history.browse import BlobSizes, ObjectReader, TreeEntry
 from rewindfs.store.objects.catfile import BlobPipe
 from rewindfs.store.objects.layout import Layout
 
@@ -27,6 +27,7 @@ class ForeignBrowser(ObjectReader):
         self.objects = objects
         self.layout = layout
         self._pipe = self.new_pipe()
+        self._sizes = BlobSizes()
         self._packs_seen: tuple[float, ...] | None = None
 
     def new_pipe(self) -> BlobPipe:

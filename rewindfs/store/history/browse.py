@@ -74,6 +74,10 @@ class ObjectReader:
     is done (`_read`: retried, errors named) and which git process reads big blobs."""
 
     _pipe: BlobPipe
+    # Blob sizes by id: a directory is listed with its predecessors (the mount shows
+    # when a file's bytes were recorded), and they share most blobs, whose sizes would
+    # each cost a read of the object's header (a disk read into the pack when cold).
+    _sizes: BlobSizes
 
     def _read(self, what: str, fn: Callable[[pygit2.Repository], T]) -> T:
         raise NotImplementedError
@@ -89,7 +93,7 @@ class ObjectReader:
             tree = repo[tree_id]
             if not isinstance(tree, pygit2.Tree):
                 raise KeyError(tree_id)
-            return entries_of(repo, tree)
+            return entries_of(repo, tree, self._sizes)
 
         return self._read(f"directory {tree_id[:8]}", read)
 
@@ -148,6 +152,7 @@ class StoreBrowser(ObjectReader):
         self._generation = 0
         self._packs_seen: float | None = None
         self._guard = threading.Lock()
+        self._sizes = BlobSizes()
 
     # -- handles -----------------------------------------------------------------
 
@@ -316,7 +321,18 @@ class StoreBrowser(ObjectReader):
         return st.st_uid, st.st_gid
 
 
-def entries_of(repo: pygit2.Repository, tree: pygit2.Tree) -> list[TreeEntry]:
+class BlobSizes(dict):
+    """Blob id -> size; emptied when full (it only saves reads)."""
+
+    LIMIT = 500_000  # ~80 MiB at most
+
+    def remember(self, oid: pygit2.Oid, size: int) -> None:
+        if len(self) >= self.LIMIT:
+            self.clear()
+        self[oid] = size
+
+
+def entries_of(repo: pygit2.Repository, tree: pygit2.Tree, sizes: BlobSizes) -> list[TreeEntry]:
     """A stored name that must never be a path component (`..`, one holding `/`, `.git`;
     see store.history.trees.unsafe_name: a tree is data, not trust) is left out."""
     odb = repo.odb
@@ -331,12 +347,16 @@ def entries_of(repo: pygit2.Repository, tree: pygit2.Tree) -> list[TreeEntry]:
             out.append(TreeEntry(entry.raw_name, EntryKind.SUBMODULE, True, str(entry.id), 0))
         else:
             kind = EntryKind.SYMLINK if mode == FileMode.LINK else EntryKind.FILE
-            try:
-                size = odb.read_header(entry.id)[1]
-            except _MISSING:
-                # Damaged or missing: listed all the same, with a size that is not 0 so
-                # that a read reaches the mount (which answers EIO) instead of an empty
-                # file being read from the kernel's cache.
-                size = 1
+            oid = entry.id
+            size = sizes.get(oid)
+            if size is None:
+                try:
+                    size = odb.read_header(oid)[1]
+                    sizes.remember(oid, size)
+                except _MISSING:
+                    # Damaged or missing: listed all the same, with a size that is not 0 so
+                    # that a read reaches the mount (which answers EIO) instead of an empty
+                    # file being read from the kernel's cache.
+                    size = 1
             out.append(TreeEntry(entry.raw_name, kind, bool(mode & 0o111), str(entry.id), size))
     return out

@@ -21,11 +21,17 @@ from pathlib import Path
 import pygit2
 
 from rewindfs.errors import NotFound, StoreDamaged, StoreError
-from rewindfs.store.history import breaks
+from rewindfs.store.history import breaks, records
 from rewindfs.store.history.breaks import Break
 from rewindfs.store.history.labels import labels_by_commit
-from rewindfs.store.history.shallow import boundaries
-from rewindfs.store.history.trailers import parse_message
+from rewindfs.store.history.shallow import boundaries, common_dir
+from rewindfs.store.history.trailers import (  # noqa: F401 - the trailer names, offered here too
+    PRE_ROLLBACK_SUBJECT,
+    RESTORE_TARGET_TRAILER,
+    STATS_TRAILER,
+    TIME_TRAILER,
+    parse_message,
+)
 from rewindfs.store.objects import damage, loose, notices
 from rewindfs.store.objects.layout import Layout, objects_dir
 
@@ -43,6 +49,9 @@ class Checkpoint:
     labels: list[str] = field(default_factory=list)
     root: bool = False  # the project's first checkpoint (no parent at all, not just pruned)
     past_break: bool = False  # recovered from past a break in the history (never numbered)
+    # What its record says (stats, changed paths) when it was listed from the records and
+    # its parent is still what the record was made against; None: ask the objects.
+    record: records.Record | None = field(default=None, repr=False, compare=False)
 
     @property
     def short(self) -> str:
@@ -66,12 +75,6 @@ class Checkpoint:
         """ISO 8601 with offset, as `git log --format=%aI` prints it (Hermes's field)."""
         tz = timezone(timedelta(minutes=self.offset))
         return datetime.fromtimestamp(self.time, tz).isoformat()
-
-
-STATS_TRAILER = "Rewind-Stats"
-TIME_TRAILER = "Rewind-Time"
-RESTORE_TARGET_TRAILER = "Rewind-Restore-Target"
-PRE_ROLLBACK_SUBJECT = "pre-rollback snapshot"
 
 
 def is_pre_rollback(reason: str, trailers: dict[str, str]) -> bool:
@@ -131,34 +134,106 @@ def walk_to_break(repo: pygit2.Repository, ref: str
     return out, None
 
 
-def checkpoints(repo: pygit2.Repository, h16: str) -> History:
+def checkpoints(repo: pygit2.Repository, h16: str, *, from_objects: bool = False) -> History:
     """Newest first: the project's chain, then labelled checkpoints pruned out of it.
 
-    Numbered 1, 2, 3 ... newest first, skipping pre-rollback snapshots (number 0). When
-    the chain breaks (`broken`, said once), it is numbered down to the break, and what
-    is recovered past it (labelled ones among them) follows unnumbered, `past_break`.
+    Numbered 1, 2, 3 ... newest first, skipping pre-rollback snapshots (number 0).
+    Read from the project's records (store.history.records) when the objects agree
+    with them, else (or with `from_objects`) from the commits themselves. When the
+    chain breaks (`broken`, said once), it is numbered down to the break, and what is
+    recovered past it (labelled ones among them) follows unnumbered, `past_break`.
     """
     labels = labels_by_commit(repo, h16)
-    chain, broken = walk_to_break(repo, Layout.project_ref(h16))
-    in_chain = {str(c.id) for c in chain}
     stop = boundaries(repo)
-    if broken is None:
-        older = [repo.get(oid) for oid in labels if oid not in in_chain]
-        older = sorted((c for c in older if c is not None), key=lambda c: -c.commit_time)
+    recorded = None if from_objects else _from_records(repo, h16, labels, stop)
+    if recorded is not None:
+        out = History(recorded)
+        numbered: list[Checkpoint] = out
     else:
-        notices.notice(broken.warning())
-        older = breaks.recover(repo, h16, in_chain, stop)
-    out = History(_checkpoint(commit, 0, stop, labels.get(str(commit.id), []))
-                  for commit in [*chain, *older])
-    out.broken = broken
-    numbered = out[:len(chain)] if broken is not None else out
-    for cp in out[len(numbered):]:
-        cp.past_break = True
+        chain, broken = walk_to_break(repo, Layout.project_ref(h16))
+        in_chain = {str(c.id) for c in chain}
+        if broken is None:
+            older = [repo.get(oid) for oid in labels if oid not in in_chain]
+            older = sorted((c for c in older if c is not None), key=lambda c: -c.commit_time)
+        else:
+            notices.notice(broken.warning())
+            older = breaks.recover(repo, h16, in_chain, stop)
+        out = History(_checkpoint(commit, 0, stop, labels.get(str(commit.id), []))
+                      for commit in [*chain, *older])
+        out.broken = broken
+        numbered = out[:len(chain)] if broken is not None else out
+        for cp in out[len(numbered):]:
+            cp.past_break = True
     number = 0
     for cp in numbered:
         if not cp.pre_rollback or cp.labels:  # a labelled one was chosen by a person
             number += 1
             cp.number = number
+    return out
+
+
+def recorded_chain(repo: pygit2.Repository, h16: str, stop: frozenset[str] | None = None,
+                   recall: records.Recall | None = None) -> list[records.Record] | None:
+    """The project's chain (newest first) from its records, recording commits read for the
+    first time; None when the objects must decide (a commit is gone or unreadable, the
+    ref is broken): `walk` then says what is wrong, the one way it always does."""
+    stop = boundaries(repo) if stop is None else stop
+    own = recall is None
+    recall = recall or records.Recall(repo, common_dir(repo), h16)
+    try:
+        reference = repo.references.get(Layout.project_ref(h16))
+        if reference is None:
+            return []
+        current: str | None = str(reference.target)
+    except (pygit2.GitError, ValueError):
+        return None
+    out: list[records.Record] = []
+    seen: set[str] = set()
+    while current is not None:
+        if current in seen:
+            return None  # a cycle: damage
+        seen.add(current)
+        record = recall.get(current)
+        if record is None:
+            return None
+        out.append(record)
+        if current in stop:
+            break
+        current = record.parent
+    if own:
+        recall.save(out)
+    return out
+
+
+def _from_records(repo: pygit2.Repository, h16: str, labels: dict[str, list[str]],
+                  stop: frozenset[str]) -> list[Checkpoint] | None:
+    recall = records.Recall(repo, common_dir(repo), h16)
+    chain = recorded_chain(repo, h16, stop, recall)
+    if chain is None:
+        return None
+    in_chain = {r.id for r in chain}
+    pinned = []
+    for oid in labels:
+        if oid not in in_chain:
+            record = recall.get(oid)
+            if record is None:
+                return None  # a labelled commit that cannot be read: the objects say why
+            pinned.append(record)
+    pinned.sort(key=lambda r: -r.commit_time)
+    recall.save(chain + pinned)
+    exists = repo.odb.exists
+    out = []
+    for at, record in enumerate([*chain, *pinned]):
+        # The oldest of the chain and pinned ones may have lost their parent to gc since
+        # they were recorded: then they count as parentless, as when read from the objects.
+        edge = at >= len(chain) - 1
+        kept = not edge or record.parent is None or exists(record.parent)
+        out.append(Checkpoint(
+            number=0, id=record.id, time=record.time, offset=record.offset,
+            reason=record.reason, trailers=record.trailers, tree_id=record.tree,
+            parent_id=record.parent if record.id not in stop else None,
+            labels=sorted(labels.get(record.id, [])), root=record.parent is None,
+            record=record if kept else None))
     return out
 
 

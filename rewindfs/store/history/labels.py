@@ -10,7 +10,7 @@ import re
 import pygit2
 
 from rewindfs.errors import InvalidInput, NotFound, StoreError
-from rewindfs.store.objects import damage, notices
+from rewindfs.store.objects import damage, gitextra, notices
 from rewindfs.store.objects.layout import Layout, layout_of
 
 LABEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -88,7 +88,8 @@ def remove_label(store, h16: str, label: str) -> str:
 def labels_by_commit(repo: pygit2.Repository, h16: str) -> dict[str, list[str]]:
     prefix = Layout.label_ref(h16, "")
     out: dict[str, list[str]] = {}
-    listed = [name for name in repo.references if name.startswith(prefix)]
+    listed = [name for name in gitextra.reference_names(repo, prefix + "*")
+              if name.startswith(prefix)]
     for name in listed:
         try:
             target = str(repo.references[name].peel(pygit2.Commit).id)

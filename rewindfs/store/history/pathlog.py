@@ -15,7 +15,7 @@ import pygit2
 from pygit2.enums import FileMode
 
 from rewindfs.errors import InvalidInput, NotFound
-from rewindfs.store.history import trees
+from rewindfs.store.history import records, trees
 from rewindfs.store.history.chain import Checkpoint, raw_parent
 
 ADDED, MODIFIED, DELETED = "added", "modified", "deleted"
@@ -32,9 +32,18 @@ class PathChange:
 
 def log(repo: pygit2.Repository, checkpoints: list[Checkpoint], path: bytes
         ) -> list[PathChange]:
-    """The checkpoints (newest first, as given) in which `path` differs from the previous one."""
+    """The checkpoints (newest first, as given) in which `path` differs from the previous one.
+
+    A checkpoint listed from its record (store.history.records) is compared only when its
+    record names a changed path at, under or above `path`: the record is what a diff
+    against the same parent said, so the others cannot differ there.
+    """
     out = []
     for cp in checkpoints:
+        record = cp.record
+        if record is not None and record.changes is not None \
+                and not _touches(record, path):
+            continue
         found = change(repo, _parent_tree(repo, cp), cp.tree_id, path)
         if found is not None:
             status, added, deleted, binary = found
@@ -52,6 +61,15 @@ def change(repo: pygit2.Repository, old_tree: str | None, new_tree: str, path: b
         return None
     status = ADDED if old is None else DELETED if new is None else MODIFIED
     return (status, *_line_counts(repo, old, new))
+
+
+def _touches(record: records.Record, path: bytes) -> bool:
+    paths = record.changed_paths()
+    if not path:
+        return bool(paths)
+    name = os.fsdecode(path)
+    below, above = name + "/", name.startswith
+    return any(p == name or p.startswith(below) or above(p + "/") for p in paths)
 
 
 def read_file(repo: pygit2.Repository, checkpoint: Checkpoint, path: bytes) -> bytes:

@@ -62,8 +62,13 @@ class ProjectRecord:
 
 def read_record(layout: Layout, h16: str) -> ProjectRecord | None:
     """The record, or None when it is missing or unreadable."""
+    return _read(layout.project_record(h16), h16)
+
+
+def _read(path: str | os.PathLike[str], h16: str) -> ProjectRecord | None:
     try:
-        data = json.loads(layout.project_record(h16).read_text(encoding="utf-8-sig"))
+        with open(path, "rb") as fh:
+            data = json.loads(fh.read().decode("utf-8-sig"))
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict) or not isinstance(data.get("workdir"), str):
@@ -135,14 +140,16 @@ def parent_identity_keys(workdir: Path) -> dict[str, int]:
 
 
 def list_records(layout: Layout) -> list[ProjectRecord]:
-    folder = layout.store / "projects"
+    """Every readable record, by hash (one directory listing; no path objects per record:
+    status reads a thousand of these)."""
+    folder = os.fspath(layout.store / "projects")
     try:
-        names = sorted(p.stem for p in folder.glob("*.json"))
+        names = sorted(n[:-5] for n in os.listdir(folder) if n.endswith(".json"))
     except OSError:
         return []
     out = []
     for h16 in names:
-        record = read_record(layout, h16)
+        record = _read(f"{folder}/{h16}.json", h16)
         if record is None:  # there but unreadable: its project is not listed, so say it
             notices.notice(f"project record {layout.project_record(h16)} is unreadable: "
                            "its project is left out; run `rewind check`")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pygit2
 
-from rewindfs.store.history.chain import is_pre_rollback, walk
+from rewindfs.store.history.chain import is_pre_rollback, recorded_chain, walk
 from rewindfs.store.history.labels import labels_by_commit
 from rewindfs.store.history.shallow import add_boundaries
 from rewindfs.store.history.trailers import parse_message
@@ -28,30 +28,37 @@ def enforce_max_snapshots(repo: pygit2.Repository, layout: Layout, h16: str, kee
     Labelled checkpoints are kept on top of `keep`, and so are the newest
     PRE_ROLLBACK_KEPT pre-rollback snapshots: restores and undos must not push a
     person's own checkpoints out. Older pre-rollback snapshots count like any other,
-    so a long run of restores still cannot grow the history without bound.
+    so a long run of restores still cannot grow the history without bound. The chain
+    is read from the history records (a checkpoint on a long history reads no commit
+    but its own), else from the commits.
     """
-    chain = walk(repo, Layout.project_ref(h16))
+    recorded = recorded_chain(repo, h16)
+    if recorded is not None:
+        chain = [(r.id, is_pre_rollback(r.reason, r.trailers)) for r in recorded]
+    else:
+        chain = [(str(c.id), is_pre_rollback(*parse_message(c.message)))
+                 for c in walk(repo, Layout.project_ref(h16))]
     labelled = labels_by_commit(repo, h16)
     position = _oldest_kept(chain, labelled, keep)
     if position is None:
         return 0
-    beyond = chain[position + 1 :]
-    pinned = {str(c.id) for c in beyond if str(c.id) in labelled}
+    beyond = [oid for oid, _ in chain[position + 1:]]
+    pinned = {oid for oid in beyond if oid in labelled}
     if len(pinned) == len(beyond):
         return 0
-    add_boundaries(repo, layout, {str(chain[position].id)} | pinned)
+    add_boundaries(repo, layout, {chain[position][0]} | pinned)
     return len(beyond) - len(pinned)
 
 
-def _oldest_kept(chain: list[pygit2.Commit], labelled: dict, keep: int) -> int | None:
-    """Index in `chain` (newest first) of the oldest checkpoint the cap keeps; None when
-    the cap keeps them all."""
+def _oldest_kept(chain: list[tuple[str, bool]], labelled: dict, keep: int) -> int | None:
+    """Index in `chain` ((id, pre-rollback) newest first) of the oldest checkpoint the cap
+    keeps; None when the cap keeps them all."""
     free = PRE_ROLLBACK_KEPT
     counted = 0
-    for position, commit in enumerate(chain):
-        if str(commit.id) in labelled:
+    for position, (oid, pre_rollback) in enumerate(chain):
+        if oid in labelled:
             continue
-        if free and is_pre_rollback(*parse_message(commit.message)):
+        if free and pre_rollback:
             free -= 1
             continue
         counted += 1

@@ -21,13 +21,18 @@ _cache: dict[str, tuple[tuple[int, int], frozenset[str]]] = {}
 STALE_GIT_LOCK = 2.0  # seconds; git holds shallow.lock for milliseconds
 
 
-def shallow_file(repo: pygit2.Repository) -> Path:
-    """The store's `shallow` file, for the bare store or a project worktree handle."""
+def common_dir(repo: pygit2.Repository) -> Path:
+    """The store's directory, for the bare store or a project worktree handle."""
     path = Path(repo.path)
     common = path / "commondir"
     if common.exists():
         path = (path / common.read_text().strip()).resolve()
-    return path / "shallow"
+    return path
+
+
+def shallow_file(repo: pygit2.Repository) -> Path:
+    """The store's `shallow` file, for the bare store or a project worktree handle."""
+    return common_dir(repo) / "shallow"
 
 
 def boundaries(repo: pygit2.Repository) -> frozenset[str]:

@@ -8,6 +8,12 @@ from __future__ import annotations
 
 import re
 
+# Trailers rewindfs writes (Hermes writes none).
+STATS_TRAILER = "Rewind-Stats"  # files, insertions, deletions against the parent
+TIME_TRAILER = "Rewind-Time"  # sub-second time
+RESTORE_TARGET_TRAILER = "Rewind-Restore-Target"  # a pre-rollback snapshot's restore target
+PRE_ROLLBACK_SUBJECT = "pre-rollback snapshot"
+
 _TRAILER = re.compile(r"^([A-Za-z][A-Za-z0-9-]*): (.*)$")
 
 

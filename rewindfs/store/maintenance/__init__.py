@@ -4,8 +4,8 @@ May import: objects, capture, history.
 
 One module per job:
 
-    sizes       how big the store is (cheap scandir), what is live and what is
-                reclaimable (git)
+    sizes       how big the store is (cheap scandir), what is live (git)
+    objsizes    on-disk sizes per object and of the object database, remembered
     gc          repack + prune: with a grace period, or now with writers held off
                 (objects.writers)
     quarantine  a deleted project is kept retention_days from when it was first seen
@@ -14,7 +14,8 @@ One module per job:
     sizecap     max_total_size_mb: round-robin boundary moves, estimated then measured
     treediff    what one checkpoint's tree holds that the next one's does not
     inventory   per-project histories and labels in one pass over the refs
-    ownership   bytes only one project holds (for `rewind status`)
+    liveset     what the refs keep alive: per-project counts, bytes only one project
+                holds, reclaimable bytes (for `rewind status`), remembered
     legacy      Hermes's pre-v2 repos (archived when the store is created:
                 objects.shadowrepos) judged in place later; archives expire; clear
     sweep       prune: plan (read only), then apply exactly the plan, cap, gc

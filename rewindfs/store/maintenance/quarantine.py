@@ -40,17 +40,24 @@ def observe(layout: Layout, records: list[ProjectRecord], retention_days: float,
             now: float | None = None) -> int:
     """Note the first sighting of each deletion (and forget the sighting of a project whose
     directory is back); returns how many projects entered quarantine now."""
+    return len([h for h, entered in noted(layout, records, retention_days, now).items()
+                if entered])
+
+
+def noted(layout: Layout, records: list[ProjectRecord], retention_days: float,
+          now: float | None = None) -> dict[str, bool]:
+    """`observe`, saying which records it rewrote: {h16: entered quarantine (else: back)}."""
     now = time.time() if now is None else now
-    entered = 0
+    out = {}
     for record in records:
         verdict = judge(record, retention_days, now)
         back = DELETED_AT in record.extra and workdir_deleted(record) is False
         if verdict.first_seen or back:
             try:
-                entered += _note(layout, record.h16, retention_days, now)
+                out[record.h16] = bool(_note(layout, record.h16, retention_days, now))
             except OSError as exc:  # a read-only store: nothing is noted, nothing is lost
                 log.warning("could not note the deletion of %s: %s", record.workdir, exc)
-    return entered
+    return out
 
 
 def _note(layout: Layout, h16: str, retention_days: float, now: float) -> int:

@@ -12,17 +12,20 @@ record, which starts its quarantine (see quarantine), as a sweep would.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from rewindfs.errors import StoreError
-from rewindfs.store.history.projects import ProjectRecord, list_records
+from rewindfs.store.history.projects import ProjectRecord, list_records, read_record
 from rewindfs.store.history.verdict import State, judge
-from rewindfs.store.maintenance import legacy, quarantine
-from rewindfs.store.maintenance.inventory import History, histories
-from rewindfs.store.maintenance.ownership import exclusive_bytes
-from rewindfs.store.maintenance.sizes import Reclaimable, tree_bytes
+from rewindfs.store.maintenance import legacy, liveset, quarantine
+from rewindfs.store.maintenance.inventory import histories, project_hashes
+from rewindfs.store.maintenance.liveset import Live
+from rewindfs.store.maintenance.objsizes import object_bytes
+from rewindfs.store.maintenance.sizes import tree_bytes
 from rewindfs.store.objects import damage, marker, notices, shadowrepos
 from rewindfs.store.objects.layout import Layout
 from rewindfs.store.objects.repo import Store
@@ -93,7 +96,7 @@ def store_status(layout: Layout, retention_days: float, *, sizes: bool = True,
     out = StoreStatus(str(layout.base), last_prune=marker.last_run(layout), reclaimable_bytes=0)
     if not layout.base.exists():
         return out
-    out.store_size_bytes = tree_bytes(layout.store)
+    out.store_size_bytes = store_bytes(layout)
     out.legacy_archives = [ArchiveStatus(a.name, a.size(), a.created, _mtime(a.path))
                            for a in legacy.archives(layout)]
     out.legacy_size_bytes = sum(a.size_bytes for a in out.legacy_archives)
@@ -102,15 +105,27 @@ def store_status(layout: Layout, retention_days: float, *, sizes: bool = True,
     out.total_size_bytes = out.store_size_bytes + out.legacy_size_bytes + _others(layout)
     store = Store(layout)
     if store.exists():
-        reclaimable = _start_reclaimable(layout) if sizes else None  # git walks meanwhile
-        try:
-            out.projects = _projects(layout, store, retention_days, sizes, now)
-        except BaseException:
-            if reclaimable is not None:
-                reclaimable.cancel()
-            raise
-        out.reclaimable_bytes = _reclaimable(layout, reclaimable)
+        out.projects, out.reclaimable_bytes = _projects(layout, store, retention_days, sizes,
+                                                        now)
     return out
+
+
+def store_bytes(layout: Layout) -> int:
+    """Apparent size of every file of the store; the loose objects scanned only in the
+    directories written since the last look (objsizes)."""
+    total = object_bytes(layout)[1]
+    try:
+        with os.scandir(layout.store) as entries:
+            for entry in entries:
+                if entry.name == "objects":
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    total += tree_bytes(Path(entry.path))
+                elif entry.is_file(follow_symlinks=False):
+                    total += entry.stat(follow_symlinks=False).st_size
+    except OSError:
+        pass
+    return total
 
 
 def _mtime(path) -> float:
@@ -132,43 +147,33 @@ def _others(layout: Layout) -> int:
 
 
 def _projects(layout: Layout, store: Store, retention_days: float, sizes: bool,
-              now: float) -> list[ProjectStatus]:
+              now: float) -> tuple[list[ProjectStatus], int | None]:
+    """Each project's row (newest touch first), and the reclaimable bytes (None: unknown)."""
     repo = store.repo
-    quarantine.observe(layout, list_records(layout), retention_days, now)
     records = {r.h16: r for r in list_records(layout)}
-    hists = histories(repo)
-    for h16 in records.keys() - hists.keys():
-        hists.update(histories(repo, [h16]))  # a record whose ref is gone: 0 checkpoints
-    owned = _sizes(layout, repo, hists) if sizes else {}
-    rows = [_row(h16, records.get(h16), hist.count, owned.get(h16), retention_days, now)
-            for h16, hist in hists.items()]
-    return sorted(rows, key=lambda p: (-(p.last_touch or 0), p.hash))
+    for h16 in quarantine.noted(layout, list(records.values()), retention_days, now):
+        record = read_record(layout, h16)  # rewritten: its deletion noted, or forgotten
+        if record is not None:
+            records[h16] = record
+    live = _live(layout, repo) if sizes else None
+    counts = live.counts if live is not None else {}
+    hashes = set(records) | set(project_hashes(repo))
+    missing = [h for h in hashes if h not in counts]
+    for h16, hist in histories(repo, missing).items():  # the records could not say
+        counts[h16] = hist.count
+    owned = live.exclusive if live is not None else {}
+    rows = [_row(h16, records.get(h16), counts[h16], owned.get(h16), retention_days, now)
+            for h16 in hashes]
+    rows.sort(key=lambda p: (-(p.last_touch or 0), p.hash))
+    return rows, live.reclaimable if live is not None else None
 
 
-def _sizes(layout: Layout, repo, hists: dict[str, History]) -> dict[str, int]:
-    """Per-project sizes; none when git cannot be run (status still shows the rest)."""
+def _live(layout: Layout, repo) -> Live | None:
+    """Counts and sizes from liveset; None when git cannot be run (status shows the rest)."""
     try:
-        return exclusive_bytes(layout, repo, hists)
+        return liveset.measure(layout, repo)
     except StoreError as exc:
-        _unavailable(layout, "project sizes", exc)
-        return {}
-
-
-def _start_reclaimable(layout: Layout) -> Reclaimable | None:
-    try:
-        return Reclaimable(layout)
-    except StoreError as exc:
-        _unavailable(layout, "reclaimable size", exc)
-        return None
-
-
-def _reclaimable(layout: Layout, running: Reclaimable | None) -> int | None:
-    if running is None:
-        return None
-    try:
-        return running.bytes()
-    except StoreError as exc:
-        _unavailable(layout, "reclaimable size", exc)
+        _unavailable(layout, "project sizes and the reclaimable size", exc)
         return None
 
 

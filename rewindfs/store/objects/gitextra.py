@@ -10,6 +10,7 @@ libgit2), so they run in the same libgit2 instance, on the same objects.
 from __future__ import annotations
 
 import ctypes
+import fnmatch
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -36,6 +37,12 @@ try:
     _get_delta.restype = ctypes.c_void_p
     _diff_free = _lib.git_diff_free
     _diff_free.argtypes = (ctypes.c_void_p,)
+    _glob_new = _lib.git_reference_iterator_glob_new
+    _glob_new.argtypes = (ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p, ctypes.c_char_p)
+    _next_name = _lib.git_reference_next_name
+    _next_name.argtypes = (ctypes.POINTER(ctypes.c_char_p), ctypes.c_void_p)
+    _iterator_free = _lib.git_reference_iterator_free
+    _iterator_free.argtypes = (ctypes.c_void_p,)
     AVAILABLE = True
 except (OSError, AttributeError):  # pragma: no cover - a libgit2 built without exports
     AVAILABLE = False
@@ -113,3 +120,26 @@ def check_internals(repo: pygit2.Repository) -> None:
         raise StoreError(f"pygit2 {pygit2.__version__} lacks {', '.join(missing)}, which "
                          "rewindfs uses: install pygit2 1.21.x (scripts/setup builds it)")
     _checked = True
+
+
+ITER_OVER = -31  # GIT_ITEROVER
+
+
+def reference_names(repo: pygit2.Repository, glob: str) -> list[str]:
+    """Names of the refs matching `glob` (`refs/rewind/labels/<h16>/*`); libgit2 reads
+    only the loose refs under the glob's directory (and packed-refs), so the cost does
+    not grow with the store's other refs."""
+    if not AVAILABLE:
+        return [name for name in repo.references if fnmatch.fnmatchcase(name, glob)]
+    iterator = ctypes.c_void_p()
+    check_error(_glob_new(ctypes.byref(iterator), _address(repo._repo), glob.encode()))
+    names = []
+    try:
+        name = ctypes.c_char_p()
+        while (err := _next_name(ctypes.byref(name), iterator)) == 0:
+            names.append(name.value.decode("utf-8", "surrogateescape"))  # type: ignore[union-attr]
+        if err != ITER_OVER:
+            check_error(err)
+    finally:
+        _iterator_free(iterator)
+    return names

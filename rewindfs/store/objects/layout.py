@@ -38,6 +38,9 @@ REMOTES_PREFIX = "refs/rewind/remotes/"
 # holds per-project files: steps/<h16>.jsonl, indexes/<h16>, ...).
 NOT_PER_PROJECT = {"objects", "refs", "locks", "worktrees", "logs", "hooks", "info",
                    "rewind-remotes"}
+# rewindfs's caches (store/caches/<h16>.<kind>): what can be read again from the objects,
+# kept so that reading it costs what changed since the last read
+CACHES = "caches"
 
 
 def default_home() -> Path:
@@ -95,7 +98,7 @@ class Layout:
 
     def sizes_cache(self, h16: str) -> Path:
         """{first checkpoint id: bytes}: the sizes `rewind list` shows, a cache."""
-        return self.worktree_admin(h16) / "sizes.json"
+        return self.store / CACHES / f"{h16}.sizes.json"
 
     def lock_file(self, name: str) -> Path:
         return self.store / "locks" / f"{name}.lock"

@@ -1,7 +1,8 @@
 """Pack files and their indexes, read without libgit2: which pack holds an object, and
 whether a pack or index is intact (sizes, format, checksums), as `git verify-pack` checks.
 
-Used to name the damaged file behind a failed read (store.objects.damage) and by `rewind check`.
+Used to name the damaged file behind a failed read (store.objects.damage) and by `rewind check`;
+`pack_files` tells caches whether the packs they were made under are still untouched.
 Only version-2 indexes exist in practice (git writes nothing else since 2007).
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import mmap
+import os
 import struct
 from pathlib import Path
 
@@ -23,6 +25,24 @@ def indexes(objects_dir: Path) -> list[Path]:
         return sorted((objects_dir / "pack").glob("pack-*.idx"))
     except OSError:
         return []
+
+
+def pack_files(objects_dir: Path) -> dict[str, list[int]]:
+    """{file name: [size, mtime_ns]} of every pack and pack index (a pack never changes:
+    another size or mtime means damage, a missing one a repack)."""
+    out: dict[str, list[int]] = {}
+    try:
+        with os.scandir(objects_dir / "pack") as entries:
+            for entry in entries:
+                if entry.name.endswith((".pack", ".idx")):
+                    try:
+                        st = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    out[entry.name] = [st.st_size, st.st_mtime_ns]
+    except OSError:
+        pass
+    return out
 
 
 def index_problem(idx: Path) -> str | None:

@@ -197,11 +197,18 @@ def append_record(path: str | os.PathLike[str], data: bytes, *, sync: bool = Tru
 
 def write_atomic(path: str | os.PathLike[str], text: str, *, errors: str = "strict",
                  durable: bool = True) -> None:
-    """Replace `path` with `text` (UTF-8), mode 0600, so readers see the old or the new file,
+    """Replace `path` with `text` (UTF-8): write_bytes_atomic."""
+    write_bytes_atomic(path, text.encode("utf-8", errors=errors), durable=durable)
+
+
+def write_bytes_atomic(path: str | os.PathLike[str], data: bytes, *,
+                       durable: bool = True) -> None:
+    """Replace `path` with `data`, mode 0600, so readers see the old or the new file,
     after a kill or a power cut alike: the file is fsynced before it is renamed into
     place, and its directory after; all of it through one descriptor of the directory.
-    Not `durable` (a record only informative, written often): no fsyncs, so a power cut
-    may leave the old file or an empty one (readers must take either).
+    Not `durable` (a record only informative, written often; a cache read again from the
+    objects): no fsyncs, so a power cut may leave the old file or an empty one (readers
+    must take either), and a command that only reads pays none.
 
     The temporary name is unique per process and thread, so concurrent writers of the
     same file never write into each other's temporary file.
@@ -219,7 +226,7 @@ def write_atomic(path: str | os.PathLike[str], text: str, *, errors: str = "stri
             fd = _open_in(dir_fd, tmp, flags, shown)
         try:
             try:
-                write_all(fd, text.encode("utf-8", errors=errors))
+                write_all(fd, data)
                 if durable:
                     os.fsync(fd)
             finally:

@@ -1,0 +1,360 @@
+"""What a checkpoint commit says, remembered: one record per commit in a per-project file,
+so listing, numbering, `rewind log` and status read one file instead of every commit.
+
+A record holds only what can never change about its commit: the recorded first parent
+(read from the commit itself, so a prune boundary never hides it), the tree, time,
+reason and trailers, the change stats when the commit carries none, and the paths it
+changed against that parent. Records therefore never go stale; only a chain built
+from them could, so no chain is stored: it is rebuilt on every read from the live ref
+tip and the live prune boundary (store.history.chain). Records missing for commits
+written since the last read — a checkpoint, Hermes moving the same ref, a delete
+recreating newer checkpoints, an adopt — are read from the objects and appended, so
+a read costs what changed since the previous one, not the length of the history.
+
+Records are never trusted over the objects. Each notes where its commit was when it
+was read: the size and mtime of its loose object file, or "packed" under the packs the
+file lists (each pack's size and mtime). A record is used only while that file is
+untouched (what git's index assumes of a working tree file); a commit whose loose file
+changed, or whose packs did (gc, damage), is read again — and a commit that can no
+longer be read ends the fast path, so the objects decide what is wrong, the one way
+they always do (store.history.chain). The file is private, one record a line with a
+CRC32 of the line: a damaged line is skipped (its commit is read again), a file of
+another version is rebuilt. Nothing is lost by deleting it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import threading
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import pygit2
+
+from rewindfs.store.history.trailers import STATS_TRAILER, parse_message
+from rewindfs.store.history.treestats import tree_stats
+from rewindfs.store.objects import private
+from rewindfs.store.objects.durable import write_all
+from rewindfs.store.objects.layout import CACHES, Layout
+from rewindfs.store.objects.packs import pack_files
+
+VERSION = 3
+MAX_CHANGES = 2000  # a bigger change is not indexed: `rewind log` compares its trees
+ZERO = "0" * 40
+GITLINK = int(pygit2.enums.FileMode.COMMIT)
+TREE = pygit2.enums.ObjectType.TREE
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One commit, as a line of the file: a JSON array of these fields in this order."""
+
+    id: str
+    tree: str
+    parent: str | None  # the recorded first parent, whether or not it is still stored
+    time: int  # the author's, as listed
+    offset: int
+    commit_time: int  # the committer's (orders labelled checkpoints pruned out of the chain)
+    reason: str
+    trailers: dict[str, str]
+    # [files changed, insertions, deletions] against the parent (a root: its files), for
+    # commits that do not record them (Hermes's); None when they do, or when the parent
+    # could not be read
+    stats: list[int] | None
+    # What changed against the parent, flat: path (os.fsdecode'd), new blob id ("" when
+    # deleted), path, id, ...; None: a root, or too big to index (compare the trees).
+    changes: list[str] | None
+    # The trees it holds that its parent does not (its root tree and those of every
+    # directory with a change in it); None with `changes` None. With the blobs of
+    # `changes`, what this checkpoint adds to the objects its parent keeps.
+    trees: list[str] | None
+    where: list[int]  # [size, mtime_ns] of its loose object file when read; []: packed
+
+    def fields(self) -> list:
+        return [self.id, self.tree, self.parent, self.time, self.offset, self.commit_time,
+                self.reason, self.trailers, self.stats, self.changes, self.trees, self.where]
+
+    def changed_paths(self) -> list[str]:
+        return [] if self.changes is None else self.changes[0::2]
+
+
+def read_commit(repo: pygit2.Repository, commit_id: str, objects: Path) -> Record:
+    """The record of `commit_id`, read from the objects in `objects` (KeyError, GitError,
+    ValueError when it cannot be read)."""
+    commit = repo[commit_id].peel(pygit2.Commit)
+    reason, trailers = parse_message(commit.message)
+    parent = recorded_parent(commit)
+    parent_tree = None
+    if parent is not None:
+        try:
+            parent_tree = str(repo[parent].peel(pygit2.Commit).tree_id)
+        except (KeyError, ValueError, pygit2.GitError):
+            parent_tree = None
+    tree = str(commit.tree_id)
+    stats = None
+    if STATS_TRAILER not in trailers and (parent is None or parent_tree):
+        s = tree_stats(repo, parent_tree, tree)
+        stats = [s.files_changed, s.insertions, s.deletions]
+    changes = _changes(repo, parent_tree, tree) if parent_tree is not None else None
+    trees = _new_trees(commit.tree, changes) if changes is not None else None
+    if trees is None:
+        changes = None
+    return Record(str(commit.id), tree, parent, commit.author.time, commit.author.offset,
+                  commit.commit_time, reason, trailers, stats, changes, trees,
+                  _where(objects, str(commit.id)))
+
+
+def _where(objects: Path, commit_id: str) -> list[int]:
+    try:
+        st = os.stat(f"{objects}/{commit_id[:2]}/{commit_id[2:]}")
+    except OSError:
+        return []
+    return [st.st_size, st.st_mtime_ns]
+
+
+def recorded_parent(commit: pygit2.Commit) -> str | None:
+    """The first parent the commit object names (libgit2 hides it past a prune boundary)."""
+    try:
+        head = commit.read_raw().split(b"\n\n", 1)[0]
+    except pygit2.GitError:
+        return None
+    for line in head.split(b"\n"):
+        if line.startswith(b"parent "):
+            return line[7:47].decode("ascii")
+    return None
+
+
+def _changes(repo: pygit2.Repository, old_tree: str, new_tree: str) -> list[str] | None:
+    diff = repo[old_tree].diff_to_tree(repo[new_tree])
+    if len(diff) > MAX_CHANGES:
+        return None
+    out = []
+    for delta in diff.deltas:
+        if GITLINK in (delta.old_file.mode, delta.new_file.mode):
+            continue  # a nested repository's commit: no object of ours, never a change in log
+        new = str(delta.new_file.id)
+        if new == ZERO:
+            out += [os.fsdecode(delta.old_file.raw_path), ""]
+        else:
+            out += [os.fsdecode(delta.new_file.raw_path), new]
+    return out
+
+
+def _new_trees(root: pygit2.Tree, changes: list[str]) -> list[str] | None:
+    dirs = {os.path.dirname(path) for path in changes[0::2]}
+    for d in list(dirs):
+        while d:
+            d = os.path.dirname(d)
+            dirs.add(d)
+    out = [str(root.id)]
+    for d in sorted(dirs - {""}):
+        try:
+            entry = root[d]
+        except KeyError:
+            continue  # gone with everything in it
+        except (UnicodeError, ValueError):
+            return None  # a name libgit2 cannot be asked for: the closure says it
+        if entry.type == TREE:
+            out.append(str(entry.id))
+    return out
+
+
+# -- the file ------------------------------------------------------------------------
+
+PACKS = "packs"  # a line listing packs: ["packs", {name: [size, mtime_ns]}]
+Packs = dict[str, list[int]]
+_memo: dict[str, tuple[tuple[int, int, int], dict[str, Record], Packs, int]] = {}
+_memo_lock = threading.Lock()
+
+
+def cache_path(store: Path, h16: str) -> Path:
+    """The project's records, in the store at `store`."""
+    return store / CACHES / f"{h16}.history"
+
+
+def load(path: Path) -> tuple[dict[str, Record], Packs, int]:
+    """(records by commit id, the packs they were read under, lines in the file); empty
+    when missing or unreadable."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return {}, {}, 0
+    key = (st.st_ino, st.st_size, st.st_mtime_ns)
+    with _memo_lock:
+        known = _memo.get(str(path))
+    if known is not None and known[0] == key:
+        return known[1], known[2], known[3]
+    try:
+        fd = private.open_file(path, os.O_RDONLY)
+        with os.fdopen(fd, "rb") as fh:
+            raw = fh.read()
+    except OSError:
+        return {}, {}, 0
+    records, packs, lines = _parse(raw)
+    with _memo_lock:
+        _memo[str(path)] = (key, records, packs, lines)
+    return records, packs, lines
+
+
+def _parse(raw: bytes) -> tuple[dict[str, Record], Packs, int]:
+    lines = raw.split(b"\n")
+    if not lines or lines[0] != _header():
+        return {}, {}, 0  # another version, or not ours: rebuilt from the objects
+    good = []
+    for line in lines[1:]:
+        text, tab, crc = line.rpartition(b"\t")
+        if tab and crc == b"%08x" % zlib.crc32(text):
+            good.append(text)
+    try:
+        items = json.loads(b"[" + b",".join(good) + b"]")
+    except ValueError:
+        items = []
+        for text in good:
+            try:
+                items.append(json.loads(text))
+            except ValueError:
+                continue
+    records: dict[str, Record] = {}
+    packs: Packs = {}
+    for item in items:
+        try:
+            if item[0] == PACKS:
+                packs.update(item[1])
+                continue
+            record = Record(*item)
+        except (TypeError, IndexError, KeyError, ValueError):
+            continue
+        records[record.id] = record
+    return records, packs, len(lines) - 1
+
+
+def _header() -> bytes:
+    return f"rewindfs history records v{VERSION}".encode()
+
+
+def _line(fields: list) -> bytes:
+    text = json.dumps(fields, separators=(",", ":")).encode()
+    return text + b"\t" + b"%08x" % zlib.crc32(text) + b"\n"
+
+
+def append(path: Path, records: list[Record], packs: Packs | None) -> None:
+    """Add records (and, first, the packs they were read under) to the file, created when
+    missing; a cache, so failures are ignored."""
+    if not records:
+        return
+    lines = ([_line([PACKS, packs])] if packs else []) + [_line(r.fields()) for r in records]
+    try:
+        fd = _open(path, os.O_APPEND)
+        try:
+            body = b"".join(lines)
+            if os.fstat(fd).st_size == 0:
+                body = _header() + b"\n" + body
+            write_all(fd, body)
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+
+
+def rewrite(path: Path, records: list[Record], packs: Packs) -> None:
+    """Replace the file with `records` only (read under `packs`): what reads it next needs."""
+    lines = [_header(), b"\n", _line([PACKS, packs]), *(_line(r.fields()) for r in records)]
+    try:
+        private.write_bytes_atomic(path, b"".join(lines), durable=False)
+    except OSError:
+        pass
+
+
+def _open(path: Path, flag: int) -> int:
+    private.ensure_dir(path.parent)
+    return private.open_file(path, os.O_WRONLY | os.O_CREAT | flag)
+
+
+class Recall:
+    """A project's records as a lookup: each checked against the objects before it is
+    used, commits not yet recorded (or whose object file changed) read from the objects,
+    and what was read written back by `save`."""
+
+    def __init__(self, repo: pygit2.Repository, store: Path, h16: str):
+        self.repo = repo
+        self.objects = store / "objects"
+        self.path = cache_path(store, h16)
+        self.known, self.packs, self.lines = load(self.path)
+        self.fresh: list[Record] = []
+        self.stale = False  # a record failed its check: the file is rewritten
+        self._packs_now: Packs | None = None
+        self._packs_ok: bool | None = None
+
+    def get(self, commit_id: str) -> Record | None:
+        """The commit's record; None when the commit cannot be read."""
+        record = self.known.get(commit_id)
+        if record is not None:
+            if self._intact(record):
+                return record
+            self.stale = True
+            try:  # the object file changed: the record stands if the object still reads
+                self.repo.odb.read(commit_id)
+            except (KeyError, ValueError, pygit2.GitError):
+                return None
+            record = dataclasses.replace(record, where=_where(self.objects, commit_id))
+        else:
+            try:
+                record = read_commit(self.repo, commit_id, self.objects)
+            except (KeyError, ValueError, pygit2.GitError):
+                return None
+        self.fresh.append(record)
+        return record
+
+    def _intact(self, record: Record) -> bool:
+        if not record.where:
+            return self.packs_ok()
+        commit_id = record.id
+        try:
+            st = os.stat(f"{self.objects}/{commit_id[:2]}/{commit_id[2:]}")
+        except OSError:
+            return False
+        return st.st_size == record.where[0] and st.st_mtime_ns == record.where[1]
+
+    def packs_now(self) -> Packs:
+        if self._packs_now is None:
+            self._packs_now = pack_files(self.objects)
+        return self._packs_now
+
+    def packs_ok(self) -> bool:
+        """Every pack the records were read under is still there, untouched."""
+        if self._packs_ok is None:
+            now = self.packs_now()
+            self._packs_ok = all(now.get(name) == stat for name, stat in self.packs.items())
+        return self._packs_ok
+
+    def save(self, live: list[Record]) -> None:
+        """Write back what was read: appended, or the file rewritten with `live` (and what
+        else was read) when a record failed its check or most lines are of commits no
+        longer reached."""
+        if not self.fresh:
+            return
+        ids = {r.id for r in live}
+        if self.stale or not self.packs_ok() \
+                or self.lines + len(self.fresh) > 4 * len(live) + COMPACT_SLACK:
+            rewrite(self.path, live + [r for r in self.fresh if r.id not in ids], self.packs_now())
+            return
+        packed = any(not r.where for r in self.fresh)
+        new_packs = {n: s for n, s in self.packs_now().items() if self.packs.get(n) != s}
+        append(self.path, self.fresh, new_packs if packed and new_packs else None)
+
+
+COMPACT_SLACK = 256  # records of commits no chain reaches, kept before the file is rewritten
+
+
+def forget(layout: Layout, h16: str) -> None:
+    """Remove a project's records (the project is gone)."""
+    path = cache_path(layout.store, h16)
+    try:
+        path.unlink()
+    except OSError:
+        pass
+    with _memo_lock:
+        _memo.pop(str(path), None)

@@ -1,0 +1,40 @@
+"""Change stats between two trees: files changed, lines added and removed (git's numbers)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pygit2
+
+from rewindfs.store.history import trees
+
+
+@dataclass
+class Stats:
+    files_changed: int = 0
+    insertions: int = 0
+    deletions: int = 0
+
+    def encode(self) -> str:
+        return f"files={self.files_changed} insertions={self.insertions} deletions={self.deletions}"
+
+    @classmethod
+    def decode(cls, text: str) -> Stats | None:
+        try:
+            fields = dict(part.split("=", 1) for part in text.split())
+            return cls(int(fields["files"]), int(fields["insertions"]), int(fields["deletions"]))
+        except (KeyError, ValueError):
+            return None
+
+
+def tree_stats(repo: pygit2.Repository, old_tree: str | None, new_tree: str,
+               file_count: int | None = None) -> Stats:
+    """Changes from `old_tree` (None: nothing before it) to `new_tree`."""
+    if old_tree is None:
+        if file_count is None:
+            file_count = sum(1 for _ in trees.walk_entries(repo, new_tree))
+        return Stats(file_count, 0, 0)
+    diff = repo[old_tree].diff_to_tree(repo[new_tree])
+    diff.find_similar()
+    s = diff.stats
+    return Stats(s.files_changed, s.insertions, s.deletions)

@@ -1,0 +1,87 @@
+"""A mount served in this process with its read requests counted, for
+test_fs_readahead: `python readahead_probe.py HOME MOUNTPOINT OUT.json [OIDS.json]`.
+
+It lists one checkpoint directory, waits until its files are read ahead, then reads
+each file and writes what the daemon saw to OUT.json: read requests before and
+after, the files pushed to the page cache, and each file's bytes as read. With
+OIDS.json (the blob ids of that directory's files), the checkpoint's top directory is
+listed first and the probe waits for those blobs to be read ahead from below it,
+reporting how many were in memory before their own directory was listed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+
+from rewindfs.fs import serve
+from rewindfs.fs.model import Model
+from rewindfs.fs.operations import RewindOperations
+from rewindfs.store import Layout
+
+DEADLINE = 60.0
+
+
+class Counting(RewindOperations):
+    def __init__(self, model: Model):
+        super().__init__(model)
+        self.reads = 0
+        self.pushed: list[int] = []
+
+    async def read(self, fh, off, size, inode=None):
+        self.reads += 1
+        return await super().read(fh, off, size, inode)
+
+    def _push_to_page_cache(self, inode: int, data: bytes) -> None:
+        self.pushed.append(inode)
+        super()._push_to_page_cache(inode, data)
+
+
+def main(home: str, mnt: str, out: str, oids_file: str | None = None) -> None:
+    ops = Counting(Model(Layout.for_home(home)))
+    report: dict = {}
+
+    def drive() -> None:
+        try:
+            deadline = time.monotonic() + DEADLINE
+            while not os.path.ismount(mnt) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            project = next(p for p in Path(mnt).iterdir() if p.is_dir())
+            checkpoint = project / os.readlink(project / "1")
+            blobs = ops.model.context.blobs
+            pushed = 0
+            if oids_file is not None:
+                oids = json.loads(Path(oids_file).read_text())
+                os.listdir(checkpoint)
+                while not all(blobs.cached(o) for o in oids) and time.monotonic() < deadline:
+                    time.sleep(0.02)  # read ahead from below the top (the test checks it)
+                report["cached_before_listing"] = sum(blobs.cached(o) for o in oids)
+                pushed = len(ops.pushed)
+            names = sorted(os.listdir(checkpoint / "src"))
+            while (blobs._pending or len(ops.pushed) <= pushed) and time.monotonic() < deadline:
+                time.sleep(0.02)  # the read-ahead is done (the test checks it was)
+            if oids_file is not None:
+                while len(ops.pushed) < pushed + len(oids) and time.monotonic() < deadline:
+                    time.sleep(0.02)  # pushed from memory once the listing was sent
+            report["mode"] = ops.mode
+            report["pushed"] = len(ops.pushed)
+            report["reads_before"] = ops.reads
+            report["files"] = {n: (checkpoint / "src" / n).read_bytes().decode() for n in names
+                               if (checkpoint / "src" / n).is_file()}
+            report["reads_after"] = ops.reads
+        except Exception as exc:  # noqa: BLE001 - reported to the test
+            report["error"] = repr(exc)
+        finally:
+            Path(out).write_text(json.dumps(report))
+            os.system(f"fusermount3 -u {mnt}")
+
+    threading.Thread(target=drive, daemon=True).start()
+    serve.serve(ops.model, Path(mnt), operations=ops)
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:5])
