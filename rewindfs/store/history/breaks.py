@@ -4,8 +4,9 @@ Each checkpoint names its parent. When that parent is missing or unreadable (and
 not a prune boundary, where history stops on purpose), the chain behind the project's
 ref ends there: a break. The checkpoints before it are usually still in the store,
 only no longer reachable through the chain, so `recover` looks for them from other
-evidence: the project's labels, its notes, the ids its restore journal and step log
-recorded, the first checkpoints its size cache knows, and then the object store
+evidence: the project's history records (each commit and its parent, as last listed),
+its labels, its notes, the ids its restore journal and step log recorded, the first
+checkpoints its size cache knows, and then the object store
 itself: every commit whose first-parent ancestry reaches one of those, and their
 ancestors down to the root or the next break.
 
@@ -27,6 +28,7 @@ from pathlib import Path
 import pygit2
 
 from rewindfs.errors import StoreDamaged
+from rewindfs.store.history import records
 from rewindfs.store.objects import loose, packs
 from rewindfs.store.objects.layout import LABELS_PREFIX, Layout, layout_of, objects_dir
 
@@ -91,12 +93,17 @@ def recover(repo: pygit2.Repository, h16: str, chain: set[str],
 
 
 def evidence(repo: pygit2.Repository, h16: str) -> set[str]:
-    """Commit ids the store records for the project outside its chain: label targets,
-    checkpoints with notes, ids in its restore journal and step log, the first
-    checkpoints its size cache knows. Damaged evidence is skipped (it is `rewind check`'s
-    to report), the rest still counts."""
+    """Commit ids the store records for the project outside its chain: its history
+    records (commits and their parents), label targets, checkpoints with notes, ids in
+    its restore journal and step log, the first checkpoints its size cache knows.
+    Damaged evidence is skipped (it is `rewind check`'s to report), the rest still
+    counts."""
     layout = layout_of(repo.path)
     ids: set[str] = set()
+    for record in records.load(records.cache_path(layout.store, h16))[0].values():
+        ids.add(record.id)
+        if record.parent is not None:
+            ids.add(record.parent)
     labels = LABELS_PREFIX + h16 + "/"
     try:
         names = [name for name in repo.references if name.startswith(labels)]
