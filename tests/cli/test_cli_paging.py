@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from conftest import REWIND
+from conftest import REWIND, rewind_env
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
-from terminal import PtyProcess, rewind_env
+from terminal import PtyProcess
 
 from rewindfs.cli import rowstream
 from rewindfs.cli.term import Terminal
@@ -62,7 +62,7 @@ def long_history(store, project) -> Path:
 def shell(command: str, home: Path, tmp_path: Path, **env: str) -> bytes:
     fake = tmp_path / "user-home"
     fake.mkdir(exist_ok=True)
-    return subprocess.run(["sh", "-c", command], env=rewind_env(home, fake, **env),
+    return subprocess.run(["sh", "-c", command], env=rewind_env(home, fake, TERM="xterm", **env),
                           capture_output=True, check=True, timeout=120).stdout
 
 
@@ -83,7 +83,7 @@ def test_a_pager_reading_one_screen_sees_the_start_of_the_whole(long_history, ho
     fake = tmp_path / "user-home"
     fake.mkdir(exist_ok=True)
     proc = PtyProcess([REWIND, "list", "-C", str(long_history)], columns=100,
-                      env=rewind_env(home, fake, PAGER=f"head -n 40 > {out}"))
+                      env=rewind_env(home, fake, TERM="xterm", PAGER=f"head -n 40 > {out}"))
     assert proc.wait() == 0
     screen = out.read_bytes().splitlines()
     whole = shell(f"{REWIND} --color always list -C {long_history}", home, tmp_path,

@@ -114,6 +114,19 @@ def test_checkpoints_labels_prune_and_delete(store, two):
     agree(store)
 
 
+def test_labels_of_a_project_without_its_ref(store, two):
+    """A project's labels outlive its ref (Kilo's imported steps are labels; a ref deleted
+    by hand): their objects are live like any other ref's."""
+    _, other = two
+    repo = pygit2.Repository(str(store.layout.store))
+    h16 = project_hash(other)
+    set_label(store, h16, "keep", checkpoints(repo, h16)[0].id)
+    repo.references.delete(f"refs/hermes/{h16}")
+    expected = from_git(store.layout.store)
+    for _ in range(2):  # measured, then from caches/status.json
+        assert store_status(store.layout, 7).reclaimable_bytes == expected[2]
+
+
 def test_notes_staged_blobs_and_gc(store, two):
     project, _ = two
     repo = pygit2.Repository(str(store.layout.store))

@@ -149,21 +149,22 @@ def records_ref(h16: str) -> str:
 def _gather(layout: Layout, repo: pygit2.Repository, state: dict) -> Live:
     work = _Gathering(layout, repo, state)
     refs: dict[str, str] = state["refs"]
-    labels: dict[str, list[str]] = {}
+    labels: dict[str, list[str]] = {}  # h16 -> its label refs
     others = []
-    for name, target in refs.items():
+    for name in refs:
         if name.startswith(LABELS_PREFIX):
-            labels.setdefault(name[len(LABELS_PREFIX):].partition("/")[0], []).append(target)
+            labels.setdefault(name[len(LABELS_PREFIX):].partition("/")[0], []).append(name)
         elif not name.startswith(REFS_PREFIX):
             others.append(name)
     live = Live()
     for name in refs:
         if name.startswith(REFS_PREFIX):
             h16 = name[len(REFS_PREFIX):]
-            count = work.project(h16, labels.pop(h16, []))
+            count = work.project(h16, [refs[label] for label in labels.pop(h16, [])])
             if count is not None:
                 live.counts[h16] = count
-    others += [LABELS_PREFIX + h for h in labels]  # labels of projects without a ref
+    for names in labels.values():  # labels of projects without a ref
+        others += names
     work.objects.update(_others(layout, others, refs))
     work.objects.update(_index_objects(layout, repo, state["indexes"], refs))
     _write_json(layout.store / CACHES / CLOSURES, work.closures)
