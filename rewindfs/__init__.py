@@ -5,16 +5,19 @@ Checkpoints of working directories live in one shared git object store
 restored, and every restore can itself be undone.
 """
 
-from rewindfs.errors import RewindError
-
 __all__ = ["CheckpointManager", "RewindError"]
 __version__ = "0.1.0"
 
 
 def __getattr__(name: str):
-    # Imported lazily so `import rewindfs` stays cheap for the CLI's fast paths.
+    # Imported on first use: `import rewindfs` runs before anything of the CLI, which
+    # answers `rewind --version` without importing more (and takes Ctrl-C over first).
     if name == "CheckpointManager":
         from rewindfs.agent.manager import CheckpointManager
 
         return CheckpointManager
+    if name == "RewindError":
+        from rewindfs.errors import RewindError
+
+        return RewindError
     raise AttributeError(name)

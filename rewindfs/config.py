@@ -7,18 +7,18 @@ remembers where it came from (`rewind config` shows it).
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import yaml
+from typing import TYPE_CHECKING, Any
 
 from rewindfs.errors import InvalidInput
 from rewindfs.store.objects import default_home
 from rewindfs.store.remote import validate_name
+
+if TYPE_CHECKING:  # PyYAML is imported when there is YAML to read (no config.yaml: none)
+    import yaml
 
 ENV_PREFIX = "REWIND_"
 
@@ -82,6 +82,8 @@ def _remote_name(value: Any) -> str | None:
 def _patterns(value: Any) -> tuple[str, ...]:
     if isinstance(value, str) and value.strip().startswith("["):
         # REWIND_EXTRA_EXCLUDES='["*.log", "tmp/"]': a YAML (or JSON) list, as in the file
+        import yaml
+
         try:
             value = yaml.safe_load(value)
         except yaml.YAMLError:
@@ -200,6 +202,8 @@ def load(home: str | os.PathLike[str] | None = None, flags: Mapping[str, Any] | 
 
 
 def _did_you_mean(name: str, known) -> str:
+    import difflib
+
     close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
     return f" (did you mean {close[0]}?)" if close else " (ignored)"
 
@@ -218,6 +222,8 @@ def _file_section(path: Path) -> dict[str, Any]:
         column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
         raise InvalidInput(f"{path}:{line}:{column}: not UTF-8 (byte 0x{raw[exc.start]:02x}); "
                            "save the file as UTF-8") from None
+    import yaml
+
     try:
         data = yaml.safe_load(text) or {}
     except yaml.YAMLError as exc:

@@ -16,7 +16,7 @@ import textwrap
 from pathlib import Path
 
 import rewindfs
-from rewindfs.cli import COMMAND_MODULES
+from rewindfs.cli.group import COMMAND_MODULES
 
 REWIND = shutil.which("rewind", path=os.path.dirname(sys.executable)) or "rewind"
 

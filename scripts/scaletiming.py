@@ -49,10 +49,10 @@ def _drain(fd: int, lines: int | None, done: threading.Event) -> None:
 
 
 def _run(args: list[str]) -> None:
-    from rewindfs.cli import main
+    from rewindfs.cli.group import rewind
 
     try:
-        main(args, standalone_mode=False)
+        rewind.main(args, standalone_mode=False)
     except SystemExit:
         pass
 

@@ -150,9 +150,17 @@ def allowed_rooms(room: str) -> set[str]:
 # -- the rules ----------------------------------------------------------------------
 
 
+def generated_modules() -> set[str]:
+    """Modules written by scripts/gen_docs (data, not code: the rule on size is for code)."""
+    from rewindfs.cli.generated import GENERATED
+
+    return {module_name(ROOT / rel) for rel in GENERATED if rel.endswith(".py")}
+
+
 def test_no_module_is_over_400_lines():
+    generated = generated_modules()
     long = {name: n for name, path in MODULES.items()
-            if (n := len(path.read_text().splitlines())) > MAX_LINES}
+            if name not in generated and (n := len(path.read_text().splitlines())) > MAX_LINES}
     assert not long, f"modules over {MAX_LINES} lines (split them by a real seam): {long}"
 
 

@@ -20,7 +20,7 @@ from rewindfs.agent import bounded, checks
 from rewindfs.agent import state as agent_state
 from rewindfs.agent.results import checkpoint_dict, restore_dict
 from rewindfs.agent.steps import StepRecorder
-from rewindfs.agent.workdir import project_root
+from rewindfs.agent.workdir import working_dir_for_path
 from rewindfs.errors import NotFound, RewindError
 from rewindfs.store.capture import secret_files
 from rewindfs.store.history import ledger, meta, projects
@@ -49,13 +49,16 @@ class CheckpointManager:
         checkpoint_stall_seconds: float = bounded.STALL_SECONDS,
         checkpoint_limit_seconds: float = bounded.LIMIT_SECONDS,
         auto_push: str | None = None, auto_push_delay: float = 5.0,
+        store: st.Store | None = None,
     ):
+        """`store`: a store already open on `base` to use rather than a handle of its own
+        (one handle per process: the project locks of two would exclude each other)."""
         self.enabled = enabled
         self.max_snapshots = max(1, int(max_snapshots))
         self.max_total_size_mb = max(0, int(max_total_size_mb))
         self.max_file_size_mb = max(0.0, float(max_file_size_mb))
         self._base = Path(base).expanduser() if base else None
-        self._store: st.Store | None = None
+        self._store: st.Store | None = store
         self.limits = st.Limits(
             max_file_size=int(self.max_file_size_mb * 1024 * 1024), max_files=max_files
         )
@@ -325,10 +328,7 @@ class CheckpointManager:
 
     def get_working_dir_for_path(self, file_path: str) -> str:
         """The project directory a file belongs to (see rewindfs.agent.workdir)."""
-        registered = set()
-        if self.store.exists():
-            registered = {r.workdir for r in projects.list_records(self.layout)}
-        return str(project_root(file_path, registered))
+        return str(working_dir_for_path(self.layout, file_path))
 
     # -- agent steps, turns and redo (rewindfs.agent.steps) ------------------------
 

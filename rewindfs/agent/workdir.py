@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rewindfs.store.objects import normalize_workdir
+
+if TYPE_CHECKING:
+    from rewindfs.store.objects import Layout
 
 PROJECT_MARKERS = (
     ".git", "pyproject.toml", "package.json", "Cargo.toml", "go.mod", "Makefile", "pom.xml",
@@ -35,3 +39,13 @@ def project_root(path: str | Path, registered: set[Path] | frozenset[Path] = fro
         if any((folder / marker).exists() for marker in PROJECT_MARKERS):
             return folder
     return start
+
+
+def working_dir_for_path(layout: Layout, path: str | Path) -> Path:
+    """`project_root` of `path`, the projects the store knows counting as registered."""
+    registered = set()
+    if (layout.store / "HEAD").exists():
+        from rewindfs.store.history import projects
+
+        registered = {r.workdir for r in projects.list_records(layout)}
+    return project_root(path, registered)

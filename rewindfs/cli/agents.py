@@ -186,8 +186,8 @@ def diff_trees(app: App, workdir: Path, given: tuple[str, ...]
                 trees += stack.enter_context(reading.in_store(store, found[0], [found[1]]))
         if len(trees) < 2:
             with capture_progress(app.term, "reading the working tree"):
-                trees.append(st.working_tree_tree(store, workdir, app.manager.limits,
-                                                  app.manager.extra_excludes))
+                trees.append(st.working_tree_tree(store, workdir, app.limits,
+                                                  app.extra_excludes))
         yield store.repo, trees[0], trees[1]
 
 

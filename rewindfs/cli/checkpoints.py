@@ -2,25 +2,21 @@
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from rich.text import Text
 
+# The store's faces import a name's module on first use; each command imports the rest
+# of what it uses itself (rich, the mount's locator, the capture, other agents): cli.group.
 from rewindfs import store as st
-from rewindfs.agent.results import checkpoint_dict
-from rewindfs.cli import agents, rowstream
-from rewindfs.cli.app import App
+from rewindfs.cli import taken
 from rewindfs.cli.complete import complete_reference
 from rewindfs.cli.feedback import capture_progress
 from rewindfs.cli.help import examples
-from rewindfs.cli.human import human_age, human_bytes
 from rewindfs.cli.options import (
     PathsAfterDoubleDash,
     dir_option,
@@ -29,25 +25,19 @@ from rewindfs.cli.options import (
     output_options,
     refuse_together,
 )
-from rewindfs.cli.target import Target, remote_option
-from rewindfs.cli.target import fetched as fetched_targets
+from rewindfs.cli.target import remote_option
 from rewindfs.cli.target import resolve as resolve_target
+from rewindfs.cli.widths import stat_width
 from rewindfs.errors import NotFound
-from rewindfs.fs.locate import mounted_checkpoints, our_mount
-from rewindfs.store.capture import secret_files
-from rewindfs.store.history import DiffResult, diffstat, projects, quote_path, total_size
-from rewindfs.store.history import refuse_taken as refuse_taken_label
-from rewindfs.store.objects import refuse_inside_mount
-from rewindfs.store.remote import remotes
+
+if TYPE_CHECKING:
+    from rich.text import Text
+
+    from rewindfs.cli.app import App
+    from rewindfs.cli.target import Target
+    from rewindfs.store.history import DiffResult
 
 PATCH_LINES = 80
-# How `rewind checkpoint` names each kind of skipped path (SnapshotResult.skipped_files).
-SKIPPED = {
-    "oversize": "file(s) over max_file_size_mb",
-    "unreadable": "unreadable path(s)",
-    "changing": "file(s) that kept changing while read (previous version kept)",
-    "too_deep": "directory(ies) nested too deep to capture",
-}
 
 
 def _directory(positional: str | None, option: str | None) -> str | None:
@@ -64,7 +54,7 @@ def _directory(positional: str | None, option: str | None) -> str | None:
 ))
 @click.argument("directory", required=False, type=click.Path(), metavar="[DIR]")
 @dir_option_named("directory_opt")
-@click.option("-m", "--message", "reason", default="manual checkpoint", show_default=True,
+@click.option("-m", "--message", "reason", default=taken.DEFAULT_REASON, show_default=True,
               help="Why (the checkpoint's reason).")
 @click.option("--label", help="Name the checkpoint (unique per project; never auto-pruned).")
 @json_option
@@ -72,39 +62,42 @@ def _directory(positional: str | None, option: str | None) -> str | None:
 def checkpoint(app: App, directory: str | None, reason: str, label: str | None,
                as_json: bool, **kw: str | None) -> None:
     """Take a checkpoint of the project now."""
+    from rewindfs.store.history import refuse_taken as refuse_taken_label
+    from rewindfs.store.objects import refuse_inside_mount
+
     given = _directory(directory, kw.get("directory_opt"))
     # A checkpoint in a mount is not a project, whatever project is found above it.
     refuse_inside_mount(given or os.getcwd())
     workdir = app.project_dir(given)
     if label:
         refuse_taken_label(app.store, st.project_hash(workdir), label)
+    started = time.time_ns()
     with capture_progress(app.term, "checkpoint"):
         result = app.manager.take(str(workdir), reason)
     if label and result.commit:
         st.set_label(app.store, result.project, label, result.commit)
+    if app.home == os.environ.get("HERMES_HOME"):
+        _stamp_later(app, result, started)
     if as_json:
-        click.echo(json.dumps({"taken": result.taken, "hash": result.commit, "label": label,
-                               "directory": result.workdir, "skipped_files": result.skipped_files,
-                               "adopted_from": result.adopted_from}))
+        click.echo(taken.as_json(result, label))
         return
-    short = (result.commit or "")[:8]
-    if result.adopted_from:
-        click.echo(f"{result.adopted_from} was moved here: its history continues")
-    if result.taken:
-        click.echo(f"checkpoint {short} taken for {result.workdir}: {reason}")
-    elif result.commit:
-        click.echo(f"no changes since checkpoint {short}; nothing written")
-    else:
-        click.echo(f"nothing to checkpoint in {result.workdir} (no files)")
-    if label and result.commit:
-        click.echo(f"labelled {short} as {label!r}")
-    for why, paths in result.skipped_files.items():
-        if why == "private_keys":
-            app.term.warn(secret_files.warning([quote_path(p) for p in paths]))
-            continue
-        shown = ", ".join(quote_path(p) for p in paths[:10])
-        app.term.warn(f"skipped {len(paths)} {SKIPPED.get(why, why)}: {shown}"
-                      + (" ..." if len(paths) > 10 else ""))
+    for line in taken.lines(result, reason, label):
+        click.echo(line)
+    for warning in taken.warnings(result):
+        app.term.warn(warning)
+
+
+def _stamp_later(app: App, result, started: int) -> None:
+    """The project's stat stamp, written by a detached child once this command is done, so
+    the next `rewind checkpoint` (or agent hook) with nothing changed needs no repository
+    (cli.quickverbs). Only for the settings the stamp's key covers: $HERMES_HOME's."""
+    from rewindfs.hooks.fast import settings_key
+    from rewindfs.store.history import stamp
+
+    if result.commit and result.tree:
+        workdir = Path(result.workdir)
+        stamp.record_later(app.layout.store, result.project, workdir, result.commit,
+                           result.tree, started, settings_key(workdir), result.skipped_files)
 
 
 @click.command("list", epilog=examples(
@@ -138,11 +131,20 @@ def list_(app: App, directory: str | None, all_projects: bool, remote: str | Non
     label. With --remote NAME alone: every project NAME holds. With --agent, the steps
     Kilo Code or OpenCode took snapshots of, newest first, as `kilo:N` references.
     """
+    from rewindfs.cli import listing
+    from rewindfs.cli.target import Target
+    from rewindfs.cli.target import fetched as fetched_targets
+    from rewindfs.fs.locate import our_mount
+    from rewindfs.store.history import projects, total_size
+    from rewindfs.store.remote import remotes
+
     given = _directory(directory, kw.get("directory_opt"))
     refuse_together(**{"--all-projects": all_projects, "--remote": remote})
     refuse_together(**{"--all-projects": all_projects, "--agent": agent})
     refuse_together(**{"--remote": remote, "--agent": agent})
     if agent:
+        from rewindfs.cli import agents
+
         agents.list_steps(app, app.project_dir(given), agent, as_json)
         return
     many = all_projects or (remote is not None and not given)
@@ -161,110 +163,27 @@ def list_(app: App, directory: str | None, all_projects: bool, remote: str | Non
             # A deleted project's checkpoints stay listable; a typo is an error.
             raise NotFound(f"no such directory: {workdir}")
     mount = our_mount(app.settings.mount_dir) if any(not t.fetched for t in targets) else None
-    report = ((target, _listed(app, target, mount)) for target in targets)
+
+    def listed(target: Target) -> list[listing.Listed]:
+        found = st.checkpoints(app.store.repo, target.key) if app.store.exists() else []
+        repo = app.store.repo if found else None
+        return listing.listed(target, found, lambda c: st.stats(repo, c),
+                              lambda h16, c: total_size(repo, app.store.layout, h16, c), mount)
+
+    report = ((target, listed(target)) for target in targets)
     if as_json:
-        payload = [{**t.describe(), "checkpoints": [_entry(line) for line in lines]}
-                   for t, lines in report]
-        click.echo(json.dumps(payload if many else payload[0]["checkpoints"], indent=2))
+        click.echo(listing.as_json(list(report), many))
         return
     if not targets:
         click.echo(f"{remote} holds no projects (`rewind fetch {remote}` first?)" if remote
                    else "no projects have checkpoints yet")
     with app.term.paged() as console:
         for target, lines in report:  # each project printed as soon as it is read
-            _print_list(app, console, target.title, lines)
-
-
-@dataclass
-class _Listed:
-    """One checkpoint as `rewind list` shows it."""
-
-    cp: st.Checkpoint
-    stats: st.Stats
-    bytes: int | None  # a first checkpoint's size
-    path: str | None  # where it is mounted
-
-
-def _listed(app: App, target: Target, mount: Path | None) -> list[_Listed]:
-    h16 = target.key
-    found = st.checkpoints(app.store.repo, h16) if app.store.exists() else []
-    mounted = mounted_checkpoints(mount, target.workdir) \
-        if found and mount and not target.fetched else {}
-    repo = app.store.repo if found else None
-    return [_Listed(c, st.stats(repo, c),
-                    total_size(repo, app.store.layout, h16, c) if c.root else None,
-                    str(mounted[c.id]) if c.id in mounted else None) for c in found]
-
-
-def _entry(line: _Listed) -> dict:
-    entry = checkpoint_dict(line.cp, line.stats)
-    entry.pop("time")  # list --json has always left it out (the API's lists have it)
-    if line.bytes is not None:
-        entry["bytes"] = line.bytes
-    if line.path is not None:
-        entry["path"] = line.path
-    return entry
+            listing.print_list(app, console, target.title, lines)
 
 
 def _has_checkpoints(app: App, workdir) -> bool:
     return app.store.exists() and bool(st.checkpoints(app.store.repo, st.project_hash(workdir)))
-
-
-def _print_list(app: App, console, workdir: str, lines: list[_Listed]) -> None:
-    if not lines:
-        rowstream.print_line(console, f"No checkpoints for {workdir}")
-        return
-    rowstream.print_line(console, f"Checkpoints for {workdir}:", "bold")
-    mounted = any(line.path is not None for line in lines)
-    justify = ["right", "left", "right", "left", "left"] + (["left"] if mounted else [])
-    now = time.time()
-    # A history broken in the middle: what was found past the break follows one red line.
-    shown: list[_Listed | None] = list(lines)
-    broken_at = next((i for i, line in enumerate(lines) if line.cp.past_break), None)
-    if broken_at is not None:
-        shown.insert(broken_at, None)
-
-    def row(i: int) -> list[rowstream.Cell]:
-        line = shown[i]
-        return _row(line, mounted, now) if line is not None else _break_row(len(justify))
-
-    # Plain texts for every row (what the widths need); styles only for the rows printed.
-    texts = [rowstream.texts_of(row(i)) for i in range(len(shown))]
-    rowstream.print_rows(app.term, console, justify, texts, row, wrap=3)
-
-
-def _break_row(columns: int) -> list[rowstream.Cell]:
-    note = rowstream.cell("(history broken here: older checkpoints, found past it, "
-                          "have no number)", "red")
-    return [(), (), (), note, *[()] * (columns - 4)]
-
-
-def _row(line: _Listed, mounted: bool, now: float) -> list[rowstream.Cell]:
-    cp = line.cp
-    pre = cp.pre_rollback
-    number = "?" if cp.past_break else f"{cp.number}." if cp.number else "-"
-    reason: rowstream.Cell = ((cp.reason, "dim" if pre else ""),
-                              *((f" [{label}]", "cyan") for label in cp.labels))
-    agent = cp.trailers.get("Rewind-Agent")
-    if agent:  # taken by an agent hook (rewindfs.hooks)
-        reason += ((f" ({agent}, turn {cp.trailers.get('Rewind-Turn', '?')})", "magenta"),)
-    row = [(("  ", ""), (number, "dim" if pre else "bold")),
-           rowstream.cell(cp.short, "yellow"), rowstream.cell(human_age(cp.time, now), "green"),
-           reason, _changes(line)]
-    if mounted:
-        row.append(rowstream.cell(line.path or "", "dim"))
-    return row
-
-
-def _changes(line: _Listed) -> rowstream.Cell:
-    files = line.stats.files_changed
-    if not files:
-        return ()
-    head = f"{files} file{'s' if files != 1 else ''}, "
-    if line.bytes is not None:  # the first checkpoint: everything is new, its size says more
-        return ((head + human_bytes(line.bytes), ""),)
-    return ((head, ""), (f"+{line.stats.insertions}", "green"), ("/", ""),
-            (f"-{line.stats.deletions}", "red"))
 
 
 @click.command(cls=PathsAfterDoubleDash, epilog=examples(
@@ -293,6 +212,9 @@ def diff(ctx: click.Context, refs: tuple[str, ...], directory: str | None, stat:
     OLD and NEW are numbers from `rewind list`, ids, labels or times
     (`10 minutes ago`, `@yesterday-14:00`, `2026-01-05T14:00`).
     """
+    from rewindfs.cli import agents
+    from rewindfs.store.history import quote_path
+
     app: App = ctx.obj
     refuse_together(**{"--stat": stat, "--name-only": name_only})
     if len(refs) > 2:
@@ -315,7 +237,7 @@ def diff(ctx: click.Context, refs: tuple[str, ...], directory: str | None, stat:
         return
     with app.term.paged() as console:
         paging = console.file is not sys.stdout
-        _print_stat(console, result, _stat_width(console))
+        _print_stat(console, result, stat_width())
         if stat:
             return
         lines = result.patch.splitlines()
@@ -339,34 +261,24 @@ def _diff_checkpoints(app: App, target: Target, refs: tuple[str, ...],
                        "checkpoints (OLD NEW)")
     if len(refs) < 2:
         with capture_progress(app.term, "reading the working tree"):
-            target_tree = st.working_tree_tree(app.store, workdir, app.manager.limits,
-                                               app.manager.extra_excludes)
+            target_tree = st.working_tree_tree(app.store, workdir, app.limits,
+                                               app.extra_excludes)
     else:
         target_tree = st.resolve(repo, h16, refs[1]).tree_id
     return st.diff_between(repo, base.tree_id, target_tree, paths)
 
 
 def _paths(given: list[str] | None, workdir: Path) -> list[bytes] | None:
-    if not given:
-        return None
-    from rewindfs.restore import project_relative
+    from rewindfs.cli.app import cli_relative
 
-    cwd = Path(os.getcwd())
-    base = cwd if cwd == workdir or workdir in cwd.parents else workdir
-    return [project_relative(p, workdir, cwd=base) for p in given]
-
-
-def _stat_width(console) -> int:
-    """git's: $COLUMNS, else the terminal's width, else 80."""
-    columns = os.environ.get("COLUMNS", "")
-    if columns.isdigit() and int(columns) > 0:
-        return int(columns)
-    if sys.stdout.isatty():
-        return shutil.get_terminal_size().columns
-    return 80
+    return [cli_relative(workdir, p) for p in given] if given else None
 
 
 def _print_stat(console, result: DiffResult, width: int) -> None:
+    from rich.text import Text
+
+    from rewindfs.store.history import diffstat
+
     for row in diffstat.stat_rows(result.files, width):
         text = Text(row.head)
         text.append("+" * row.plus, style="green")
@@ -377,6 +289,8 @@ def _print_stat(console, result: DiffResult, width: int) -> None:
 
 
 def _patch_line(line: str) -> Text:
+    from rich.text import Text
+
     if line.startswith(("diff --git", "index ", "--- ", "+++ ", "new file", "deleted file",
                         "similarity", "rename ", "old mode", "new mode", "Binary files")):
         return Text(line, style="bold")

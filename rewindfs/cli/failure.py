@@ -13,11 +13,15 @@ from __future__ import annotations
 
 import os
 import select
+import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from rewindfs.errors import RewindError, StoreDamaged, StoreError
-from rewindfs.store.objects import Layout
+
+if TYPE_CHECKING:
+    from rewindfs.store.objects import Layout
 
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as for git (which dies by the signal)
 
@@ -28,6 +32,9 @@ def handle(app: object, exc: BaseException) -> int | None:
         _silence_stdout()
         return EXIT_BROKEN_PIPE
     if isinstance(exc, KeyboardInterrupt):
+        # What the interrupt cut short may be half built (a pygit2 object whose __init__
+        # never finished): its finalizer failing at exit is no news after the one line.
+        sys.unraisablehook = lambda _unraisable: None
         return _fail("interrupted", 130)
     if isinstance(exc, StoreError) and not isinstance(exc, StoreDamaged):
         from rewindfs.store.objects import damage
@@ -55,6 +62,8 @@ def _fail(message: str, code: int) -> int:
 
 
 def _layout(app: object) -> Layout:
+    from rewindfs.store.objects import Layout
+
     try:
         return Layout(app.settings.base)  # type: ignore[attr-defined]
     except Exception:  # a broken config.yaml must not hide the store's damage

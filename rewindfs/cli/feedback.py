@@ -12,11 +12,11 @@ import sys
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rewindfs.cli.term import Terminal
-from rewindfs.restore.apply import reporting_progress as reporting_restore
-from rewindfs.store.capture import Progress, reporting_progress
-from rewindfs.store.objects import locks
+if TYPE_CHECKING:
+    from rewindfs.cli.term import Terminal
+    from rewindfs.store.capture import Progress
 
 
 @contextmanager
@@ -28,6 +28,8 @@ def capture_progress(term: Terminal, description: str = "capturing") -> Iterator
     if not sys.stderr.isatty():
         yield
         return
+    from rewindfs.store.capture import reporting_progress
+
     with term.progress(description, unit="files") as update:
 
         def report(p: Progress) -> None:
@@ -43,6 +45,8 @@ def restore_progress(term: Terminal) -> Iterator[None]:
     if not sys.stderr.isatty():
         yield
         return
+    from rewindfs.restore.apply import reporting_progress as reporting_restore
+
     with term.progress("restoring", unit="files") as update:
 
         def report(done: int, total: int, written: int) -> None:
@@ -56,6 +60,7 @@ def restore_progress(term: Terminal) -> Iterator[None]:
 def lock_waits(term: Terminal, verbs: Collection[str]) -> Iterator[None]:
     """`waiting for process 1234 (rewind checkpoint) to finish with this project...` while
     another process holds the project (or store) lock; `verbs` are rewind's commands."""
+    from rewindfs.store.objects import locks
 
     def notice(path: Path, pid: int | None):
         what = "the store" if path.stem == "store" else "this project"

@@ -10,14 +10,13 @@ import os
 import re
 import sys
 import time
-from pathlib import Path
 
 import click
 from rich.text import Text
 
 from rewindfs import store as st
 from rewindfs.cli import agents, rowstream
-from rewindfs.cli.app import App
+from rewindfs.cli.app import App, cli_relative
 from rewindfs.cli.complete import complete_reference
 from rewindfs.cli.help import examples
 from rewindfs.cli.human import human_age
@@ -32,16 +31,6 @@ from rewindfs.cli.target import Target, remote_option
 from rewindfs.cli.target import resolve as resolve_target
 from rewindfs.errors import InvalidInput, NotFound
 from rewindfs.store.history import Checkpoint, pathlog, quote_path, search
-
-
-def cli_relative(app: App, workdir: Path, path: str) -> bytes:
-    """A PATH typed on the command line: relative to the cwd when inside the project
-    (as for restore), else to the project root."""
-    from rewindfs.restore import project_relative
-
-    cwd = Path(os.getcwd())
-    base = cwd if cwd == workdir or workdir in cwd.parents else workdir
-    return project_relative(path, workdir, cwd=base)
 
 
 def _history(app: App, target: Target) -> tuple[object, str, list[Checkpoint]]:
@@ -87,7 +76,7 @@ def log(app: App, given: tuple[str, ...], agent: str | None, directory: str | No
     reference, path = (given[0], given[1]) if len(given) == 2 else (None, given[0])
     target = resolve_target(app, directory, remote)
     workdir = target.workdir
-    rel = cli_relative(app, workdir, path)
+    rel = cli_relative(workdir, path)
     if agent or (reference and agents.is_step(reference)):
         refuse_together(**{"--agent or a kilo:/opencode: step": True, "--remote": remote})
         agents.log_path(app, workdir, agent, reference, rel, as_json)
@@ -146,11 +135,11 @@ def cat(app: App, reference: str, path: str, directory: str | None, remote: str 
     if agents.is_step(reference):
         refuse_together(**{"a kilo:/opencode: step": True, "--remote": remote})
         write_bytes(agents.read_step_file(app, workdir, reference,
-                                          cli_relative(app, workdir, path)))
+                                          cli_relative(workdir, path)))
         return
     repo, h16, _ = _history(app, target)
     cp = st.resolve(repo, h16, reference)
-    rel = cli_relative(app, target.workdir, path)
+    rel = cli_relative(target.workdir, path)
     write_bytes(pathlog.read_file(repo, cp, rel))
 
 
@@ -196,7 +185,7 @@ def grep(ctx: click.Context, pattern: str, references: tuple[str, ...], director
     except re.error as exc:
         raise InvalidInput(f"invalid pattern {pattern!r}: {exc}") from None
     chosen = [st.resolve(repo, h16, r) for r in references] if references else found
-    paths = [cli_relative(app, workdir, p) for p in ctx.meta.get("paths") or []] or None
+    paths = [cli_relative(workdir, p) for p in ctx.meta.get("paths") or []] or None
     matches = search.grep(repo, chosen, compiled, paths, names_only)
     if as_json:
         click.echo(json.dumps([{

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from rewindfs.cli import manpage, markdown
+from rewindfs.cli import helpsource, manpage, markdown
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -19,12 +19,14 @@ ROOT = Path(__file__).resolve().parents[2]
 GENERATED: dict[str, Callable[[click.Group], str]] = {
     "man/rewind.1": manpage.render,
     "docs/cli.md": markdown.render,
+    "rewindfs/cli/helptexts.py": helpsource.render,
 }
 
 
 def write(paths: list[str]) -> None:
-    from rewindfs.cli import main
+    from rewindfs.cli.group import load_all
 
+    group = load_all()
     for rel in paths or list(GENERATED):
         if rel not in GENERATED:
             raise SystemExit(f"gen_docs: {rel} is not generated (one of: {', '.join(GENERATED)})")
@@ -32,7 +34,7 @@ def write(paths: list[str]) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         # Through a temp file: a failing render must not leave an empty page behind.
         tmp = target.with_name(target.name + ".tmp")
-        tmp.write_text(GENERATED[rel](main))
+        tmp.write_text(GENERATED[rel](group))
         os.replace(tmp, target)
         print(f"wrote {target}")
 

@@ -16,7 +16,7 @@ from rewindfs import store as st
 from rewindfs.agent.results import names, restore_dict
 from rewindfs.agent.state import restore_report
 from rewindfs.cli import agents
-from rewindfs.cli.app import App
+from rewindfs.cli.app import App, cli_relative, path_base
 from rewindfs.cli.complete import complete_reference
 from rewindfs.cli.feedback import restore_progress
 from rewindfs.cli.help import examples
@@ -118,10 +118,10 @@ def _restore(app: App, workdir: Path, target: str | Checkpoint, scope: list[byte
     """`scope`: project paths a step revert is limited to (else PATHS, else everything);
     `source`: the fetched project `target` is a checkpoint of."""
     options = rs.Options(
-        paths=list(paths) or None, cwd=_path_base(workdir),
+        paths=list(paths) or None, cwd=path_base(workdir),
         # A fetched checkpoint's time says nothing about the agent's writes here.
         safe=False if restore_all or (source and not safe) else (True if safe else None),
-        limits=app.manager.limits, extra_excludes=app.manager.extra_excludes, source=source,
+        limits=app.limits, extra_excludes=app.extra_excludes, source=source,
     )
     if scope is not None and not scope:
         click.echo("nothing to revert: that step and the ones after it changed no files")
@@ -165,7 +165,7 @@ def undo(app: App, directory: str | None, steps: int | None, show_list: bool, dr
     refuse_together(**{"--list": show_list, "--steps": steps})
     refuse_together(**{"--list": show_list, "--dry-run": dry_run})
     workdir = app.project_dir(directory)
-    options = rs.Options(limits=app.manager.limits, extra_excludes=app.manager.extra_excludes)
+    options = rs.Options(limits=app.limits, extra_excludes=app.extra_excludes)
     stack = journal.undoable(journal.path_for(app.store.layout, project_hash(workdir)))
     if show_list:
         _print_undo_list(app, stack, as_json)
@@ -192,7 +192,7 @@ def undo(app: App, directory: str | None, steps: int | None, show_list: bool, dr
     for entry in chosen:  # newest first: each puts back the state its restore found
         with restore_progress(app.term):
             results.append(rs.undo(app.store, workdir, rs.Options(
-                limits=app.manager.limits, extra_excludes=app.manager.extra_excludes),
+                limits=app.limits, extra_excludes=app.extra_excludes),
                 entry=entry))
     if as_json:
         click.echo(json.dumps([restore_dict(r, None) for r in results], indent=2))
@@ -235,17 +235,10 @@ def _target(result: rs.RestoreResult) -> str:
     return f"{target.short} ({number}{target.reason})"
 
 
-def _path_base(workdir: Path) -> Path:
-    """Relative PATHs are taken from the cwd inside the project, else from the project root
-    (e.g. `-C` naming a project, or one that no longer exists, from elsewhere)."""
-    cwd = Path(os.getcwd())
-    return cwd if cwd == workdir or workdir in cwd.parents else workdir
-
-
 def _project_paths(paths: tuple[str, ...], workdir: Path) -> list[str] | None:
     if not paths:
         return None
-    return [os.fsdecode(rs.project_relative(p, workdir, cwd=_path_base(workdir))) for p in paths]
+    return [os.fsdecode(cli_relative(workdir, p)) for p in paths]
 
 
 def _confirm(app: App, plan_result: rs.RestoreResult) -> None:

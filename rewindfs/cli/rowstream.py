@@ -7,20 +7,20 @@ only the rendering — what costs — happens chunk by chunk, so a reader that s
 early stops the work too. Off a terminal and without colour a row is joined as plain
 text, exactly as rich lays out such a table (cells padded to their column, two spaces
 between columns, trailing spaces dropped: Terminal.print_table); otherwise each chunk
-is a rich table with the widths of the whole.
+is a rich table with the widths of the whole. rich is imported only by what needs it
+(the quick `rewind list`, cli.quickverbs, lays out plain ASCII rows with `plain_text`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
 
-from rich.cells import cell_len
-from rich.console import Console
-from rich.control import strip_control_codes
-from rich.table import Table
-from rich.text import Text
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
 
-from rewindfs.cli.term import Terminal
+    from rewindfs.cli.term import Terminal
 
 Segment = tuple[str, str]  # text, style ("" for none)
 Cell = tuple[Segment, ...]
@@ -38,6 +38,8 @@ def print_line(console: Console, text: str, style: str = "") -> None:
     if not console.is_terminal and console.no_color and text.isprintable():
         console.file.write(text + "\n")
     else:
+        from rich.text import Text
+
         console.print(Text(text, style=style), soft_wrap=True)
 
 
@@ -52,13 +54,19 @@ def _clean(rows: Sequence[Sequence[str]]) -> tuple[Sequence[Sequence[str]], bool
     whether one holds a tab or newline (which only rich lays out as rich does)."""
     if all(text.isprintable() for row in rows for text in row):
         return rows, False
+    from rich.control import strip_control_codes
+
     out = [[text if text.isprintable() else strip_control_codes(text) for text in row]
            for row in rows]
     return out, any("\t" in text or "\n" in text for row in out for text in row)
 
 
 def width(text: str) -> int:
-    return len(text) if text.isascii() else cell_len(text)
+    if text.isascii():
+        return len(text)
+    from rich.cells import cell_len
+
+    return cell_len(text)
 
 
 def widths_of(rows: Sequence[Sequence[str]], columns: int) -> list[int]:
@@ -101,6 +109,14 @@ def print_rows(term: Terminal, console: Console, justify: Sequence[str],
         console.on_broken_pipe()
 
 
+def plain_text(justify: Sequence[str], texts: Sequence[Sequence[str]]) -> str | None:
+    """What print_rows writes of these rows off a terminal without colour (every row at
+    once); None when a cell holds a control character (rich's to clean or lay out)."""
+    if not all(text.isprintable() for row in texts for text in row):
+        return None
+    return _plain_lines(justify, widths_of(texts, len(justify)), texts)
+
+
 def _fit(widths: list[int], wrap: int | None, width: int) -> list[int]:
     """The widths rich gives the whole table on a narrow terminal: the wrapping column
     gives up what does not fit (rich's own first step; it needs every row to take it)."""
@@ -134,6 +150,9 @@ def _plain_lines(justify: Sequence[str], widths: list[int], rows: Sequence[Seque
 
 def _rich_table(justify: Sequence[str], widths: list[int], wrap: int | None,
                 rows: Sequence[Sequence[Cell]]) -> Table:
+    from rich.table import Table
+    from rich.text import Text
+
     table = Table(box=None, show_header=False, pad_edge=False, padding=(0, GAP, 0, 0))
     for i, (side, width) in enumerate(zip(justify, widths, strict=True)):
         table.add_column(justify=side, no_wrap=i != wrap, width=width)  # type: ignore[arg-type]

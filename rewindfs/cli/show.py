@@ -89,10 +89,10 @@ def _is_reference(app: App, key: str, text: str) -> bool:
 
 def _ref_path(app: App, workdir: Path, path: str) -> bytes:
     """PATH of REF:PATH: from the project root, or from the cwd when it starts `./`."""
-    from rewindfs.cli.files import cli_relative
+    from rewindfs.cli.app import cli_relative
 
     if path.startswith(("./", "../")):
-        return cli_relative(app, workdir, path)
+        return cli_relative(workdir, path)
     return project_relative(path, workdir, cwd=workdir)
 
 

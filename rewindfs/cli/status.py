@@ -8,17 +8,18 @@ import os
 import shlex
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from rewindfs import config
-from rewindfs.cli.app import App
 from rewindfs.cli.help import examples
 from rewindfs.cli.human import SHOW, human_age, human_bytes, human_date, human_span, setting_text
-from rewindfs.cli.remote import remote_lines, remote_status
-from rewindfs.store.maintenance import StoreStatus, store_status
-from rewindfs.store.objects import Layout, odbguard
+
+if TYPE_CHECKING:  # `rewind config` needs none of the store (each command imports its own)
+    from rewindfs.cli.app import App
+    from rewindfs.store.maintenance import StoreStatus
+    from rewindfs.store.objects import Layout
 
 
 def _table(header: Sequence[str], rows: list[Sequence[str]], right: set[int]) -> list[str]:
@@ -68,6 +69,10 @@ def _plain(value: Any) -> Any:
 @click.pass_obj
 def status(app: App, as_json: bool, limit: int) -> None:
     """Sizes of the checkpoint base, its projects and legacy archives, and the mount."""
+    from rewindfs.cli.remote import remote_lines, remote_status
+    from rewindfs.store.maintenance import store_status
+    from rewindfs.store.objects import Layout, odbguard
+
     s = app.settings
     info = store_status(Layout(s.base), s.retention_days)
     mount = _mount_state(s.mount_dir)

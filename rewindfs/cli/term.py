@@ -12,56 +12,35 @@ through a console here is plain text when redirected, so scripts see no escapes.
 from __future__ import annotations
 
 import os
-import shlex
 import shutil
 import signal
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import IO, TYPE_CHECKING, TypeVar
 
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+from rewindfs.cli.widths import WIDE, env_columns
+from rewindfs.cli.widths import isatty as _isatty
 
-from rewindfs.store.objects import liveness
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # rich is imported by the first output that needs it (cli.consoles)
+    from rich.console import Console
     from rich.progress import Progress, TaskID
+    from rich.table import Table
 
 T = TypeVar("T")
 COLOR_CHOICES = ("auto", "always", "never")
 PROGRESS_DELAY = 0.5  # seconds of work before a progress bar appears
-WIDE = 10_000  # width when not a terminal: tables never wrap or cut a script's lines
 
 
 def confirm(question: str, *, default: bool = False) -> bool:
     """click.confirm: a wait on a person, which is no stall (cli.watchdog)."""
     import click
 
+    from rewindfs.store.objects import liveness
+
     with liveness.patient():
         return click.confirm(question, default=default)
-
-
-class PagerClosed(Exception):
-    """The person quit the pager before the output ended (q in less)."""
-
-
-class _Console(Console):
-    """rich's console, but a closed pipe raises instead of exiting 1 on rich's own terms:
-    the caller decides (the pager quitting early is success, as in git)."""
-
-    def on_broken_pipe(self) -> None:
-        self.quiet = True
-        raise BrokenPipeError
-
-
-class _PagerConsole(_Console):
-    def on_broken_pipe(self) -> None:
-        self.quiet = True
-        raise PagerClosed
 
 
 class _PatientPipe:
@@ -69,14 +48,17 @@ class _PatientPipe:
     (cli.watchdog)."""
 
     def __init__(self, pipe: IO[str]):
+        from rewindfs.store.objects import liveness
+
         self._pipe = pipe
+        self._patient = liveness.patient
 
     def write(self, text: str) -> int:
-        with liveness.patient():
+        with self._patient():
             return self._pipe.write(text)
 
     def flush(self) -> None:
-        with liveness.patient():
+        with self._patient():
             self._pipe.flush()
 
     def __getattr__(self, name: str):
@@ -111,13 +93,15 @@ class Terminal:
         return self._consoles[key]
 
     def _console_on(self, stream: IO[str], terminal_width: bool) -> Console:
+        from rewindfs.cli import consoles
+
         colour = self.colour_for(stream)
         width = shutil.get_terminal_size().columns if terminal_width else \
-            (_env_columns() or (80 if colour else WIDE))
-        return _Console(file=stream, force_terminal=colour, no_color=not colour,
-                       color_system="auto" if colour else None, width=width,
-                       markup=False, emoji=False, highlight=False, soft_wrap=False,
-                       force_interactive=False)
+            (env_columns() or (80 if colour else WIDE))
+        return consoles.Console(file=stream, force_terminal=colour, no_color=not colour,
+                                color_system="auto" if colour else None, width=width,
+                                markup=False, emoji=False, highlight=False, soft_wrap=False,
+                                force_interactive=False)
 
     def print_table(self, table: Table, console: Console | None = None) -> None:
         """A rich table; off a terminal without the padding rich leaves at line ends."""
@@ -132,11 +116,15 @@ class Terminal:
 
     def note(self, message: str) -> None:
         """`rewind: note: ...` on stderr, in cyan on a terminal."""
+        from rich.text import Text
+
         self.console(err=True).print(Text(f"rewind: note: {message}", style="cyan"),
                                      soft_wrap=True)
 
     def warn(self, message: str) -> None:
         """`rewind: warning: ...` on stderr, in yellow on a terminal."""
+        from rich.text import Text
+
         self.console(err=True).print(Text(f"rewind: warning: {message}", style="yellow"),
                                      soft_wrap=True)
 
@@ -149,6 +137,10 @@ class Terminal:
         if command is None:
             yield self.console()
             return
+        import subprocess
+
+        from rewindfs.cli.consoles import PagerClosed, PagerConsole
+
         env = dict(os.environ)
         env.setdefault("LESS", "FRX")
         env.setdefault("LV", "-c")
@@ -161,11 +153,11 @@ class Terminal:
         assert proc.stdin is not None
         # The pager shows what the terminal would: same width, colour as for stdout.
         colour = self.colour_for(sys.stdout)
-        pager_console = _PagerConsole(file=_PatientPipe(proc.stdin), force_terminal=colour,
-                                      no_color=not colour,
-                                      color_system="auto" if colour else None,
-                                      width=shutil.get_terminal_size().columns, markup=False,
-                                      emoji=False, highlight=False, force_interactive=False)
+        pager_console = PagerConsole(file=_PatientPipe(proc.stdin), force_terminal=colour,
+                                     no_color=not colour,
+                                     color_system="auto" if colour else None,
+                                     width=shutil.get_terminal_size().columns, markup=False,
+                                     emoji=False, highlight=False, force_interactive=False)
         try:
             yield pager_console
         except (PagerClosed, BrokenPipeError):
@@ -178,6 +170,8 @@ class Terminal:
             # As git does: Ctrl-C belongs to the pager while it runs.
             previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
             try:
+                from rewindfs.store.objects import liveness
+
                 with liveness.patient():
                     proc.wait()
             finally:
@@ -194,6 +188,8 @@ class Terminal:
             command = "less"
         if not command or command == "cat":
             return None
+        import shlex
+
         try:
             program = shlex.split(command)[0]
         except (ValueError, IndexError):
@@ -269,6 +265,8 @@ class Terminal:
         """Say on a terminal's stderr why nothing happens for a while (a wait on another
         process); a plain line, so it can appear while a progress bar is up."""
         if _isatty(sys.stderr):
+            from rich.text import Text
+
             console = self.console(err=True)
             text = Text(f"rewind: {message}", style="dim")
             if self._progress is not None:
@@ -287,16 +285,3 @@ def _progress_delay() -> float:
 
 def _ignore(*_args: object, **_kwargs: object) -> None:
     return None
-
-
-def _isatty(stream: IO[str]) -> bool:
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):
-        return False
-
-
-def _env_columns() -> int | None:
-    columns = os.environ.get("COLUMNS", "")
-    return int(columns) if columns.isdigit() and int(columns) > 0 else None
-

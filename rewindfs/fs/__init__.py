@@ -14,6 +14,15 @@
     sessions.py    an agent session's steps, each a stored tree like a checkpoint's
 """
 
-from rewindfs.fs.model import Model
+from __future__ import annotations
 
-__all__ = ["Model"]
+from typing import TYPE_CHECKING
+
+from rewindfs.faces import face
+
+if TYPE_CHECKING:
+    from rewindfs.fs.model import Model  # noqa: F401 - the face's export, for type checkers
+
+# Imported on first use: `rewind list` asks fs.locate where a mount shows a checkpoint,
+# and must not pay for the mount's model.
+__all__, __getattr__, __dir__ = face("rewindfs.fs", {"Model": "rewindfs.fs.model"})

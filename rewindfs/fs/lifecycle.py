@@ -22,6 +22,7 @@ from rewindfs.store.objects import Layout, mounts, private
 FUSE_DEVICE = Path("/dev/fuse")
 FUSERMOUNT = "fusermount3"
 OUR_FSTYPE = mounts.REWINDFS_FSTYPE
+mounted_type = mounts.mounted_type  # what is mounted exactly at a path
 READY = b"ready\n"
 INSTALL_HINT = "install FUSE 3 (apt-get install fuse3)"
 
@@ -49,16 +50,6 @@ def check_fuse() -> str:
     except OSError as exc:
         raise FuseUnavailable(f"cannot open {FUSE_DEVICE}: {exc.strerror}") from None
     return fusermount
-
-
-def mounted_type(path: Path) -> str | None:
-    """The filesystem type mounted exactly at `path` (the topmost), or None."""
-    found = None
-    target = os.fsencode(str(path))
-    for point, kind in mounts.mounts():
-        if point == target:
-            found = kind
-    return found
 
 
 def mount_mode(path: Path) -> str | None:

@@ -1,7 +1,8 @@
 """Where a project's checkpoints are in a live mount (for `rewind list` to show paths).
 
 Asks the mount itself rather than recomputing its names, so the answer is what
-`ls` shows even when project names carry collision suffixes.
+`ls` shows even when project names carry collision suffixes. Imports nothing of the
+mount's own machinery: `rewind list` uses it.
 """
 
 from __future__ import annotations
@@ -9,16 +10,17 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from rewindfs.fs.lifecycle import OUR_FSTYPE, mounted_type
-from rewindfs.fs.project import XATTR_WORKDIR
+from rewindfs.store.objects import mounts
 
+# What the mount says about its directories (served by fs.project and fs.checkpoint).
+XATTR_WORKDIR = b"user.rewind.workdir"
 XATTR_HASH = "user.rewind.hash"
 
 
 def our_mount(mountpoint: str | os.PathLike[str]) -> Path | None:
     """`mountpoint`, absolute, when a rewindfs mount is there; else None."""
     root = Path(mountpoint).expanduser().absolute()
-    return root if mounted_type(root) == OUR_FSTYPE else None
+    return root if mounts.mounted_type(root) == mounts.REWINDFS_FSTYPE else None
 
 
 def mounted_checkpoints(mountpoint: str | os.PathLike[str] | None,

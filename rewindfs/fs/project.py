@@ -19,11 +19,11 @@ from rewindfs.fs.checkpoint import CheckpointDir, stable_name
 from rewindfs.fs.context import Context
 from rewindfs.fs.inodes import inode_for
 from rewindfs.fs.link import PointerLink
+from rewindfs.fs.locate import XATTR_WORKDIR
 from rewindfs.fs.node import DIR_MODE, Attributes, Node
 from rewindfs.store.history import Checkpoint
 
 LATEST = b"latest"
-XATTR_WORKDIR = b"user.rewind.workdir"
 
 
 @dataclass

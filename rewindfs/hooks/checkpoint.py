@@ -14,18 +14,25 @@ nothing changed (hooks.fast).
 
 from __future__ import annotations
 
-import os
+import dataclasses
 import time
 from pathlib import Path
 from typing import Any
 
 from rewindfs import config
 from rewindfs.agent.stepbegin import append_begin, step_trailers, valid_id
-from rewindfs.agent.workdir import project_root
+from rewindfs.agent.workdir import working_dir_for_path
 from rewindfs.hooks.fast import settings_key
 from rewindfs.hooks.payloads import ToolCall
-from rewindfs.store import Layout, Limits, Store, normalize_workdir, project_hash
-from rewindfs.store.history import meta, projects, stamp, steplog
+from rewindfs.store import (
+    Layout,
+    Limits,
+    SnapshotResult,
+    Store,
+    normalize_workdir,
+    project_hash,
+)
+from rewindfs.store.history import meta, stamp, steplog
 from rewindfs.store.maintenance import Policy, auto
 from rewindfs.store.remote import autopush
 
@@ -38,65 +45,55 @@ def take(call: ToolCall, reason: str, turn: str, root: str = "",
     settings = config.load(None, {})
     layout = Layout(settings.base)
     store = Store(layout)
-    workdir = Path(root) if root else _project(layout, store, call.cwd)
+    workdir = Path(root) if root else working_dir_for_path(layout, normalize_workdir(call.cwd))
     h16 = project_hash(workdir)
     step_id, turn = valid_id(f"{call.agent}:{call.call}", "step"), valid_id(turn, "turn")
-    key = settings_key(workdir)
     if found is None and not root and store.exists():
-        found = stamp.changes(layout.store, h16, workdir, key)
-    started = time.time_ns()
-    result = meta.take_carrying(
-        store, str(workdir), reason,
-        trailers={AGENT_TRAILER: call.agent, SESSION_TRAILER: call.session,
-                  **step_trailers(step_id, turn, "before")},
-        limits=Limits(max_file_size=settings.max_file_size_bytes, max_files=settings.max_files),
-        extra_excludes=tuple(settings.extra_excludes), keep=settings.max_snapshots,
-        paths=found[2] if found else None)
+        found = stamp.changes(layout.store, h16, workdir, settings_key(workdir))
+    result = _checkpoint(settings, store, workdir, reason, found,
+                         {AGENT_TRAILER: call.agent, SESSION_TRAILER: call.session,
+                          **step_trailers(step_id, turn, "before")})
     with steplog.session(layout, result.project) as log:
         append_begin(log, step_id, turn, result.tree, result.commit)
     if settings.auto_prune:
         auto.start(layout, Policy(settings.retention_days, settings.delete_orphans,
                                   settings.max_total_size_mb), settings.min_interval_hours)
-    if result.taken and settings.auto_push:  # queued; pushed by a detached process
-        autopush.trigger(layout, settings.auto_push, result.project, settings.auto_push_delay)
     if settings.auto_import:  # Kilo's and OpenCode's own snapshots, in a detached child
         from rewindfs.sources import auto as imports
 
         imports.start(settings.home, layout, workdir, settings.auto_import)
-    if result.commit and result.tree:
-        in_background(lambda: stamp.record(layout.store, result.project, workdir,
-                                           result.commit, result.tree, started, key))
     return {"taken": result.taken, "hash": result.commit, "directory": str(workdir),
             "scoped": len(found[2]) if found else None}
 
 
-def _project(layout: Layout, store: Store, cwd: str) -> Path:
-    """The project around `cwd`, as CheckpointManager.get_working_dir_for_path finds it."""
-    registered = {r.workdir for r in projects.list_records(layout)} if store.exists() else set()
-    return project_root(normalize_workdir(cwd), registered)
+def take_plain(workdir: str, reason: str, found: tuple[str, str, list[bytes]]
+               ) -> dict[str, Any]:
+    """The checkpoint `rewind checkpoint` takes (no agent step, no sweep: as the click
+    command's), for the helper to take on its behalf (cli.quickverbs): `found` is what
+    the stamp says changed. The SnapshotResult's fields."""
+    settings = config.load(None, {})
+    result = _checkpoint(settings, Store(Layout(settings.base)), Path(workdir), reason,
+                         found, None)
+    return dataclasses.asdict(result)
 
 
-def in_background(work) -> None:
-    """Run `work` in a detached child, so the agent does not wait for it.
-
-    Safe for the stamp: it judges every file by metadata against the time the capture
-    started, so whatever the agent changes meanwhile (the very command this hook ran
-    before) leaves no stamp rather than a wrong one. The child holds none of the agent's
-    pipes (the agent waits for those to close) and leaves the hook's session.
-    """
-    try:
-        pid = os.fork()
-    except OSError:
-        return
-    if pid:
-        return
-    try:
-        os.setsid()
-        null = os.open(os.devnull, os.O_RDWR)
-        for fd in (0, 1, 2):
-            os.dup2(null, fd)
-        work()
-    except BaseException:  # noqa: BLE001 - a child with no one to tell
-        pass
-    finally:
-        os._exit(0)
+def _checkpoint(settings: config.Settings, store: Store, workdir: Path, reason: str,
+                found: tuple[str, str, list[bytes]] | None, trailers: dict[str, str] | None
+                ) -> SnapshotResult:
+    """The checkpoint (only the paths `found` names captured afresh, when it names them),
+    then its stamp, written by a detached child."""
+    key = settings_key(workdir)
+    started = time.time_ns()
+    result = meta.take_carrying(
+        store, str(workdir), reason, trailers=trailers,
+        limits=Limits(max_file_size=settings.max_file_size_bytes, max_files=settings.max_files),
+        extra_excludes=tuple(settings.extra_excludes), keep=settings.max_snapshots,
+        paths=found[2] if found else None)
+    if result.taken and settings.auto_push:  # queued; pushed by a detached process
+        autopush.trigger(store.layout, settings.auto_push, result.project,
+                         settings.auto_push_delay)
+    if result.commit and result.tree:
+        stamp.record_later(store.layout.store, result.project, workdir, result.commit,
+                           result.tree, started, key, result.skipped_files,
+                           found[0] if found else None)
+    return result

@@ -1,5 +1,6 @@
-"""A resident helper that keeps the checkpoint code loaded, so a hook that must take a
-checkpoint does not import pygit2 and the store on every call.
+"""A resident helper that keeps the checkpoint code loaded, so a hook (or `rewind
+checkpoint`, cli.quickverbs) that must take a checkpoint does not import pygit2 and the
+store on every call.
 
 The hook (hooks.entry) asks it over a Unix socket in ``rewind-hooks/`` (a 0700 directory;
 the peer's uid is checked both ways). For each request the helper forks: the child, which
@@ -28,6 +29,7 @@ from typing import Any
 from rewindfs.hooks import hooklog
 
 SOCKET, LOCK = "helper.sock", "helper.lock"
+PLAIN = "plain"  # a request's kind: `rewind checkpoint`'s (cli.quickverbs)
 DEFAULT_IDLE = 600.0
 MAX_REQUEST = 8 * 1024 * 1024
 # What of the hook's environment the checkpoint may depend on (not the agent's secrets).
@@ -40,17 +42,22 @@ def enabled() -> bool:
 
 
 def code_key() -> str:
-    """Which rewindfs this is: its interpreter and the newest mtime of its source files."""
-    root = Path(__file__).resolve().parent.parent
-    newest = 0
-    for folder, _dirs, files in os.walk(root):
-        for name in files:
-            if name.endswith(".py"):
-                try:
-                    newest = max(newest, os.stat(os.path.join(folder, name)).st_mtime_ns)
-                except OSError:
-                    pass
-    return f"{sys.executable}:{newest}"
+    """Which rewindfs this is: its environment, interpreter and the newest mtime of its
+    source files. The interpreter by its real path: the hooks run a venv's `python`, the
+    `rewind` script its `python3`, the same program (else each would find the other's
+    helper stale, stop it and start its own)."""
+    newest, pending = 0, [os.path.dirname(os.path.dirname(os.path.realpath(__file__)))]
+    while pending:
+        try:
+            with os.scandir(pending.pop()) as entries:
+                for entry in entries:
+                    if entry.name.endswith(".py"):
+                        newest = max(newest, entry.stat().st_mtime_ns)
+                    elif entry.name != "__pycache__" and entry.is_dir(follow_symlinks=False):
+                        pending.append(entry.path)
+        except OSError:
+            pass
+    return f"{sys.prefix}:{os.path.realpath(sys.executable)}:{newest}"
 
 
 def _address(folder_fd: int) -> str:
@@ -144,6 +151,30 @@ def settle(call: Any, reason: str, turn: str, root: str) -> dict[str, Any]:
     return checkpoint.take(call, reason, turn, root, found)
 
 
+def take_plain(cwd: str, reason: str, timeout: float) -> dict[str, Any] | None:
+    """`rewind checkpoint` in `cwd`, by the helper (hooks.plain decides, there): None when
+    no usable helper answered (a stale one is replaced for the next call); else {"result":
+    the SnapshotResult's fields}, or {"result": None} when the click command is to take it."""
+    if not enabled():
+        return None
+    # Once asked, the helper takes the checkpoint whatever becomes of this process: a
+    # Ctrl-C meanwhile is held until the answer is in (then it ends the process as
+    # usual), so what `rewind` leaves behind when interrupted is a finished checkpoint.
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        answer = ask({"kind": PLAIN, "cwd": cwd, "reason": reason}, timeout)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+    if answer is not None and answer.get("ok"):
+        return {"result": answer["outcome"]}
+    if answer is None:
+        return None
+    if answer.get("stale"):
+        start()
+        return None
+    return {"result": None}  # it failed there: the click command says why
+
+
 class HelperError(Exception):
     """The helper's checkpoint failed (as it would have here): its error, for the log."""
 
@@ -198,7 +229,7 @@ def serve(idle: float) -> None:
         pass
     key = code_key()
     # Everything a checkpoint needs, imported once; each request's child inherits it.
-    from rewindfs.hooks import checkpoint, fast  # noqa: F401
+    from rewindfs.hooks import checkpoint, fast, plain  # noqa: F401
     from rewindfs.hooks.payloads import ToolCall
 
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
@@ -241,14 +272,36 @@ def _answer(conn: socket.socket, key: str, tool_call) -> None:
             return
         os.environ.clear()
         os.environ.update(request.get("env") or {})
-        outcome = settle(tool_call(*request["call"]), request["reason"], request["turn"],
-                         request.get("root") or "")
+        if request.get("kind") == PLAIN:
+            outcome = _plain(request["cwd"], request["reason"])
+        else:
+            outcome = settle(tool_call(*request["call"]), request["reason"], request["turn"],
+                             request.get("root") or "")
         _send(conn, {"ok": True, "outcome": outcome})
     except BaseException as exc:  # noqa: BLE001 - the hook falls back and logs it
         try:
             _send(conn, {"ok": False, "error": f"{type(exc).__name__}: {exc}"})
         except OSError:
             pass
+
+
+def _plain(cwd: str, reason: str) -> dict[str, Any] | None:
+    """`rewind checkpoint`'s outcome; damage met on the way (store.objects.notices: a
+    history broken in the middle) goes back with it, for `rewind` to say as the click
+    command would."""
+    from rewindfs.hooks import checkpoint, plain
+    from rewindfs.store.objects import notices
+
+    said: list[str] = []
+    with notices.listening(said.append):
+        found = plain.look(cwd)
+        if found is None:
+            return None
+        if not found.changed[2]:
+            outcome = found.unchanged(reason)
+        else:
+            outcome = checkpoint.take_plain(str(found.workdir), reason, found.changed)
+    return {**outcome, "notices": said}
 
 
 def _reap() -> None:

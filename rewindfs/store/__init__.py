@@ -37,22 +37,23 @@ from rewindfs.faces import face
 
 if TYPE_CHECKING:
     from rewindfs.store.capture.walk import Limits
-    from rewindfs.store.history.chain import Checkpoint, checkpoints
-    from rewindfs.store.history.changestats import Stats, stats
+    from rewindfs.store.history.chain import checkpoints
+    from rewindfs.store.history.changestats import stats
+    from rewindfs.store.history.checkpoint import Checkpoint, SnapshotResult, Stats
     from rewindfs.store.history.diff import DiffResult, working_tree_tree
     from rewindfs.store.history.diff import between as diff_between
     from rewindfs.store.history.labels import set_label, validate_label
     from rewindfs.store.history.references import resolve
-    from rewindfs.store.history.snapshot import SnapshotResult, take
+    from rewindfs.store.history.snapshot import take
     from rewindfs.store.objects.layout import Layout, normalize_workdir, project_hash
     from rewindfs.store.objects.repo import Project, Store
 
 _HERE = "rewindfs.store"
 __all__, __getattr__, __dir__ = face(_HERE, {
     "Limits": f"{_HERE}.capture.walk",
-    "Checkpoint": f"{_HERE}.history.chain",
+    "Checkpoint": f"{_HERE}.history.checkpoint",
     "checkpoints": f"{_HERE}.history.chain",
-    "Stats": f"{_HERE}.history.changestats",
+    "Stats": f"{_HERE}.history.checkpoint",
     "stats": f"{_HERE}.history.changestats",
     "DiffResult": f"{_HERE}.history.diff",
     "working_tree_tree": f"{_HERE}.history.diff",
@@ -60,7 +61,7 @@ __all__, __getattr__, __dir__ = face(_HERE, {
     "set_label": f"{_HERE}.history.labels",
     "validate_label": f"{_HERE}.history.labels",
     "resolve": f"{_HERE}.history.references",
-    "SnapshotResult": f"{_HERE}.history.snapshot",
+    "SnapshotResult": f"{_HERE}.history.checkpoint",
     "take": f"{_HERE}.history.snapshot",
     "Layout": f"{_HERE}.objects.layout",
     "normalize_workdir": f"{_HERE}.objects.layout",

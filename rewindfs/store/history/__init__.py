@@ -5,6 +5,9 @@ May import: objects, capture.
     snapshot      taking a checkpoint: capture, commit, compare-and-swap the ref
     refupdate     compare-and-swap of a ref: a lost race told apart from a failure
     signature     who and when a commit is by (the local offset in force, DST included)
+    checkpoint    what a checkpoint is, its number, which one a reference names (no libgit2)
+    quickread     checkpoints listed, resolved and read without libgit2 (the CLI's quick path)
+    quickdiff     lines changed since the newest checkpoint, counted without libgit2
     chain         a project's checkpoints: listed and numbered (1 = newest), loaded
     references    resolving what a person types: `3`, a label, a hash, `10 minutes ago`
     timeref       times as references (`10 minutes ago`, `@yesterday-14:00`, ISO)
@@ -50,6 +53,8 @@ if TYPE_CHECKING:
         modes,
         pathlog,
         projects,
+        quickdiff,
+        quickread,
         search,
         stamp,
         steplog,
@@ -64,8 +69,9 @@ if TYPE_CHECKING:
         StoreBrowser,
         TreeEntry,
     )
-    from rewindfs.store.history.chain import Checkpoint, checkpoints, load, walk
-    from rewindfs.store.history.changestats import Stats, stats, total_size
+    from rewindfs.store.history.chain import checkpoints, load, walk
+    from rewindfs.store.history.changestats import stats, total_size
+    from rewindfs.store.history.checkpoint import Checkpoint, SnapshotResult, Stats
     from rewindfs.store.history.diff import DiffResult, working_tree_tree
     from rewindfs.store.history.labels import (
         LABEL_RE,
@@ -79,7 +85,7 @@ if TYPE_CHECKING:
     from rewindfs.store.history.meta import CheckpointMeta
     from rewindfs.store.history.quoting import quote_path
     from rewindfs.store.history.references import resolve, resolve_with_path
-    from rewindfs.store.history.snapshot import SnapshotResult, locked, take, take_locked, tip
+    from rewindfs.store.history.snapshot import locked, take, take_locked, tip
     from rewindfs.store.history.trees import EXECUTABLE, Change, Entry
     from rewindfs.store.history.verdict import State
 
@@ -91,11 +97,11 @@ __all__, __getattr__, __dir__ = face(_HERE, {
     "ProjectTip": f"{_HERE}.browse",
     "StoreBrowser": f"{_HERE}.browse",
     "TreeEntry": f"{_HERE}.browse",
-    "Checkpoint": f"{_HERE}.chain",
+    "Checkpoint": f"{_HERE}.checkpoint",
     "checkpoints": f"{_HERE}.chain",
     "load": f"{_HERE}.chain",
     "walk": f"{_HERE}.chain",
-    "Stats": f"{_HERE}.changestats",
+    "Stats": f"{_HERE}.checkpoint",
     "stats": f"{_HERE}.changestats",
     "total_size": f"{_HERE}.changestats",
     "DiffResult": f"{_HERE}.diff",
@@ -111,7 +117,7 @@ __all__, __getattr__, __dir__ = face(_HERE, {
     "quote_path": f"{_HERE}.quoting",
     "resolve": f"{_HERE}.references",
     "resolve_with_path": f"{_HERE}.references",
-    "SnapshotResult": f"{_HERE}.snapshot",
+    "SnapshotResult": f"{_HERE}.checkpoint",
     "locked": f"{_HERE}.snapshot",
     "take": f"{_HERE}.snapshot",
     "take_locked": f"{_HERE}.snapshot",
@@ -121,4 +127,5 @@ __all__, __getattr__, __dir__ = face(_HERE, {
     "Entry": f"{_HERE}.trees",
     "State": f"{_HERE}.verdict",
 }, modules=("actions", "adopt", "compose", "delete", "diffstat", "ledger", "meta", "modes",
-            "pathlog", "projects", "search", "stamp", "steplog", "timeref", "trees"))
+            "pathlog", "projects", "quickdiff", "quickread", "search", "stamp", "steplog",
+            "timeref", "trees"))

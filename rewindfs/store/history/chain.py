@@ -14,8 +14,6 @@ references; stats: changestats.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pygit2
@@ -23,70 +21,23 @@ import pygit2
 from rewindfs.errors import NotFound, StoreDamaged, StoreError
 from rewindfs.store.history import breaks, records
 from rewindfs.store.history.breaks import Break
-from rewindfs.store.history.labels import labels_by_commit
-from rewindfs.store.history.shallow import boundaries, common_dir
-from rewindfs.store.history.trailers import (  # noqa: F401 - the trailer names, offered here too
+
+# The model (what a checkpoint is, its number), without libgit2: store.history.checkpoint.
+from rewindfs.store.history.checkpoint import (  # noqa: F401 - names kept here for callers
     PRE_ROLLBACK_SUBJECT,
     RESTORE_TARGET_TRAILER,
     STATS_TRAILER,
     TIME_TRAILER,
-    parse_message,
+    Checkpoint,
+    History,
+    is_pre_rollback,
+    make,
+    number,
 )
+from rewindfs.store.history.labels import labels_by_commit
+from rewindfs.store.history.shallow import boundaries, common_dir
 from rewindfs.store.objects import damage, loose, notices
 from rewindfs.store.objects.layout import Layout, objects_dir
-
-
-@dataclass
-class Checkpoint:
-    number: int  # 1 = newest
-    id: str
-    time: int  # epoch seconds
-    offset: int  # minutes east of UTC, as recorded
-    reason: str
-    trailers: dict[str, str]
-    tree_id: str
-    parent_id: str | None
-    labels: list[str] = field(default_factory=list)
-    root: bool = False  # the project's first checkpoint (no parent at all, not just pruned)
-    past_break: bool = False  # recovered from past a break in the history (never numbered)
-    # What its record says (stats, changed paths) when it was listed from the records and
-    # its parent is still what the record was made against; None: ask the objects.
-    record: records.Record | None = field(default=None, repr=False, compare=False)
-
-    @property
-    def short(self) -> str:
-        return self.id[:8]
-
-    @property
-    def pre_rollback(self) -> bool:
-        return is_pre_rollback(self.reason, self.trailers)
-
-    @property
-    def precise_time(self) -> float:
-        """Sub-second time recorded by rewindfs (commit times are whole seconds, too coarse
-        to order a checkpoint against an agent write in the same second)."""
-        try:
-            return float(self.trailers[TIME_TRAILER])
-        except (KeyError, ValueError):
-            return float(self.time)
-
-    @property
-    def timestamp(self) -> str:
-        """ISO 8601 with offset, as `git log --format=%aI` prints it (Hermes's field)."""
-        tz = timezone(timedelta(minutes=self.offset))
-        return datetime.fromtimestamp(self.time, tz).isoformat()
-
-
-def is_pre_rollback(reason: str, trailers: dict[str, str]) -> bool:
-    """Saved by a restore before it changed anything: rewindfs's trailer, or the subject
-    Hermes gives its own pre-rollback snapshots."""
-    return RESTORE_TARGET_TRAILER in trailers or reason.startswith(PRE_ROLLBACK_SUBJECT)
-
-
-class History(list):
-    """A project's checkpoints, newest first; `broken`: where its chain breaks (None: whole)."""
-
-    broken: Break | None = None
 
 
 def walk(repo: pygit2.Repository, ref: str) -> list[pygit2.Commit]:
@@ -158,17 +109,13 @@ def checkpoints(repo: pygit2.Repository, h16: str, *, from_objects: bool = False
         else:
             notices.notice(broken.warning())
             older = breaks.recover(repo, h16, in_chain, stop)
-        out = History(_checkpoint(commit, 0, stop, labels.get(str(commit.id), []))
+        out = History(_checkpoint(commit, stop, labels.get(str(commit.id), []))
                       for commit in [*chain, *older])
         out.broken = broken
         numbered = out[:len(chain)] if broken is not None else out
         for cp in out[len(numbered):]:
             cp.past_break = True
-    number = 0
-    for cp in numbered:
-        if not cp.pre_rollback or cp.labels:  # a labelled one was chosen by a person
-            number += 1
-            cp.number = number
+    number(numbered)
     return out
 
 
@@ -247,20 +194,13 @@ def load(repo: pygit2.Repository, commit_id: str) -> Checkpoint:
         commit = repo[commit_id].peel(pygit2.Commit)
     except (KeyError, ValueError, pygit2.GitError) as exc:
         raise NotFound(f"checkpoint {commit_id[:8]} is no longer in the store") from exc
-    return _checkpoint(commit, 0, frozenset(), [])
+    return _checkpoint(commit, frozenset(), [])
 
 
-def _checkpoint(commit: pygit2.Commit, number: int, stop: frozenset[str],
-                labels: list[str]) -> Checkpoint:
-    """A commit as a checkpoint; a commit in `stop` (a prune boundary) has no parent."""
-    reason, trailers = parse_message(commit.message)
-    parent = None
-    if commit.parent_ids and str(commit.id) not in stop:
-        parent = str(commit.parent_ids[0])
-    return Checkpoint(number=number, id=str(commit.id), time=commit.author.time,
-                      offset=commit.author.offset, reason=reason, trailers=trailers,
-                      tree_id=str(commit.tree_id), parent_id=parent, labels=sorted(labels),
-                      root=not commit.parent_ids and not _records_parent(commit))
+def _checkpoint(commit: pygit2.Commit, stop: frozenset[str], labels: list[str]) -> Checkpoint:
+    return make(str(commit.id), str(commit.tree_id), [str(p) for p in commit.parent_ids],
+                commit.author.time, commit.author.offset, commit.message, stop, labels,
+                records_parent=bool(commit.parent_ids) or _records_parent(commit))
 
 
 def _records_parent(commit: pygit2.Commit) -> bool:

@@ -9,8 +9,9 @@ import pygit2
 
 from rewindfs.store.history import trees
 from rewindfs.store.history.chain import Checkpoint, raw_parent
+from rewindfs.store.history.checkpoint import Stats
 from rewindfs.store.history.trailers import STATS_TRAILER
-from rewindfs.store.history.treestats import Stats, tree_stats
+from rewindfs.store.history.treestats import tree_stats
 from rewindfs.store.objects import private
 from rewindfs.store.objects.layout import Layout
 

@@ -5,20 +5,17 @@ Times are parsed by timeref; `REF:PATH` names a file in a checkpoint.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from pathlib import Path
 
 import pygit2
 
-from rewindfs.errors import InvalidInput, NotFound, RewindError, StoreDamaged
-from rewindfs.store.history import timeref, trees
-from rewindfs.store.history.breaks import Break
+from rewindfs.errors import InvalidInput, RewindError, StoreDamaged
+from rewindfs.store.history import trees
 from rewindfs.store.history.chain import Checkpoint, checkpoints
+from rewindfs.store.history.checkpoint import checked, choose
 from rewindfs.store.objects import damage
 from rewindfs.store.objects.layout import Layout, layout_of
-
-_HEX = re.compile(r"^[0-9a-fA-F]{4,40}$")
 
 
 def resolve(repo: pygit2.Repository, h16: str, reference: str) -> Checkpoint:
@@ -26,53 +23,11 @@ def resolve(repo: pygit2.Repository, h16: str, reference: str) -> Checkpoint:
 
     Accepted: `latest` (= 1), a number (1 = newest), a label, a full or short hash
     (>= 4 hex digits; also of a pre-rollback snapshot), or a time (see store.history.timeref):
-    the newest numbered checkpoint taken at or before it. In a history broken in the
-    middle, a number, `latest` or a time that would fall past the break is refused (a
-    whole store might name another checkpoint there); labels and ids still resolve.
+    the newest numbered checkpoint taken at or before it (store.history.checkpoint.choose).
     """
-    text = (reference or "").strip()
-    if not text:
-        raise InvalidInput("empty checkpoint reference")
-    if text.startswith("-"):
-        raise InvalidInput(f"invalid checkpoint reference {text!r}")
-    history = checkpoints(repo, h16)
-    if not history:
-        raise NotFound("this project has no checkpoints")
-    numbered = [cp for cp in history if cp.number]
-    broken = getattr(history, "broken", None)
-    if text == "latest":
-        if numbered:
-            return numbered[0]
-        if broken is not None:
-            raise broken.refusal(text)
-        return history[0]
-    if text.isdigit() and 1 <= int(text) <= len(numbered):
-        return numbered[int(text) - 1]
-    for cp in history:
-        if text in cp.labels:
-            return cp
-    if _HEX.match(text):
-        lowered = text.lower()
-        matches = [cp for cp in history if cp.id.startswith(lowered)]
-        if len(matches) == 1:
-            return matches[0]
-        if len(matches) > 1:
-            raise InvalidInput(f"checkpoint reference {text!r} is ambiguous; use more digits")
-        if broken is not None and broken.missing.startswith(lowered):
-            raise broken.damage  # the checkpoint the chain breaks at: damaged itself
-        if _exists_elsewhere(repo, lowered):
-            raise NotFound(f"{text} is not a checkpoint of this project")
-    if text.isdigit():
-        if broken is not None and int(text) > len(numbered):
-            raise broken.refusal(text)
-        raise NotFound(f"no checkpoint {text}: this project has {len(numbered)}")
-    _raise_if_damaged_label(repo, h16, text)
-    when = timeref.parse(text)
-    if when is not None:
-        return _at_or_before(numbered, when, text, past=broken)
-    raise NotFound(
-        f"unknown checkpoint {text!r} (use a number from `rewind list`, a hash or a label)"
-    )
+    text = checked(reference)
+    return choose(checkpoints(repo, h16), text, lambda prefix: _exists_elsewhere(repo, prefix),
+                  lambda: _raise_if_damaged_label(repo, h16, text))
 
 
 def resolve_with_path(repo: pygit2.Repository, h16: str, text: str,
@@ -103,18 +58,6 @@ def resolve_with_path(repo: pygit2.Repository, h16: str, text: str,
     if first_error is not None:
         raise first_error
     raise InvalidInput(f"expected REF:PATH, got {text!r}")
-
-
-def _at_or_before(numbered: list[Checkpoint], when: float, text: str,
-                  past: Break | None = None) -> Checkpoint:
-    for cp in numbered:  # newest first
-        if cp.precise_time <= when:
-            return cp
-    if past is not None:  # the answer lies past the break: which one, nobody can say
-        raise past.refusal(text)
-    oldest = numbered[-1] if numbered else None
-    since = f"; the oldest is from {timeref.describe(oldest.time)}" if oldest else ""
-    raise NotFound(f"no checkpoint at or before {timeref.describe(when)} ({text!r}){since}")
 
 
 def _raise_if_damaged_label(repo: pygit2.Repository, h16: str, text: str) -> None:

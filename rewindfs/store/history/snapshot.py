@@ -12,7 +12,6 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 
 import pygit2
 
@@ -22,6 +21,7 @@ from rewindfs.store.capture.walk import DEFAULT_LIMITS, Limits
 from rewindfs.store.capture.workdir import Capture, capture
 from rewindfs.store.history import adopt, projects, refupdate
 from rewindfs.store.history.chain import STATS_TRAILER, TIME_TRAILER
+from rewindfs.store.history.checkpoint import SnapshotResult
 from rewindfs.store.history.prune import enforce_max_snapshots
 from rewindfs.store.history.signature import signature
 from rewindfs.store.history.trailers import compose_message
@@ -31,24 +31,6 @@ from rewindfs.store.objects.repo import STALE_LOCK_SECONDS, Project, Store, guar
 
 CAS_ATTEMPTS = 20
 MOVED_TRAILER = "Rewind-Moved-From"
-
-
-@dataclass
-class SnapshotResult:
-    """What a checkpoint attempt did. `commit` is the new checkpoint, or the tip when skipped."""
-
-    taken: bool
-    commit: str | None
-    project: str
-    workdir: str
-    reason: str
-    tree: str | None = None  # the captured tree (what the working tree holds now)
-    skipped_files: dict[str, list[str]] = field(default_factory=dict)
-    adopted_from: str | None = None  # the moved project's old path, whose history continues
-
-    @property
-    def skipped(self) -> bool:
-        return not self.taken
 
 
 def take(

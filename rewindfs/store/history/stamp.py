@@ -77,9 +77,16 @@ def _walk(root: bytes) -> Iterable[tuple[bytes, os.stat_result, bool]]:
 
 
 def record(store: Path, h16: str, workdir: Path, commit: str, tree: str, started_ns: int,
-           key: str) -> bool:
+           key: str, skipped: dict[str, list[str]] | None = None,
+           scoped_from: str | None = None) -> bool:
     """Write the stamp of checkpoint `commit` of `workdir`, whose capture started at
-    `started_ns` (time.time_ns()). False (and no stamp) when in doubt."""
+    `started_ns` (time.time_ns()). False (and no stamp) when in doubt. `skipped`: what
+    that capture left out and said so (SnapshotResult.skipped_files), for a caller that
+    reports it again when nothing changed (`since`). `scoped_from`: the capture took only
+    the paths the stamp of that commit named as changed, so `skipped` speaks of those
+    alone (see `_carried`)."""
+    if scoped_from is not None:
+        skipped = _carried(_load(store, h16), scoped_from, skipped)
     forget(store, h16)
     root = os.fsencode(workdir)
     limit = started_ns - RACY_NS
@@ -96,10 +103,29 @@ def record(store: Path, h16: str, workdir: Path, commit: str, tree: str, started
         return False
     data = {"version": VERSION, "workdir": os.fsdecode(root), "commit": commit, "tree": tree,
             "key": key, "files": files, "dirs": dirs}
+    if skipped is not None:
+        data["skipped"] = {why: list(paths) for why, paths in skipped.items()}
+    if tip(store, h16) != commit:
+        return False  # a newer checkpoint, or the project (or store) removed meanwhile
     ensure_dir(path_of(store, h16).parent)
     # ensure_ascii keeps names that are not UTF-8 (surrogate escapes) representable.
     write_atomic(path_of(store, h16), json.dumps(data, separators=(",", ":")))
     return True
+
+
+def _carried(old: dict | None, scoped_from: str, skipped: dict[str, list[str]] | None
+             ) -> dict[str, list[str]] | None:
+    """What a full capture would have left out, after a capture of the changed paths only
+    (on top of `scoped_from`): nothing, when the stamp of `scoped_from` says its full
+    capture left nothing out and the changed paths left nothing out either (the other
+    paths did not change, so neither did what their capture leaves out); else unknown.
+    Keys reported once per project (private_keys) are never reported again either way."""
+    def quiet(found: object) -> bool:
+        return isinstance(found, dict) and not [why for why in found if why != "private_keys"]
+
+    if old is None or old.get("commit") != scoped_from:
+        return None
+    return {} if quiet(old.get("skipped")) and quiet(skipped or {}) else None
 
 
 def tip(store: Path, h16: str) -> str | None:
@@ -124,16 +150,60 @@ def tip(store: Path, h16: str) -> str | None:
     return None
 
 
-def changes(store: Path, h16: str, workdir: Path, key: str, most: int = 1000
-            ) -> tuple[str, str, list[bytes]] | None:
-    """(commit, tree, paths) for the newest checkpoint and what changed since it: files
-    whose metadata moved or that are gone, new names in directories whose mtime moved, and
-    directories that are gone (project-relative, for a capture of those paths only). None
-    when that is not provable, or more than `most` paths changed: capture everything."""
+def record_later(store: Path, h16: str, workdir: Path, commit: str, tree: str,
+                 started_ns: int, key: str, skipped: dict[str, list[str]] | None = None,
+                 scoped_from: str | None = None) -> None:
+    """`record`, in a detached child, so the caller (an agent's hook, `rewind checkpoint`)
+    does not wait for the walk. Safe: every file is judged by its metadata against the
+    time the capture started, so whatever changes meanwhile (the very command a hook runs
+    next) leaves no stamp rather than a wrong one. The child holds none of the caller's
+    pipes (an agent waits for those to close) and leaves its session."""
+    import signal
+
+    # A Ctrl-C landing in the fork would raise inside Python's at-fork handlers (printed
+    # as an ignored exception, traceback and all): held until the fork is done, then
+    # delivered to the caller as usual; the child, detached, does not take it.
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        pid = os.fork()
+    except OSError:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        return
+    if pid:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        return
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        os.setsid()
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        record(store, h16, workdir, commit, tree, started_ns, key, skipped, scoped_from)
+    except BaseException:  # noqa: BLE001 - a child with no one to tell
+        pass
+    finally:
+        os._exit(0)
+
+
+def _load(store: Path, h16: str) -> dict | None:
     try:
         with open(path_of(store, h16), "rb") as fh:
             data = json.loads(fh.read())
     except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def changes(store: Path, h16: str, workdir: Path, key: str, most: int = 1000,
+            data: dict | None = None) -> tuple[str, str, list[bytes]] | None:
+    """(commit, tree, paths) for the newest checkpoint and what changed since it: files
+    whose metadata moved or that are gone, new names in directories whose mtime moved, and
+    directories that are gone (project-relative, for a capture of those paths only). None
+    when that is not provable, or more than `most` paths changed: capture everything.
+    `data`: the stamp, when the caller has read it already."""
+    data = data if data is not None else _load(store, h16)
+    if data is None:
         return None
     root = os.fsencode(workdir)
     found: list[bytes] = []
@@ -143,13 +213,17 @@ def changes(store: Path, h16: str, workdir: Path, key: str, most: int = 1000
                 or tip(store, h16) != data["commit"]):
             return None
         files, dirs = data["files"], data["dirs"]
+        # The hot loop of every quick answer (one lstat a file): names kept as the stamp's
+        # str (surrogate escapes encode back to the same bytes), _file_meta inlined.
+        prefix, lstat = os.fsdecode(os.path.join(root, b"")), os.lstat
         for rel, meta in files.items():
-            name = os.fsencode(rel)
             try:
-                if _file_meta(os.lstat(os.path.join(root, name))) != meta:
-                    found.append(name)
+                st = lstat(prefix + rel)
             except (FileNotFoundError, NotADirectoryError):
-                found.append(name)
+                found.append(os.fsencode(rel))
+                continue
+            if [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode] != meta:
+                found.append(os.fsencode(rel))
         for rel, (mtime, ino) in dirs.items():
             name = os.fsencode(rel)
             path = os.path.join(root, name) if name else root
@@ -182,3 +256,18 @@ def unchanged(store: Path, h16: str, workdir: Path, key: str) -> tuple[str, str]
     else None (not provable: take the checkpoint the ordinary way)."""
     found = changes(store, h16, workdir, key, most=0)
     return (found[0], found[1]) if found is not None and not found[2] else None
+
+
+def since(store: Path, h16: str, workdir: Path, key: str, most: int = 1000
+          ) -> tuple[str, str, list[bytes], dict[str, list[str]]] | None:
+    """(commit, tree, what changed since it, what its capture left out and said so) for
+    the newest checkpoint, when the stamp proves what changed and knows what a full
+    capture left out; else None."""
+    data = _load(store, h16)
+    skipped = data.get("skipped") if data is not None else None
+    if not isinstance(skipped, dict) or not all(
+            isinstance(paths, list) and all(isinstance(p, str) for p in paths)
+            for paths in skipped.values()):
+        return None
+    found = changes(store, h16, workdir, key, most=most, data=data)
+    return None if found is None else (*found, skipped)

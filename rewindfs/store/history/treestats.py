@@ -2,29 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pygit2
 
 from rewindfs.store.history import trees
-
-
-@dataclass
-class Stats:
-    files_changed: int = 0
-    insertions: int = 0
-    deletions: int = 0
-
-    def encode(self) -> str:
-        return f"files={self.files_changed} insertions={self.insertions} deletions={self.deletions}"
-
-    @classmethod
-    def decode(cls, text: str) -> Stats | None:
-        try:
-            fields = dict(part.split("=", 1) for part in text.split())
-            return cls(int(fields["files"]), int(fields["insertions"]), int(fields["deletions"]))
-        except (KeyError, ValueError):
-            return None
+from rewindfs.store.history.checkpoint import Stats  # noqa: F401 - offered here too
 
 
 def tree_stats(repo: pygit2.Repository, old_tree: str | None, new_tree: str,

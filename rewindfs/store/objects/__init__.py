@@ -50,6 +50,7 @@ if TYPE_CHECKING:
         notices,
         odbguard,
         private,
+        rawodb,
         writers,
     )
     from rewindfs.store.objects.catfile import BlobPipe
@@ -60,8 +61,9 @@ if TYPE_CHECKING:
         normalize_workdir,
         project_hash,
     )
+    from rewindfs.store.objects.mounts import refuse_inside_mount
     from rewindfs.store.objects.problems import Problem, Report
-    from rewindfs.store.objects.repo import Project, Store, refuse_inside_mount
+    from rewindfs.store.objects.repo import Project, Store
 
 _HERE = "rewindfs.store.objects"
 __all__, __getattr__, __dir__ = face(_HERE, {
@@ -75,6 +77,6 @@ __all__, __getattr__, __dir__ = face(_HERE, {
     "Report": f"{_HERE}.problems",
     "Project": f"{_HERE}.repo",
     "Store": f"{_HERE}.repo",
-    "refuse_inside_mount": f"{_HERE}.repo",
+    "refuse_inside_mount": f"{_HERE}.mounts",
 }, modules=("check", "damage", "durable", "liveness", "locks", "marker", "mounts", "notices",
-            "odbguard", "private", "writers"))
+            "odbguard", "private", "rawodb", "writers"))

@@ -21,7 +21,6 @@ by default: after a power cut a damaged one is dropped and rebuilt (capture.work
 
 from __future__ import annotations
 
-import ctypes
 import os
 import threading
 
@@ -49,6 +48,8 @@ def syncfs(fd: int) -> None:
     """Flush everything written to the filesystem that holds `fd` (data and names) to
     its disk: one call for a batch of files instead of an fsync each; sync(2) where
     syncfs(2) is missing."""
+    import ctypes  # (here: the quick paths import this module and never sync)
+
     try:
         call = ctypes.CDLL(None, use_errno=True).syncfs
     except (OSError, AttributeError):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -27,6 +28,16 @@ def mounts() -> list[tuple[bytes, str]]:
     return out
 
 
+def mounted_type(path: Path) -> str | None:
+    """The filesystem type mounted exactly at `path` (the topmost), or None."""
+    found = None
+    target = os.fsencode(str(path))
+    for point, kind in mounts():
+        if point == target:
+            found = kind
+    return found
+
+
 def rewindfs_mounts() -> list[bytes]:
     """Mount points of rewindfs mounts."""
     return [point for point, kind in mounts() if kind == REWINDFS_FSTYPE]
@@ -45,3 +56,16 @@ def inside(path: bytes, points: list[bytes]) -> bytes | None:
         if path == point or path.startswith(point.rstrip(b"/") + b"/"):
             return point
     return None
+
+
+def refuse_inside_mount(path: str | os.PathLike[str]) -> None:
+    """Refuse to checkpoint from (or of) a directory inside a rewindfs mount: what is
+    there is a checkpoint, not a project."""
+    from rewindfs.errors import Refused
+    from rewindfs.store.objects.layout import normalize_workdir
+
+    path = normalize_workdir(path)
+    mount = inside(os.fsencode(str(path)), rewindfs_mounts())
+    if mount is not None:
+        raise Refused(f"refusing to checkpoint {path}: it is inside the rewindfs mount at "
+                      f"{os.fsdecode(mount)} (checkpoints are read-only copies)")

@@ -30,13 +30,13 @@ from rewindfs.store.objects import (
     firstuse,
     gitextra,
     ignore,
-    mounts,
     odbguard,
     private,
     readfilter,
 )
 from rewindfs.store.objects.layout import Layout, normalize_workdir, objects_dir, project_hash
 from rewindfs.store.objects.locks import file_lock, remove_stale_lock
+from rewindfs.store.objects.mounts import refuse_inside_mount
 
 # Settings that make stored bytes equal the files' bytes and keep a user's global
 # git config (signing, autocrlf, excludes, filters) out of the store.
@@ -220,16 +220,6 @@ def guard_workdir(workdir: str | os.PathLike[str], layout: Layout | None = None)
             raise Refused(f"refusing to checkpoint {wd}: it is the Hermes home, which holds "
                           "the checkpoint store")
     return wd
-
-
-def refuse_inside_mount(path: str | os.PathLike[str]) -> None:
-    """Refuse to checkpoint from (or of) a directory inside a rewindfs mount: what is
-    there is a checkpoint, not a project."""
-    path = normalize_workdir(path)
-    mount = mounts.inside(os.fsencode(str(path)), mounts.rewindfs_mounts())
-    if mount is not None:
-        raise Refused(f"refusing to checkpoint {path}: it is inside the rewindfs mount at "
-                      f"{os.fsdecode(mount)} (checkpoints are read-only copies)")
 
 
 def _open(path: Path) -> pygit2.Repository:

@@ -1,0 +1,346 @@
+"""A restore carried out (the order is the package's, rewindfs.restore): the pre-rollback
+snapshot, the plan, the journal's intent, the apply, its completion; and undo, dry runs,
+exports."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rewindfs import store as st
+from rewindfs.errors import InvalidInput, NotFound, Refused, StoreError
+from rewindfs.restore import journal
+from rewindfs.restore.apply import Outcome, apply, survey, tidy
+from rewindfs.restore.paths import project_relative
+from rewindfs.restore.plan import CREATE, Action, Plan, build
+from rewindfs.store.capture import DEFAULT_LIMITS, Limits, capture
+from rewindfs.store.history import ledger, load, locked, modes, take_locked, tip, trees
+
+
+@dataclass
+class RestoreResult:
+    directory: Path
+    target: st.Checkpoint
+    plan: Plan
+    pre_rollback: str | None = None
+    outcome: Outcome | None = None  # None for a dry run
+    safe: bool = False
+    kept_oversize: list[bytes] = field(default_factory=list)  # over the cap, not in target
+
+    @property
+    def success(self) -> bool:
+        return self.outcome is not None and not self.outcome.failed \
+            and not self.outcome.not_attempted
+
+    def failed_midway(self, kind: str = "restore", target: str | None = None) -> str:
+        """The first thing to say about a restore that failed after it began changing
+        files: that it failed, and that the tree is now partly restored. `target`: how to
+        name the checkpoint (default: its short id)."""
+        outcome = self.outcome or Outcome()
+        undone = len(outcome.failed) + len(outcome.not_attempted)
+        return (f"{kind} failed midway: {self.directory} is partly restored to "
+                f"{target or self.target.short}; {undone} file(s) not restored")
+
+
+@dataclass
+class Options:
+    paths: list[str] | None = None  # None or [] = the whole project
+    cwd: Path | None = None  # CLI: paths relative to here; API: None (relative to project)
+    safe: bool | None = None  # None: safe when the agent-write ledger has entries since target
+    confirmed_deletes: set[bytes] | None = None  # None: deletions allowed without confirmation
+    delete_missing: bool = True  # a named path absent from the checkpoint may be deleted
+    limits: Limits = DEFAULT_LIMITS
+    extra_excludes: tuple[str, ...] = ()
+    # Where the target's notes (its recorded modes) are: a fetched project's key when the
+    # target came from a remote (store.remote); None: this project.
+    source: str | None = None
+
+
+def restore(store: st.Store, workdir, reference: str | st.Checkpoint,
+            options: Options | None = None, *, _scope: list[bytes] | None = None,
+            _kind: str = "restore", _removable_dirs: set[bytes] | None = None,
+            _expect: dict[bytes, str | None] | None = None,
+            _undoes: str | None = None) -> RestoreResult:
+    """Restore `workdir` (or the given paths) to checkpoint `reference`.
+
+    `reference` may be a Checkpoint already loaded (agent step reverts use ones
+    that are no longer listed, or composed ones; see store.history.compose).
+    """
+    opts = options or Options()
+    wd = _existing_workdir(workdir)
+    repo, h16 = _history(store, wd)
+    target = reference if isinstance(reference, st.Checkpoint) else st.resolve(repo, h16, reference)
+    scope = _scope if _scope is not None else _scope_of(opts, wd)
+    safe = _safe(store, h16, target, opts, scope)
+    _check_tree(repo, target)  # before anything, the pre-rollback snapshot included
+    root = os.fsencode(str(wd))
+    with locked(store, wd) as project:
+        jpath = journal.path_for(store.layout, h16)
+        _tidy(jpath, root)
+        seen = _capture_current(project, target, scope, opts)
+        # Commits the index just captured (no path is captured afresh). A project
+        # without a checkpoint yet gets one even when its tree is empty: an undo of
+        # this restore then removes what it created.
+        pre = take_locked(
+            project, f"pre-rollback snapshot (restoring to {target.short})",
+            limits=opts.limits, extra_excludes=opts.extra_excludes,
+            trailers={"Rewind-Restore-Target": target.id}, paths=[],
+            allow_empty=tip(project) is None,
+        )
+        if pre.commit is None:
+            raise StoreError(f"no pre-rollback snapshot of {wd} could be recorded, so the "
+                             "restore could not be undone; nothing was changed")
+        plan = _plan(store, h16, wd, pre.tree, target, scope, safe, opts.delete_missing,
+                     expect=_expect, lenient=_kind == "undo")
+        _check_confirmed(plan, opts.confirmed_deletes)
+        recorded, may_create = survey(root, plan)
+        # The pre-rollback commit and its modes note are on disk (libgit2 fsyncs them,
+        # store.objects.durable) before the journal names them.
+        modes.record(repo, h16, pre.commit, recorded)
+        entry = journal.begin(
+            jpath, kind=_kind, target=target.id, pre_rollback=pre.commit,
+            plan=[(a.path, a.entry.oid if a.entry else None) for a in plan.actions],
+            dirs=may_create, undoes=_undoes)
+        outcome = Outcome()
+        try:
+            apply(plan, root, lambda oid: trees.blob_bytes(repo, oid), _removable_dirs,
+                  modes=modes.read(repo, opts.source or h16, target.id), outcome=outcome)
+        except BaseException as exc:
+            # How far it got, so undo is exact: Ctrl-C (or a signal) interrupted it, or
+            # it failed (an error it could not go on from, reported to the caller).
+            status = journal.INTERRUPTED if isinstance(exc, KeyboardInterrupt | SystemExit) \
+                else journal.FAILED
+            journal.end(jpath, entry, status, outcome.touched, outcome.created_dirs)
+            raise
+        _recap(project, seen, opts)
+        status = journal.DONE if not (outcome.failed or outcome.not_attempted) \
+            else journal.FAILED
+        journal.end(jpath, entry, status, outcome.touched, outcome.created_dirs)
+    return RestoreResult(wd, target, plan, pre.commit, outcome, safe, seen.kept_oversize)
+
+
+def dry_run(store: st.Store, workdir, reference: str | st.Checkpoint,
+            options: Options | None = None, *, _scope: list[bytes] | None = None,
+            _expect: dict[bytes, str | None] | None = None) -> RestoreResult:
+    """The plan a restore would carry out; nothing in the project changes.
+
+    The working tree is captured exactly as `restore` captures it (only the named
+    paths, when there are some), so the plan is the one the restore will make.
+    `_scope`/`_expect` as for `restore` (an undo's dry run).
+    """
+    opts = options or Options()
+    wd = _existing_workdir(workdir)
+    repo, h16 = _history(store, wd)
+    target = reference if isinstance(reference, st.Checkpoint) else st.resolve(repo, h16, reference)
+    _check_tree(repo, target)
+    scope = _scope if _scope is not None else _scope_of(opts, wd)
+    safe = _safe(store, h16, target, opts, scope)
+    with locked(store, wd) as project:
+        seen = _capture_current(project, target, scope, opts)
+        _recap(project, seen, opts)
+    plan = _plan(store, h16, wd, seen.tree, target, scope, safe, opts.delete_missing,
+                 expect=_expect, lenient=_scope is not None)
+    return RestoreResult(wd, target, plan, safe=safe, kept_oversize=seen.kept_oversize)
+
+
+_plan_only = dry_run  # undo() has a parameter of that name
+
+
+def undo(store: st.Store, workdir, options: Options | None = None, *,
+         entry: journal.Entry | None = None, dry_run: bool = False) -> RestoreResult:
+    """Put back what the last restore (or undo) changed, as it was just before it.
+
+    With `entry` (one of journal.undoable), that restore instead: `rewind undo
+    --steps N` undoes several, newest first. `dry_run`: the plan only.
+
+    A restore that died midway (killed: no completion record; or interrupted, when
+    the file being renamed at that moment may be missing from its record) is undone
+    from its intent record: each path it planned is put back as the pre-rollback snapshot
+    holds it if it is as the restore left it, or still as it was; a path changed since
+    in some other way (a person's edit after the crash) is kept and reported.
+    """
+    wd = _existing_workdir(workdir)
+    h16 = st.project_hash(wd)
+    last = entry or journal.last(journal.path_for(store.layout, h16))
+    if last is None:
+        raise NotFound(f"nothing to undo: no restore recorded for {wd}")
+    opts = options or Options()
+    opts.safe = False
+    if last.complete:
+        scope, removable, expect = last.touched_paths(), last.created_dir_paths(), None
+    else:
+        scope, removable, expect = last.planned_paths(), last.dir_paths(), last.expected()
+    if not scope:
+        raise NotFound("nothing to undo: the last restore changed no files")
+    if dry_run:
+        before = load(store.repo, last.pre_rollback)
+        return _plan_only(store, wd, before, opts, _scope=scope, _expect=expect)
+    return restore(store, wd, last.pre_rollback, opts, _scope=scope, _kind="undo",
+                   _removable_dirs=removable, _expect=expect, _undoes=last.id)
+
+
+def export(store: st.Store, workdir, reference: str | st.Checkpoint, dest,
+           paths: list[str] | None = None, *, dry_run: bool = False,
+           source: str | None = None) -> RestoreResult:
+    """Write a checkpoint (or part of it) into a new directory `dest` (`dry_run`: only the
+    plan; nothing is created). `source`: the key of a fetched project whose checkpoint
+    it is (store.remote), instead of the project at `workdir`."""
+    wd = st.normalize_workdir(workdir)
+    repo, h16 = _history(store, wd)
+    h16 = source or h16
+    target = reference if isinstance(reference, st.Checkpoint) else st.resolve(repo, h16, reference)
+    out = Path(dest).expanduser().absolute()
+    if out.is_symlink() or (out.exists() and (not out.is_dir() or any(out.iterdir()))):
+        raise Refused(f"{out} exists and is not an empty directory")
+    _check_tree(repo, target)
+    scope = [project_relative(p, wd) for p in paths] if paths else [b""]
+    actions = []
+    for prefix in scope:
+        entries = list(trees.walk_entries(repo, target.tree_id, prefix))
+        if not entries:
+            raise NotFound(f"{os.fsdecode(prefix)!r} is not in checkpoint {target.short}")
+        actions += [Action(CREATE, e.path, e) for e in entries]
+    plan = Plan(actions=actions)
+    if dry_run:
+        return RestoreResult(out, target, plan)
+    _make_export_dir(out)
+    outcome = apply(plan, os.fsencode(str(out)), lambda oid: trees.blob_bytes(repo, oid),
+                    modes=modes.read(repo, h16, target.id))
+    return RestoreResult(out, target, plan, None, outcome)
+
+
+# -- helpers ------------------------------------------------------------------------
+
+
+@dataclass
+class _Current:
+    tree: str  # the working tree as the restore starts from it
+    grown: list[bytes]  # over the size cap, held by the target: captured regardless
+    kept_oversize: list[bytes]  # over the size cap, not in the target: left as they are
+
+
+def _capture_current(project: st.Project, target: st.Checkpoint, scope: list[bytes] | None,
+                     opts: Options) -> _Current:
+    """Capture what the restore starts from into the project's index.
+
+    A file the size cap leaves out is not the restore's to touch, unless the
+    target holds it (it was small then): that one is reverted, so it is captured
+    too, without the cap, and the pre-rollback snapshot can give it back.
+    """
+    project.store.refresh_excludes(project, opts.extra_excludes)
+    first = capture(project, opts.limits, scope)
+    repo = project.repo
+    oversize = [os.fsencode(p) for p in first.oversize]
+    grown = [p for p in oversize if trees.lookup(repo, target.tree_id, p) is not None]
+    tree = str(first.tree_id)
+    if grown:
+        uncapped = Limits(max_file_size=0, max_files=opts.limits.max_files)
+        tree = str(capture(project, uncapped, grown).tree_id)
+    return _Current(tree, grown, [p for p in oversize if p not in grown])
+
+
+def _recap(project: st.Project, seen: _Current, opts: Options) -> None:
+    """Capture the grown files again under the cap, so that the next checkpoint holds a
+    file the restore left over the cap (or a dry run looked at) no more than before."""
+    if seen.grown:
+        capture(project, opts.limits, seen.grown)
+
+
+def _existing_workdir(workdir) -> Path:
+    wd = st.normalize_workdir(workdir)
+    if not wd.is_dir():
+        raise NotFound(f"working directory {wd} does not exist "
+                       "(use --to DIR to write the checkpoint somewhere else)")
+    return wd
+
+
+def _history(store: st.Store, wd: Path):
+    if not store.exists():
+        raise NotFound(f"no checkpoints for {wd}")
+    return store.repo, st.project_hash(wd)
+
+
+def _scope_of(opts: Options, wd: Path) -> list[bytes] | None:
+    if not opts.paths:
+        return None
+    scope = [project_relative(p, wd, cwd=opts.cwd) for p in opts.paths]
+    return None if b"" in scope else scope
+
+
+def _safe(store: st.Store, h16: str, target: st.Checkpoint, opts: Options,
+          scope: list[bytes] | None) -> bool:
+    if opts.safe is not None:
+        return opts.safe
+    return scope is None and bool(ledger.writes_since(store.layout, h16, target.precise_time))
+
+
+def _plan(store: st.Store, h16: str, wd: Path, current_tree: str | None, target: st.Checkpoint,
+          scope: list[bytes] | None, safe: bool, delete_missing: bool = True, *,
+          expect: dict[bytes, str | None] | None = None, lenient: bool = False) -> Plan:
+    """`expect` (undoing a restore that died midway): revert a path only when it holds
+    what the restore was writing there. `lenient` (an undo): a scope path in neither
+    the target nor the working tree is already as wanted (reported as gone)."""
+    repo = store.repo
+    current = current_tree or str(repo.TreeBuilder().write())
+    gone = []
+    for path in scope or ():
+        if trees.lookup(repo, target.tree_id, path) or trees.is_dir(repo, target.tree_id, path):
+            continue
+        name = os.fsdecode(path)
+        if not os.path.lexists(os.fsencode(str(wd)) + b"/" + path):
+            if lenient:
+                if expect is None:  # (a restore that died may simply not have got to it)
+                    gone.append(path)
+                continue
+            raise NotFound(f"{name!r} is in neither checkpoint {target.short} "
+                           "nor the working tree")
+        if not delete_missing:
+            raise InvalidInput(f"{name!r} did not exist in checkpoint {target.short}; "
+                               "restoring it would delete it (confirm to remove it)")
+    writes = ledger.writes_since(store.layout, h16, target.precise_time) if safe else expect
+    plan = build(trees.changes(repo, current, target.tree_id), os.fsencode(str(wd)), scope,
+                 writes)
+    plan.gone = gone
+    return plan
+
+
+def _check_tree(repo, target: st.Checkpoint) -> None:
+    """Refuse a target whose tree names a path that must never be written (`..`, `.git`)."""
+    bad = trees.unsafe_entry(repo, target.tree_id)
+    if bad is not None:
+        path, why = bad
+        raise Refused(f"checkpoint {target.short} is unsafe to restore: entry "
+                      f"{os.fsdecode(path)!r} is {why}; nothing was changed")
+
+
+def _tidy(jpath: Path, root: bytes) -> None:
+    """Remove temporary files left by restores that died midway, in the directories
+    their journal entries name."""
+    for entry in journal.untidied(jpath):
+        dirs = {p.rpartition(b"/")[0] for p in entry.planned_paths()} | entry.dir_paths()
+        tidy(root, dirs)
+        journal.mark_tidied(jpath, entry)
+
+
+def _make_export_dir(out: Path) -> None:
+    """The export directory (and missing parents): 0755 less the umask at most."""
+    missing = []
+    probe = out
+    while not os.path.lexists(probe):
+        missing.append(probe)
+        probe = probe.parent
+    for directory in reversed(missing):
+        os.mkdir(directory, 0o755)
+
+
+def _check_confirmed(plan: Plan, confirmed: set[bytes] | None) -> None:
+    if confirmed is None:
+        return
+    surprise = [p for p in plan.deletes if p not in confirmed]
+    if surprise:
+        raise Refused(f"restore would now also delete {len(surprise)} file(s) you did not "
+                      f"confirm (e.g. {os.fsdecode(surprise[0])}); nothing was restored, run again")
+
+
+__all__ = ["Options", "RestoreResult", "dry_run", "export", "project_relative", "restore", "undo"]
