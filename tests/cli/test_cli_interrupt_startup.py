@@ -30,9 +30,9 @@ from rewindfs.store import project_hash
 WANTED = 4  # interrupts that must land during start-up
 SPREAD = 12  # runs at least, spread over the whole run (start-up and work)
 MAX_RUNS = 150  # a bound on the sweep, not a timing assertion
-# The end of an -X importtime line whose start was written before the signal killed the
-# process (Python writes the line in more than one piece).
-IMPORT_TAIL = re.compile(r"\s*\d+ \|\s+\d+ \| ")
+# A piece of an -X importtime line cut by the signal (Python writes the line in more than
+# one piece; the process may end, or print its one line, between them).
+IMPORT_TAIL = re.compile(r"\d+ \|\s+\d+ \| ")
 
 
 def run(args: list[str], env: dict[str, str], cwd: Path, delay: float | None = None):
@@ -60,7 +60,7 @@ def run(args: list[str], env: dict[str, str], cwd: Path, delay: float | None = N
     for line in b"".join([*lines, err]).decode(errors="replace").splitlines():
         if line.startswith("import time:") and "|" in line:
             modules.add(line.rsplit("|", 1)[1].strip())
-        elif line.strip() and not IMPORT_TAIL.match(line):
+        elif line.strip() and not IMPORT_TAIL.search(line):
             other.append(line)
     return proc.returncode, modules, other, rest
 
