@@ -42,6 +42,7 @@ TEXTS: dict[tuple[str, ...], tuple[tuple[str, ...], str]] = {
         '  grep          Search the files of checkpoints (default: all of them)...\n'
         "  hook          Run AGENT's hook on the JSON payload on stdin (installed...\n"
         "  hooks         Checkpoint before agents' destructive tool calls: Claude...\n"
+        "  import        Copy AGENT's snapshots of the project into the store as...\n"
         '  label         Name checkpoint REFERENCE (default: the newest) NAME,...\n'
         '  list          List checkpoints, newest first (1 = newest).\n'
         '  log           The checkpoints in which PATH changed, newest first, with...\n'
@@ -405,6 +406,32 @@ TEXTS: dict[tuple[str, ...], tuple[tuple[str, ...], str]] = {
         '  Examples:\n'
         '    rewind hooks uninstall claude-code\n'
     ),
+    ('import',): (
+        ('-h', '--help'),
+        'Usage: rewind import [OPTIONS] kilo|opencode\n'
+        '\n'
+        "  Copy AGENT's snapshots of the project into the store as labelled\n"
+        '  checkpoints.\n'
+        '\n'
+        '  Every step `rewind list --agent AGENT` shows becomes a checkpoint labelled\n'
+        "  AGENT-SESSION-TURN.STEP, and each session's last state one labelled AGENT-\n"
+        "  SESSION-end, so the agent's own `git gc` can no longer lose them. Importing\n"
+        '  again adds only what is new.\n'
+        '\n'
+        'Options:\n'
+        '  --session ID   Only this session (an id or its first characters;\n'
+        '                 repeatable).\n'
+        '  --all          Every session of the project (the default).\n'
+        '  -C, --dir DIR  The project (default: the project around the current\n'
+        '                 directory).\n'
+        '  --json         Machine-readable output.\n'
+        '  -h, --help     Show this message and exit.\n'
+        '\n'
+        '  Examples:\n'
+        '    rewind import kilo                  # every Kilo Code session of this project\n'
+        '    rewind import opencode --session ses_3a1f...\n'
+        '    rewind import kilo --json\n'
+    ),
     ('label',): (
         ('-h', '--help'),
         'Usage: rewind label [OPTIONS] [NAME] [REFERENCE]\n'
@@ -437,22 +464,28 @@ TEXTS: dict[tuple[str, ...], tuple[tuple[str, ...], str]] = {
         '\n'
         '  Pre-rollback snapshots (saved by every restore, undo and revert) are listed\n'
         '  with `-` instead of a number: restoring never renumbers your checkpoints.\n'
-        '  Use their id to restore one. With --remote NAME alone: every project NAME\n'
-        '  holds.\n'
+        '  Use their id to restore one. In a history broken by a damaged checkpoint (a\n'
+        '  warning names it), checkpoints found past the break are listed with `?`: use\n'
+        '  their id or label. With --remote NAME alone: every project NAME holds. With\n'
+        '  --agent, the steps Kilo Code or OpenCode took snapshots of, newest first, as\n'
+        '  `kilo:N` references.\n'
         '\n'
         'Options:\n'
-        '  -C, --dir DIR   The project (default: the project around the current\n'
-        '                  directory).\n'
-        '  --all-projects  Every project in the store, and those fetched from other\n'
-        '                  machines.\n'
-        '  --remote NAME   This project as remote NAME holds it (the same path, pushed\n'
-        '                  from another machine; `rewind fetch NAME` first).\n'
-        '  --json          Machine-readable output.\n'
-        '  --color WHEN    Colour: auto (on a terminal, unless NO_COLOR is set), always\n'
-        '                  or never.\n'
-        '  --no-pager      Print long output directly instead of through $PAGER (less\n'
-        '                  -FRX).\n'
-        '  -h, --help      Show this message and exit.\n'
+        '  -C, --dir DIR          The project (default: the project around the current\n'
+        '                         directory).\n'
+        '  --all-projects         Every project in the store, and those fetched from\n'
+        '                         other machines.\n'
+        '  --remote NAME          This project as remote NAME holds it (the same path,\n'
+        '                         pushed from another machine; `rewind fetch NAME`\n'
+        '                         first).\n'
+        "  --agent kilo|opencode  That agent's own snapshots of the project instead\n"
+        '                         (read-only).\n'
+        '  --json                 Machine-readable output.\n'
+        '  --color WHEN           Colour: auto (on a terminal, unless NO_COLOR is set),\n'
+        '                         always or never.\n'
+        '  --no-pager             Print long output directly instead of through $PAGER\n'
+        '                         (less -FRX).\n'
+        '  -h, --help             Show this message and exit.\n'
         '\n'
         '  Examples:\n'
         '    rewind list                  # this project: number, id, age, reason, changes\n'
@@ -461,29 +494,38 @@ TEXTS: dict[tuple[str, ...], tuple[tuple[str, ...], str]] = {
         "    rewind list --json | jq '.[0].hash'\n"
         '    rewind list --remote origin  # every project origin holds (after rewind fetch)\n'
         '    rewind list -C @origin/app   # one of them\n'
+        "    rewind list --agent kilo     # Kilo Code's steps here; restore with kilo:N\n"
     ),
     ('log',): (
         ('-h', '--help'),
-        'Usage: rewind log [OPTIONS] PATH\n'
+        'Usage: rewind log [OPTIONS] [REF] PATH\n'
         '\n'
         '  The checkpoints in which PATH changed, newest first, with lines added and\n'
         '  removed.\n'
         '\n'
+        '  With REF, that checkpoint and older ones only (as `git log REF -- PATH`); a\n'
+        "  `kilo:N`/`opencode:N` REF or --agent: that agent's steps that changed PATH.\n"
+        '\n'
         'Options:\n'
-        '  -C, --dir DIR  The project (default: the project around the current\n'
-        '                 directory).\n'
-        '  --remote NAME  This project as remote NAME holds it (the same path, pushed\n'
-        '                 from another machine; `rewind fetch NAME` first).\n'
-        '  --json         Machine-readable output.\n'
-        '  --color WHEN   Colour: auto (on a terminal, unless NO_COLOR is set), always\n'
-        '                 or never.\n'
-        '  --no-pager     Print long output directly instead of through $PAGER (less\n'
-        '                 -FRX).\n'
-        '  -h, --help     Show this message and exit.\n'
+        "  --agent kilo|opencode  That agent's steps instead of our checkpoints.\n"
+        '  -C, --dir DIR          The project (default: the project around the current\n'
+        '                         directory).\n'
+        '  --remote NAME          This project as remote NAME holds it (the same path,\n'
+        '                         pushed from another machine; `rewind fetch NAME`\n'
+        '                         first).\n'
+        '  --json                 Machine-readable output.\n'
+        '  --color WHEN           Colour: auto (on a terminal, unless NO_COLOR is set),\n'
+        '                         always or never.\n'
+        '  --no-pager             Print long output directly instead of through $PAGER\n'
+        '                         (less -FRX).\n'
+        '  -h, --help             Show this message and exit.\n'
         '\n'
         '  Examples:\n'
         '    rewind log src/app.py          # every checkpoint in which src/app.py changed\n'
         '    rewind log src/                # a directory: changes to anything below it\n'
+        '    rewind log 5 README.md         # checkpoint 5 and older only\n'
+        '    rewind log --agent kilo app.py # the Kilo Code steps that changed app.py\n'
+        '    rewind log kilo:4 app.py       # step kilo:4 and older\n'
         '    rewind log README.md --json\n'
     ),
     ('mount',): (
@@ -661,6 +703,9 @@ TEXTS: dict[tuple[str, ...], tuple[tuple[str, ...], str]] = {
         '                 instead.\n'
         '  --remote NAME  This project as remote NAME holds it (the same path, pushed\n'
         '                 from another machine; `rewind fetch NAME` first).\n'
+        '  --revert       With a kilo:/opencode: step: as the agent\'s "revert to here",\n'
+        '                 put back only the files that step and the later steps of its\n'
+        '                 session changed.\n'
         '  --json         Machine-readable output.\n'
         '  -h, --help     Show this message and exit.\n'
         '\n'
@@ -673,6 +718,8 @@ TEXTS: dict[tuple[str, ...], tuple[tuple[str, ...], str]] = {
         '    rewind restore 3 --to /tmp/old    # write the checkpoint into a new directory\n'
         '    rewind restore 1 --remote origin  # this path as another machine pushed it\n'
         '    rewind restore 1 -C @origin/app --to /tmp/app   # a fetched project, elsewhere\n'
+        "    rewind restore kilo:2             # as Kilo Code's step found it (`rewind list --agent kilo`)\n"
+        '    rewind restore kilo:2 --revert    # only what that step and the later ones changed\n'
     ),
     ('revert',): (
         ('-h', '--help'),

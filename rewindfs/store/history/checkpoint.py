@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING
+from typing import Any
 
 from rewindfs.errors import InvalidInput, NotFound
 from rewindfs.store.history import timeref
@@ -29,9 +29,8 @@ from rewindfs.store.history.trailers import (  # noqa: F401 - the trailer names,
     parse_message,
 )
 
-if TYPE_CHECKING:
-    from rewindfs.store.history import records
-    from rewindfs.store.history.breaks import Break
+# Typed as Any below, not by name: records and breaks use libgit2, which this model must
+# not import (even for a type checker's sake, the layout rules would see a circle).
 
 _HEX = re.compile(r"^[0-9a-fA-F]{4,40}$")
 
@@ -51,7 +50,7 @@ class Checkpoint:
     past_break: bool = False  # recovered from past a break in the history (never numbered)
     # What its record says (stats, changed paths) when it was listed from the records and
     # its parent is still what the record was made against; None: ask the objects.
-    record: records.Record | None = field(default=None, repr=False, compare=False)
+    record: Any = field(default=None, repr=False, compare=False)  # a records.Record
 
     @property
     def short(self) -> str:
@@ -80,7 +79,7 @@ class Checkpoint:
 class History(list):
     """A project's checkpoints, newest first; `broken`: where its chain breaks (None: whole)."""
 
-    broken: Break | None = None
+    broken: Any = None  # a store.history.breaks.Break
 
 
 @dataclass
@@ -207,7 +206,7 @@ def choose(history: list[Checkpoint], text: str, elsewhere: Callable[[str], bool
 
 
 def _at_or_before(numbered: list[Checkpoint], when: float, text: str,
-                  past: Break | None = None) -> Checkpoint:
+                  past: Any = None) -> Checkpoint:
     for cp in numbered:  # newest first
         if cp.precise_time <= when:
             return cp
