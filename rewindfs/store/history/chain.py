@@ -1,7 +1,8 @@
 """A project's checkpoints: the chain behind its ref, listed and numbered (1 = newest).
 
-Numbering (`checkpoints`, the one place it is decided; `rewind list` and the
-mount both use it): 1 is the newest checkpoint. Pre-rollback snapshots (what a
+Numbering (`checkpoints`, with the model's `number`, store.history.checkpoint, which
+the quick read path shares; `rewind list` and the mount both use it): 1 is the newest
+checkpoint. Pre-rollback snapshots (what a
 restore, undo or revert saves first) are listed but not numbered (number 0), so a
 number a person just used still names the same checkpoint after a restore: only a
 new checkpoint shifts the numbers. Every checkpoint also has a stable id, its

@@ -30,7 +30,7 @@ def index_objects(data: bytes) -> tuple[list[tuple[bytes, str]], list[tuple[byte
         (flags,) = struct.unpack(">H", data[at + 60:at + 62])
         start = at + ENTRY_FIXED + (2 if version >= 3 and flags & EXTENDED else 0)
         if version == 4:
-            strip, start = _varint(data, start)
+            strip, start = offset_varint(data, start)
             stop = data.index(b"\0", start)
             path = previous[:len(previous) - strip] + data[start:stop]
             at = stop + 1
@@ -45,8 +45,9 @@ def index_objects(data: bytes) -> tuple[list[tuple[bytes, str]], list[tuple[byte
     return entries, _cache_tree(data, at, end)
 
 
-def _varint(data: bytes, at: int) -> tuple[int, int]:
-    """git's offset varint (index v4)."""
+def offset_varint(data: bytes, at: int) -> tuple[int, int]:
+    """git's offset varint (index v4's, and a pack's ofs-delta distance back to its base),
+    and the offset after it."""
     byte = data[at]
     value = byte & 0x7F
     while byte & 0x80:

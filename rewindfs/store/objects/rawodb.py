@@ -18,6 +18,7 @@ import zlib
 from pathlib import Path
 
 from rewindfs.store.objects import loose, packs
+from rewindfs.store.objects.indexfile import offset_varint
 from rewindfs.store.objects.layout import LABELS_PREFIX, Layout
 
 COMMIT, TREE, BLOB, TAG = 1, 2, 3, 4
@@ -211,7 +212,7 @@ class _Pack:
         try:
             kind, size, at = _entry_header(data, start)
             if kind == OFS_DELTA:
-                back, at = _offset_back(data, at)
+                back, at = offset_varint(data, at)
                 base_kind, base = self.read_at(start - back, odb, depth + 1)
                 return base_kind, _apply_delta(base, self._inflate(data, at, size))
             if kind == REF_DELTA:
@@ -250,17 +251,6 @@ def _entry_header(data: mmap.mmap, at: int) -> tuple[int, int, int]:
         size |= (c & 0x7F) << shift
         shift += 7
     return kind, size, at + 1
-
-
-def _offset_back(data: mmap.mmap, at: int) -> tuple[int, int]:
-    """An ofs-delta's distance back to its base, and the offset after it."""
-    c = data[at]
-    back = c & 0x7F
-    while c & 0x80:
-        at += 1
-        c = data[at]
-        back = ((back + 1) << 7) | (c & 0x7F)
-    return back, at + 1
 
 
 def _varint(delta: bytes, at: int) -> tuple[int, int]:
