@@ -8,12 +8,9 @@ listener (the agent API, the mount) each message is logged once as a warning.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-
-log = logging.getLogger(__name__)
 
 MAX_REMEMBERED = 1000  # distinct messages logged once each (then once more)
 
@@ -32,7 +29,9 @@ def notice(message: str) -> None:
     if len(_logged) >= MAX_REMEMBERED:
         _logged.clear()
     _logged.add(message)
-    log.warning("%s", message)
+    import logging  # only here: the CLI's quick paths listen, and logging costs them 5 ms
+
+    logging.getLogger(__name__).warning("%s", message)
 
 
 @contextmanager

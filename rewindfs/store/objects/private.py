@@ -15,7 +15,6 @@ guarded by the store directory, which is 0700.
 from __future__ import annotations
 
 import errno
-import logging
 import os
 import stat
 import threading
@@ -248,6 +247,8 @@ def log_to(path: str | os.PathLike[str], limit: int) -> None:
     """Send this process's log records (INFO and up) to the private file at `path`,
     started afresh once it grew past `limit` bytes (for detached workers: the automatic
     prune and push). Nothing happens when it cannot be opened: only a log."""
+    import logging  # only here: every quick path of the CLI imports this module
+
     try:
         fd = open_append(path)
         if os.fstat(fd).st_size > limit:
