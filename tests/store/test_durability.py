@@ -271,3 +271,18 @@ def test_a_small_restore_fsyncs_each_file(home, store_dir, project, env, tmp_pat
     assert not any(c.name == "syncfs" for c in calls)  # two files: an fsync each
     for p in restored:
         assert any(c.name == "fsync" and c.paths == [p.src] for c in calls[: p.index])
+
+
+def test_a_new_project_admin_dir_is_durable_before_it_is_in_place(home, store_dir, project,
+                                                                  env, tmp_path):
+    other = tmp_path / "other"
+    write(other, {"a.txt": "a\n"})
+    checkpoint(manager(home), other, "the store exists")
+    calls = traced(tmp_path, env, project, "checkpoint", "-m", "first of this project")
+    placed = assert_durable(calls, store_dir, project)
+    admin = str(store_dir / "worktrees" / project_hash(project))
+    moved = [p for p in placed if p.dst == admin]
+    assert len(moved) == 1, [p.dst for p in placed]  # the scenario: registered in this run
+    synced = {os.path.basename(c.paths[0]) for c in calls[: moved[0].index]
+              if c.name == "fsync" and c.paths and c.paths[0].startswith(moved[0].src + "/")}
+    assert {"HEAD", "commondir", "gitdir"} <= synced, synced

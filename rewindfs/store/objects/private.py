@@ -151,12 +151,14 @@ def open_append(path: str | os.PathLike[str]) -> int:
     return open_file(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
 
 
-def write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+def write_bytes(path: str | os.PathLike[str], data: bytes, *, sync: bool = False) -> None:
     """Create or overwrite the private file at `path` with `data` (not atomic: for files
-    in a directory nobody else looks into yet)."""
+    in a directory nobody else looks into yet); with `sync`, on disk when it returns."""
     fd = open_file(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     try:
         write_all(fd, data)
+        if sync:
+            os.fsync(fd)
     finally:
         os.close(fd)
 

@@ -262,11 +262,15 @@ def _write_admin_dir(admin: Path, h16: str, workdir: Path) -> None:
     unique = f"{os.getpid()}.{threading.get_ident()}"
     tmp = admin.parent.parent / "locks" / f".worktree-{h16}.{unique}.tmp"
     tmp.mkdir(parents=True, mode=0o700)
+    # Durable before it is in place, and its name after (a power cut must not leave
+    # an admin dir of empty files, which libgit2 cannot open).
     for name, data in _admin_files(admin, h16, workdir).items():
-        private.write_bytes(tmp / name, data)
-    private.write_bytes(tmp / "exclude", b".git\n")
+        private.write_bytes(tmp / name, data, sync=True)
+    private.write_bytes(tmp / "exclude", b".git\n", sync=True)
+    durable.fsync_dir(tmp)
     try:
         tmp.rename(admin)
+        durable.fsync_dir(admin.parent)
     except OSError:
         if admin.is_dir() and not (admin / "HEAD").exists():
             # A directory without HEAD (from a killed creator): complete it, HEAD last,
