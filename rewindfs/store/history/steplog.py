@@ -12,7 +12,6 @@ process carries on with the same log.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -38,13 +37,7 @@ class StepLog:
         return self._events
 
     def append(self, event: dict[str, Any]) -> None:
-        line = json.dumps(event, sort_keys=True) + "\n"
-        fd = private.open_append(self.path)
-        try:
-            os.write(fd, line.encode("utf-8"))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        private.append_record(self.path, (json.dumps(event, sort_keys=True) + "\n").encode())
         if self._events is not None:
             self._events.append(event)
         if self.path.stat().st_size > MAX_BYTES:
