@@ -1,7 +1,7 @@
 """Naming the damaged file behind a failed store read.
 
 libgit2 reports damage in its own words ("corrupted loose reference file: …",
-"<id>: zlib stream is truncated", "object not found - no match for id (…)"), often
+"premature end of zlib stream", "object not found - no match for id (…)"), often
 without saying which file is at fault. `explain` turns such an error into a
 StoreDamaged naming the file (a ref, packed-refs, a loose object, a pack, an index,
 the config, `shallow`), checking the object or file it suspects in Python rather
