@@ -23,6 +23,7 @@ import os
 import queue
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -43,6 +44,9 @@ Wanted = tuple[str, int, int]  # a blob read ahead: (oid, size, inode showing it
 # (directory's inode, its files) for each directory below the one listed, in turn
 Below = Iterator[tuple[int, Iterable[Wanted]]]
 PREFETCH_WAIT = 10.0  # seconds a reader waits for a blob being read ahead
+# A push that names an inode the kernel has not made yet (the process that listed the
+# directory has not woken up to link its entries) is tried again after these pauses.
+PUSH_RETRY_DELAYS = (0.002, 0.01, 0.05)
 
 
 class Spooled:
@@ -84,7 +88,7 @@ class BlobReader:
         self._oversized: tuple[str, Spooled] | None = None
         self._wanted_by: dict[str, list[int]] = {}  # oid read ahead -> inodes showing it
         # (inode, bytes) of each blob read ahead, once the readers waiting for it are free
-        self.on_prefetched: Callable[[int, bytes], object] | None = None
+        self.on_prefetched: Callable[[int, bytes], bool] | None = None
 
     def whole(self, oid: str, size: int) -> bytes:
         """A small blob's bytes (symlink targets, small files)."""
@@ -159,9 +163,15 @@ class BlobReader:
 
     def _push_loop(self) -> None:
         while (files := self._pushes.get()) is not None:
-            if self.on_prefetched is not None:
-                for inode, data in files:
-                    self.on_prefetched(inode, data)
+            push = self.on_prefetched
+            if push is None:
+                continue
+            missed = [(inode, data) for inode, data in files if not push(inode, data)]
+            for delay in PUSH_RETRY_DELAYS:  # the kernel did not know them yet
+                if not missed:
+                    break
+                time.sleep(delay)
+                missed = [(inode, data) for inode, data in missed if not push(inode, data)]
 
     def _prefetch_loop(self) -> None:
         walk = _Walk(None)

@@ -308,21 +308,24 @@ class RewindOperations(pyfuse3.Operations):
         # Blobs never change: keep the page cache across opens.
         return pyfuse3.FileInfo(fh=handle, keep_cache=True)
 
-    def _push_to_page_cache(self, inode: int, data: bytes) -> None:
+    def _push_to_page_cache(self, inode: int, data: bytes) -> bool:
         """Hand a small file's bytes to the kernel (with the open in stock mode, as they
         are read ahead in kernel cache mode): its reads then need no round trip to us.
         Remembered so a warm open does not push again (if the kernel dropped the pages
-        meanwhile, it simply asks with a read)."""
+        meanwhile, it simply asks with a read). False when the kernel does not know the
+        inode (yet: a listing's entries become inodes only once the process that listed
+        them wakes up), so the read-ahead's pusher tries again (blobs.BlobReader)."""
         if inode in self._pushed:
-            return
+            return True
         if len(self._pushed) >= MAX_REMEMBERED_PUSHES:
             self._pushed.clear()
         try:
             pyfuse3.notify_store(inode, 0, data)
         except OSError as exc:
             log.debug("notify_store of inode %d failed: %s", inode, exc)
-            return
+            return exc.errno != errno.ENOENT
         self._pushed.add(inode)
+        return True
 
     async def read(self, fh: int, off: int, size: int, inode: int | None = None) -> bytes:
         opened = self._files.get(fh) if fh else None

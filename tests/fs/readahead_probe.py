@@ -36,9 +36,12 @@ class Counting(RewindOperations):
         self.reads += 1
         return await super().read(fh, off, size, inode)
 
-    def _push_to_page_cache(self, inode: int, data: bytes) -> None:
-        self.pushed.append(inode)
-        super()._push_to_page_cache(inode, data)
+    def _push_to_page_cache(self, inode: int, data: bytes) -> bool:
+        new = inode not in self._pushed
+        pushed = super()._push_to_page_cache(inode, data)
+        if new and inode in self._pushed:  # counted once the kernel has the pages
+            self.pushed.append(inode)
+        return pushed
 
 
 def main(home: str, mnt: str, out: str, oids_file: str | None = None) -> None:
