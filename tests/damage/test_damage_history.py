@@ -134,3 +134,21 @@ def test_the_api_lists_past_the_break_too(project, broken, mgr, caplog):
                                                                       (None, True)]
     assert any(broken["two"][:8] in r.getMessage() and "history broken" in r.getMessage()
                for r in caplog.records), caplog.text
+
+
+def test_gc_never_deletes_what_lies_past_the_break(project, broken, store, run_rewind):
+    """To git, "one" is garbage once "two" is gone: nothing reaches it. git refuses to
+    repack a ref whose history it cannot read, so `rewind prune` deletes nothing while
+    the break is there (not even real garbage), says why in one line, and "one" stays
+    readable."""
+    repo = pygit2.Repository(str(store.layout.store))
+    garbage = str(repo.create_blob(b"nothing refers to this\n"))
+    proc = run_rewind("prune", "-f")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    [said] = [line for line in proc.stderr.splitlines() if "gc failed" in line]
+    assert f"Could not read {broken['two']}" in said, proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+    repo = pygit2.Repository(str(store.layout.store))
+    assert garbage in repo.odb and broken["one"] in repo.odb
+    shown = run_rewind("cat", broken["one"][:8], "history.txt", "-C", project)
+    assert shown.returncode == 0 and shown.stdout == "one\n", shown.stderr
