@@ -429,9 +429,14 @@ def no_helper_left(request: pytest.FixtureRequest) -> Iterator[None]:
         yield
         return
     home = request.getfixturevalue("home")
+    yield
+    stop_hooks_helper(home)
+
+
+def stop_hooks_helper(home: Path) -> None:
+    """Stop the agent-hook helper serving the Hermes home `home`, if one runs."""
     from rewindfs.hooks import helper
 
-    yield
     pid = helper.running(home / "rewind-hooks")   # only a live holder of its lock counts
     if pid is not None:
         os.kill(pid, signal.SIGTERM)

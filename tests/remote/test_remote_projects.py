@@ -12,6 +12,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from conftest import stop_hooks_helper
 from remote_servers import GitHttp, Machine, bare_repo, git, wait_for
 
 
@@ -163,7 +164,7 @@ def test_automatic_push_batches_checkpoints(tmp_path: Path):
     assert os.listdir(a.store / "rewind-remotes").count("origin.pending") == 0
 
 
-def test_an_agent_hook_pushes_in_the_background(tmp_path: Path):
+def test_an_agent_hook_pushes_in_the_background(tmp_path: Path, request):
     """A Claude Code PreToolUse hook before `rm -rf`: the hook answers and exits, and the
     checkpoint it took reaches the remote by itself."""
     a = Machine(tmp_path, "a")
@@ -179,6 +180,7 @@ def test_an_agent_hook_pushes_in_the_background(tmp_path: Path):
     done = subprocess.run([sys.executable, "-m", "rewindfs.hooks", "claude-code"],
                           input=json.dumps(payload).encode(), capture_output=True, timeout=60,
                           env=a.env(REWIND_AUTO_PUSH="origin", REWIND_AUTO_PUSH_DELAY="0"))
+    request.addfinalizer(lambda: stop_hooks_helper(a.hermes))  # the hook started one
     assert done.returncode == 0, done.stderr
     assert json.loads(a.rewind("list", "-C", app, "--json").stdout), "the hook took no checkpoint"
     wait_for("the hook's checkpoint on the remote", lambda: [
