@@ -6,7 +6,8 @@ answers of cli.quick), nothing has been written, so the handler rewindfs.cli ins
 its first statement ends the process at once (`exit_at_once`): an interrupt that lands
 inside an import cannot surface as a traceback from it. While a command runs (`raising`,
 entered by the click group around the command), Ctrl-C raises KeyboardInterrupt as
-Python's own handler does, so the work lets go of what it holds (a capture's temp files,
+Python's own handler does (but never inside importlib's own code: see
+raise_outside_imports), so the work lets go of what it holds (a capture's temp files,
 its locks) and cli.failure prints the line.
 
 The interpreter's own start-up, before that first statement (site and its .pth files),
@@ -45,15 +46,45 @@ def install() -> None:
     _signal.pthread_sigmask(_signal.SIG_UNBLOCK, (_signal.SIGINT,))
 
 
+# How soon an interrupt that landed inside an import is tried again (seconds).
+RETRY = 0.005
+
+
+def in_import(frame: object) -> bool:
+    """Whether `frame` or a caller of it runs importlib's own code."""
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):  # type: ignore[attr-defined]
+            return True
+        frame = frame.f_back  # type: ignore[attr-defined]
+    return False
+
+
+def raise_outside_imports(_signum: int, frame: object) -> None:
+    """Ctrl-C during a command's work: KeyboardInterrupt, but never inside importlib's
+    own code. Raised there (a module lock's weakref callback, say) it is swallowed with a
+    printed traceback, or leaves a module half imported for the next import to trip on;
+    so it waits until the import is done (SIGALRM, RETRY seconds on, asks again)."""
+    if in_import(frame):
+        _signal.setitimer(_signal.ITIMER_REAL, RETRY)
+        return
+    raise KeyboardInterrupt
+
+
 class raising:  # noqa: N801 - used as a context manager, like contextlib's
-    """Ctrl-C raises KeyboardInterrupt inside the block (the command's work), when
-    `install` had taken it over; it ends the process at once again after it."""
+    """Ctrl-C raises KeyboardInterrupt inside the block (the command's work; outside any
+    import, see raise_outside_imports), when `install` had taken it over; it ends the
+    process at once again after it."""
 
     def __enter__(self) -> None:
         self.ours = _signal.getsignal(_signal.SIGINT) is exit_at_once
         if self.ours:
-            _signal.signal(_signal.SIGINT, _signal.default_int_handler)
+            self.alarm = _signal.signal(_signal.SIGALRM, raise_outside_imports)
+            _signal.signal(_signal.SIGINT, raise_outside_imports)
 
     def __exit__(self, *_exc: object) -> None:
         if self.ours:
             _signal.signal(_signal.SIGINT, exit_at_once)
+            deferred = _signal.setitimer(_signal.ITIMER_REAL, 0)[0] > 0
+            _signal.signal(_signal.SIGALRM, self.alarm)
+            if deferred:  # the interrupt still waited for an import to finish
+                exit_at_once()
