@@ -13,12 +13,13 @@ its locks) and cli.failure prints the line.
 The interpreter's own start-up, before that first statement (site and its .pth files),
 is covered by the launcher, which starts Python with SIGINT blocked (see `install`); run
 any other way (`python -m rewindfs.cli`), an interrupt there gets Python's own answer.
-This module imports nothing but the C module `_signal` (importing `signal` runs Python
-code Ctrl-C could cut short).
+This module imports only what the interpreter loaded before any code of ours runs
+(`_signal`, `os`, `sys`): importing `signal` runs Python code Ctrl-C could cut short.
 """
 
 import _signal
 import os
+import sys
 
 EXIT_INTERRUPTED = 130
 
@@ -73,17 +74,32 @@ def raise_outside_imports(_signum: int, frame: object) -> None:
 class raising:  # noqa: N801 - used as a context manager, like contextlib's
     """Ctrl-C raises KeyboardInterrupt inside the block (the command's work; outside any
     import, see raise_outside_imports), when `install` had taken it over; it ends the
-    process at once again after it."""
+    process at once again after it.
+
+    A KeyboardInterrupt raised where Python cannot pass it on (a weakref callback, an
+    at-fork handler such as logging's, a finalizer) would be printed as "Exception
+    ignored" with a traceback and lost: inside the block it is raised again RETRY
+    seconds on instead, where the work can catch it."""
 
     def __enter__(self) -> None:
         self.ours = _signal.getsignal(_signal.SIGINT) is exit_at_once
         if self.ours:
             self.alarm = _signal.signal(_signal.SIGALRM, raise_outside_imports)
+            self.unraisable = sys.unraisablehook
+            sys.unraisablehook = self._unraisable
             _signal.signal(_signal.SIGINT, raise_outside_imports)
+
+    def _unraisable(self, unraisable: object) -> None:
+        if isinstance(getattr(unraisable, "exc_value", None), KeyboardInterrupt):
+            _signal.setitimer(_signal.ITIMER_REAL, RETRY)
+            return
+        self.unraisable(unraisable)
 
     def __exit__(self, *_exc: object) -> None:
         if self.ours:
             _signal.signal(_signal.SIGINT, exit_at_once)
+            if sys.unraisablehook == self._unraisable:
+                sys.unraisablehook = self.unraisable
             deferred = _signal.setitimer(_signal.ITIMER_REAL, 0)[0] > 0
             _signal.signal(_signal.SIGALRM, self.alarm)
             if deferred:  # the interrupt still waited for an import to finish

@@ -159,3 +159,33 @@ def test_ctrl_c_inside_an_import_waits_for_the_import(tmp_path):
     assert proc.stdout.splitlines() == ["imported whole: True",
                                         "KeyboardInterrupt after the import"], proc.stderr
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+
+
+INTERRUPTED_IN_AN_AT_FORK_HANDLER = """
+import os, signal, sys, time
+from rewindfs.cli import interrupts
+
+interrupts.install()
+os.register_at_fork(after_in_parent=lambda: os.kill(os.getpid(), signal.SIGINT))
+try:
+    with interrupts.raising():
+        child = os.fork()
+        if child == 0:
+            os._exit(0)
+        os.waitpid(child, 0)
+        print("forked", flush=True)
+        time.sleep(30)  # where the interrupt is raised again
+except KeyboardInterrupt:
+    print("KeyboardInterrupt after the fork", flush=True)
+"""
+
+
+def test_ctrl_c_in_a_callback_python_cannot_raise_from_is_raised_again(tmp_path):
+    """A Ctrl-C that lands in an at-fork handler (logging's, in the CI run that found
+    it), a weakref callback or a finalizer would be printed as "Exception ignored" with
+    a traceback and lost: it is raised again where the command's work can catch it."""
+    proc = subprocess.run([sys.executable, "-c", INTERRUPTED_IN_AN_AT_FORK_HANDLER],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.stdout.splitlines() == ["forked", "KeyboardInterrupt after the fork"], \
+        (proc.stdout, proc.stderr)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
