@@ -15,11 +15,11 @@ from rich.table import Table
 from rich.text import Text
 
 from rewindfs import store as st
+from rewindfs.cli import logtable, rowstream
 from rewindfs.cli.app import App
 from rewindfs.cli.feedback import capture_progress
 from rewindfs.cli.help import examples
 from rewindfs.cli.human import human_age
-from rewindfs.cli.logtable import line_counts, log_table
 from rewindfs.cli.options import dir_option, json_option
 from rewindfs.errors import InvalidInput
 from rewindfs.sources import keep, reading, refs
@@ -151,16 +151,15 @@ def log_path(app: App, workdir: Path, agent: str | None, reference: str | None, 
             console.print(f"{quote_path(rel)} was changed by no {history.agent.label} step",
                           soft_wrap=True)
             return
-        table = log_table()
-        for c in found:
-            item = c.item
-            table.add_row(Text(f"  {item.number}."), Text(item.short_ref, style="yellow"),
-                          Text(human_age(item.step.time), style="green"), c.status,
-                          line_counts(c.binary, c.added, c.deleted),
-                          Text(f"{item.step.name} {item.turn.excerpt}", style="dim"))
-        console.print(Text(f"{quote_path(rel)} in {workdir}, {history.agent.label} steps:",
-                           style="bold"), soft_wrap=True)
-        app.term.print_table(table, console)
+        now = time.time()
+        rows = [[rowstream.cell(f"  {c.item.number}."),
+                 rowstream.cell(c.item.short_ref, "yellow"),
+                 rowstream.cell(human_age(c.item.step.time, now), "green"),
+                 rowstream.cell(c.status), logtable.line_counts(c.binary, c.added, c.deleted),
+                 rowstream.cell(f"{c.item.step.name} {c.item.turn.excerpt}", "dim")]
+                for c in found]
+        logtable.print_log(app.term, console,
+                           f"{quote_path(rel)} in {workdir}, {history.agent.label} steps:", rows)
 
 
 @contextmanager

@@ -15,7 +15,7 @@ import click
 from rich.text import Text
 
 from rewindfs import store as st
-from rewindfs.cli import agents, rowstream
+from rewindfs.cli import agents, logtable, rowstream
 from rewindfs.cli.app import App, cli_relative
 from rewindfs.cli.complete import complete_reference
 from rewindfs.cli.help import examples
@@ -102,20 +102,18 @@ def log(app: App, given: tuple[str, ...], agent: str | None, directory: str | No
             console.print(f"{quote_path(rel)} did not change in any checkpoint", soft_wrap=True)
             return
         now = time.time()
-        rows = [_log_row(c, now) for c in changes]
-        rowstream.print_line(console, f"{quote_path(rel)} in {target.title}:", "bold")
-        rowstream.print_rows(app.term, console, ("right", "left", "right", "left", "left", "left"),
-                             [rowstream.texts_of(row) for row in rows], rows.__getitem__)
+        logtable.print_log(app.term, console, f"{quote_path(rel)} in {target.title}:",
+                           [_log_row(c, now) for c in changes])
 
 
 def _log_row(change: pathlog.PathChange, now: float) -> list[rowstream.Cell]:
     cp = change.checkpoint
     pre = cp.pre_rollback
-    counts: rowstream.Cell = (("binary", ""),) if change.binary else \
-        ((f"+{change.added}", "green"), (" ", ""), (f"-{change.deleted}", "red"))
     return [(("  ", ""), (f"{cp.number}." if cp.number else "-", "dim" if pre else "bold")),
             rowstream.cell(cp.short, "yellow"), rowstream.cell(human_age(cp.time, now), "green"),
-            rowstream.cell(change.status), counts, rowstream.cell(cp.reason, "dim" if pre else "")]
+            rowstream.cell(change.status),
+            logtable.line_counts(change.binary, change.added, change.deleted),
+            rowstream.cell(cp.reason, "dim" if pre else "")]
 
 
 @click.command(epilog=examples(

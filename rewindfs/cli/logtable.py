@@ -1,22 +1,22 @@
-"""How `rewind log` lays out the changes of one path: one row per checkpoint or agent step."""
+"""How `rewind log` lays out the changes of one path: one row per checkpoint or agent step
+(number, id, age, status, lines added and removed, reason), streamed as one table by
+cli.rowstream."""
 
 from __future__ import annotations
 
-from rich.table import Table
-from rich.text import Text
+from rewindfs.cli import rowstream
+
+JUSTIFY = ("right", "left", "right", "left", "left", "left")
 
 
-def log_table() -> Table:
-    table = Table(box=None, show_header=False, pad_edge=False, padding=(0, 2, 0, 0))
-    for justify in ("right", "left", "right", "left", "left", "left"):
-        table.add_column(justify=justify, no_wrap=True)
-    return table
+def line_counts(binary: bool, added: int, deleted: int) -> rowstream.Cell:
+    if binary:
+        return (("binary", ""),)
+    return ((f"+{added}", "green"), (" ", ""), (f"-{deleted}", "red"))
 
 
-def line_counts(binary: bool, added: int, deleted: int) -> Text:
-    counts = Text("binary" if binary else "")
-    if not binary:
-        counts.append(f"+{added}", style="green")
-        counts.append(" ")
-        counts.append(f"-{deleted}", style="red")
-    return counts
+def print_log(term, console, title: str, rows: list[list[rowstream.Cell]]) -> None:
+    """The title line, then `rows` as one table."""
+    rowstream.print_line(console, title, "bold")
+    rowstream.print_rows(term, console, JUSTIFY, [rowstream.texts_of(row) for row in rows],
+                         rows.__getitem__)
