@@ -18,7 +18,6 @@ import argparse
 import json
 import os
 import resource
-import signal
 import statistics
 import subprocess
 import sys
@@ -60,12 +59,6 @@ def wait_for_stamp(hermes: Path) -> None:
     wait_until(lambda: any((hermes / "checkpoints" / "store" / "stamps").glob("*.json")))
 
 
-def stop_helper(folder: Path) -> None:
-    pid = helper.running(folder)
-    if pid is not None:
-        os.kill(pid, signal.SIGTERM)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=15)
@@ -103,7 +96,7 @@ def main() -> None:
         served = log.count("nothing changed (stamp)")
         taken = [line for line in log.splitlines() if " info checkpoint of " in line]
         by_helper = sum("by the helper" in line for line in taken)
-        stop_helper(root / "hermes" / "rewind-hooks")
+        helper.stop(root / "hermes" / "rewind-hooks")
         print(f"## hook latency ({args.files:,} files, {args.repeats} repeats, "
               f"load {os.getloadavg()[0]:.2f})\n")
         print(f"no-change calls the stamp answered (no repository opened): {served} "

@@ -22,7 +22,6 @@ import json
 import os
 import resource
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -121,21 +120,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return bench(args, tmp, rep)
     finally:
-        stop_helper(tmp / "home")
+        from rewindfs.hooks import helper
+
+        helper.stop(tmp / "home" / "rewind-hooks")  # the hook cases started it
         if args.keep:
             print(f"kept {tmp}", file=sys.stderr)
         else:
             shutil.rmtree(tmp, ignore_errors=True)
-
-
-def stop_helper(home: Path) -> None:
-    """The hook cases start the hooks' resident helper for `home`: it goes with the run
-    (it would otherwise wait out its idle time)."""
-    from rewindfs.hooks import helper
-
-    pid = helper.running(home / "rewind-hooks")
-    if pid is not None:
-        os.kill(pid, signal.SIGTERM)
 
 
 def child_env(tmp: Path, home: Path) -> dict[str, str]:

@@ -437,9 +437,7 @@ def stop_hooks_helper(home: Path) -> None:
     """Stop the agent-hook helper serving the Hermes home `home`, if one runs."""
     from rewindfs.hooks import helper
 
-    pid = helper.running(home / "rewind-hooks")   # only a live holder of its lock counts
-    if pid is not None:
-        os.kill(pid, signal.SIGTERM)
+    helper.stop(home / "rewind-hooks")
 
 
 class Foreground:

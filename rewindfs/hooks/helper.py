@@ -199,6 +199,13 @@ def running(folder: Path | None = None) -> int | None:
         os.close(fd)
 
 
+def stop(folder: Path | None = None) -> None:
+    """Ask the helper serving `folder` (as for `running`) to exit, if one runs."""
+    pid = running(folder)
+    if pid is not None:
+        os.kill(pid, signal.SIGTERM)
+
+
 def start() -> None:
     """Start a helper in the background (it exits at once if one is running)."""
     # Imported here: its own imports (locale, selectors) would cost every hook call.
