@@ -20,7 +20,7 @@ from pathlib import Path
 import pygit2
 
 from rewindfs.errors import NotFound, StoreDamaged, StoreError
-from rewindfs.store.history import breaks, records
+from rewindfs.store.history import breaks, listpage, recordfile, records
 from rewindfs.store.history.breaks import Break
 
 # The model (what a checkpoint is, its number), without libgit2: store.history.checkpoint.
@@ -96,8 +96,9 @@ def checkpoints(repo: pygit2.Repository, h16: str, *, from_objects: bool = False
     recovered past it (labelled ones among them) follows unnumbered, `past_break`.
     """
     labels = labels_by_commit(repo, h16)
+    shallow = recordfile.shallow_key(common_dir(repo))
     stop = boundaries(repo)
-    recorded = None if from_objects else _from_records(repo, h16, labels, stop)
+    recorded = None if from_objects else _from_records(repo, h16, labels, stop, shallow)
     if recorded is not None:
         out = History(recorded)
         numbered: list[Checkpoint] = out
@@ -125,18 +126,16 @@ def recorded_chain(repo: pygit2.Repository, h16: str, stop: frozenset[str] | Non
     """The project's chain (newest first) from its records, recording commits read for the
     first time; None when the objects must decide (a commit is gone or unreadable, the
     ref is broken): `walk` then says what is wrong, the one way it always does."""
+    shallow = recordfile.shallow_key(common_dir(repo))
     stop = boundaries(repo) if stop is None else stop
     own = recall is None
     recall = recall or records.Recall(repo, common_dir(repo), h16)
-    try:
-        reference = repo.references.get(Layout.project_ref(h16))
-        if reference is None:
-            return []
-        current: str | None = str(reference.target)
-    except (pygit2.GitError, ValueError):
+    tip = _tip(repo, h16)
+    if tip is None:
         return None
     out: list[records.Record] = []
     seen: set[str] = set()
+    current: str | None = tip or None
     while current is not None:
         if current in seen:
             return None  # a cycle: damage
@@ -149,12 +148,82 @@ def recorded_chain(repo: pygit2.Repository, h16: str, stop: frozenset[str] | Non
             break
         current = record.parent
     if own:
-        recall.save(out)
+        recall.save(out, _summary_due(repo, recall, out, stop, shallow, None))
     return out
 
 
+def _tip(repo: pygit2.Repository, h16: str) -> str | None:
+    """The project ref's commit id ("" when there is none); None when the ref is broken."""
+    try:
+        reference = repo.references.get(Layout.project_ref(h16))
+        return "" if reference is None else str(reference.target)
+    except (pygit2.GitError, ValueError):
+        return None
+
+
+def _summary_due(repo: pygit2.Repository, recall: records.Recall, chain: list[records.Record],
+                 stop: frozenset[str], shallow: list[int], labels: list[str] | None
+                 ) -> recordfile.Summary | None:
+    """A summary of `chain` (whole) to write, unless the newest one is close enough to its
+    tip (store.history.listpage) or the prune boundary moved while it was read."""
+    if not chain or recordfile.shallow_key(common_dir(repo)) != shallow \
+            or boundaries(repo) != stop:
+        return None
+    wanted = None if labels is None else sorted(set(labels))
+    known = recall.summary
+    if known is not None and known.shallow == shallow and known.labels == wanted \
+            and known.tip in {r.id for r in chain[:listpage.SUMMARY_EVERY]}:
+        return None
+    return listpage.summarize(chain, shallow, wanted)
+
+
+def page(repo: pygit2.Repository, h16: str) -> listpage.Page | None:
+    """The project's checkpoints as `checkpoints` lists them, read from the tip only as far
+    as they are asked for (store.history.listpage); None when they must be read whole
+    (no usable summary in the records, packs changed since, a commit that cannot be
+    read: `checkpoints` then reads them and writes a summary)."""
+    store = common_dir(repo)
+    shallow = recordfile.shallow_key(store)
+    stop = boundaries(repo)
+    labels = labels_by_commit(repo, h16)
+    tip = _tip(repo, h16)
+    if not tip:
+        return None
+    recall = records.Recall(repo, store, h16, lazy=True)
+    if recall.summary is None or recall.foreign or not recall.packs_ok():
+        return None
+    found = listpage.from_tip(tip, stop, recall.get, recall.summary, shallow, list(labels))
+    if found is None:
+        return None
+    walked, summary, whole = found
+    pinned = listpage.pinned_records(labels, summary, walked, recall.get)
+    if pinned is None:
+        return None
+    due = whole or len(walked) >= listpage.SUMMARY_EVERY
+    recall.save(walked, summary if due else None)
+    return listpage.Page(summary, walked, recall.get, stop, labels, pinned, repo.odb.exists)
+
+
+def length(repo: pygit2.Repository, h16: str) -> int | None:
+    """How many checkpoints the project's chain holds, from its records' summary and the
+    checkpoints taken since (None: not known without walking it)."""
+    store = common_dir(repo)
+    shallow = recordfile.shallow_key(store)
+    stop = boundaries(repo)
+    tip = _tip(repo, h16)
+    if not tip:
+        return None if tip is None else 0
+    recall = records.Recall(repo, store, h16, lazy=True)
+    found = listpage.from_tip(tip, stop, recall.get, recall.summary, shallow, None)
+    if found is None:
+        return None
+    walked, summary, whole = found
+    recall.save(walked, summary if whole or len(walked) >= listpage.SUMMARY_EVERY else None)
+    return summary.count
+
+
 def _from_records(repo: pygit2.Repository, h16: str, labels: dict[str, list[str]],
-                  stop: frozenset[str]) -> list[Checkpoint] | None:
+                  stop: frozenset[str], shallow: list[int]) -> list[Checkpoint] | None:
     recall = records.Recall(repo, common_dir(repo), h16)
     chain = recorded_chain(repo, h16, stop, recall)
     if chain is None:
@@ -168,7 +237,7 @@ def _from_records(repo: pygit2.Repository, h16: str, labels: dict[str, list[str]
                 return None  # a labelled commit that cannot be read: the objects say why
             pinned.append(record)
     pinned.sort(key=lambda r: -r.commit_time)
-    recall.save(chain + pinned)
+    recall.save(chain + pinned, _summary_due(repo, recall, chain, stop, shallow, list(labels)))
     exists = repo.odb.exists
     out = []
     for at, record in enumerate([*chain, *pinned]):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pygit2
 
-from rewindfs.store.history.chain import is_pre_rollback, recorded_chain, walk
+from rewindfs.store.history.chain import is_pre_rollback, length, recorded_chain, walk
 from rewindfs.store.history.labels import labels_by_commit
 from rewindfs.store.history.shallow import add_boundaries
 from rewindfs.store.history.trailers import parse_message
@@ -28,10 +28,14 @@ def enforce_max_snapshots(repo: pygit2.Repository, layout: Layout, h16: str, kee
     Labelled checkpoints are kept on top of `keep`, and so are the newest
     PRE_ROLLBACK_KEPT pre-rollback snapshots: restores and undos must not push a
     person's own checkpoints out. Older pre-rollback snapshots count like any other,
-    so a long run of restores still cannot grow the history without bound. The chain
-    is read from the history records (a checkpoint on a long history reads no commit
-    but its own), else from the commits.
+    so a long run of restores still cannot grow the history without bound. A chain no
+    longer than `keep` is told by the records' summary (store.history.listpage: the
+    checkpoints taken since it, added to its count), read no further; else the chain
+    is read from the history records, else from the commits.
     """
+    known = length(repo, h16)
+    if known is not None and known <= keep:
+        return 0  # the cap counts at most every checkpoint of the chain
     recorded = recorded_chain(repo, h16)
     if recorded is not None:
         chain = [(r.id, is_pre_rollback(r.reason, r.trailers)) for r in recorded]

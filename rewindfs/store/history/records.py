@@ -25,60 +25,24 @@ another version is rebuilt. Nothing is lost by deleting it.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import threading
-import zlib
-from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
 
+from rewindfs.store.history import recordfile
+from rewindfs.store.history.recordfile import Record
 from rewindfs.store.history.trailers import STATS_TRAILER, parse_message
 from rewindfs.store.history.treestats import tree_stats
 from rewindfs.store.objects import private
-from rewindfs.store.objects.durable import write_all
 from rewindfs.store.objects.layout import CACHES, Layout
 from rewindfs.store.objects.packs import pack_files
 
-VERSION = 3
 MAX_CHANGES = 2000  # a bigger change is not indexed: `rewind log` compares its trees
 ZERO = "0" * 40
 GITLINK = int(pygit2.enums.FileMode.COMMIT)
 TREE = pygit2.enums.ObjectType.TREE
-
-
-@dataclass(frozen=True, slots=True)
-class Record:
-    """One commit, as a line of the file: a JSON array of these fields in this order."""
-
-    id: str
-    tree: str
-    parent: str | None  # the recorded first parent, whether or not it is still stored
-    time: int  # the author's, as listed
-    offset: int
-    commit_time: int  # the committer's (orders labelled checkpoints pruned out of the chain)
-    reason: str
-    trailers: dict[str, str]
-    # [files changed, insertions, deletions] against the parent (a root: its files), for
-    # commits that do not record them (Hermes's); None when they do, or when the parent
-    # could not be read
-    stats: list[int] | None
-    # What changed against the parent, flat: path (os.fsdecode'd), new blob id ("" when
-    # deleted), path, id, ...; None: a root, or too big to index (compare the trees).
-    changes: list[str] | None
-    # The trees it holds that its parent does not (its root tree and those of every
-    # directory with a change in it); None with `changes` None. With the blobs of
-    # `changes`, what this checkpoint adds to the objects its parent keeps.
-    trees: list[str] | None
-    where: list[int]  # [size, mtime_ns] of its loose object file when read; []: packed
-
-    def fields(self) -> list:
-        return [self.id, self.tree, self.parent, self.time, self.offset, self.commit_time,
-                self.reason, self.trailers, self.stats, self.changes, self.trees, self.where]
-
-    def changed_paths(self) -> list[str]:
-        return [] if self.changes is None else self.changes[0::2]
 
 
 def read_commit(repo: pygit2.Repository, commit_id: str, objects: Path) -> Record:
@@ -162,11 +126,10 @@ def _new_trees(root: pygit2.Tree, changes: list[str]) -> list[str] | None:
     return out
 
 
-# -- the file ------------------------------------------------------------------------
+# -- the file (its format: store.history.recordfile) ---------------------------------
 
-PACKS = "packs"  # a line listing packs: ["packs", {name: [size, mtime_ns]}]
-Packs = dict[str, list[int]]
-_memo: dict[str, tuple[tuple[int, int, int], dict[str, Record], Packs, int]] = {}
+Packs = recordfile.Packs
+_memo: dict[str, tuple[tuple[int, int, int], recordfile.Parsed]] = {}
 _memo_lock = threading.Lock()
 
 
@@ -178,99 +141,42 @@ def cache_path(store: Path, h16: str) -> Path:
 def load(path: Path) -> tuple[dict[str, Record], Packs, int]:
     """(records by commit id, the packs they were read under, lines in the file); empty
     when missing or unreadable."""
+    found = parsed(path)
+    return found.records, found.packs, found.lines
+
+
+def parsed(path: Path) -> recordfile.Parsed:
+    """The whole file, parsed (remembered while the file is unchanged)."""
     try:
         st = os.stat(path)
     except OSError:
-        return {}, {}, 0
+        return recordfile.Parsed({}, {}, 0, False)
     key = (st.st_ino, st.st_size, st.st_mtime_ns)
     with _memo_lock:
         known = _memo.get(str(path))
     if known is not None and known[0] == key:
-        return known[1], known[2], known[3]
+        return known[1]
     try:
         fd = private.open_file(path, os.O_RDONLY)
         with os.fdopen(fd, "rb") as fh:
             raw = fh.read()
     except OSError:
-        return {}, {}, 0
-    records, packs, lines = _parse(raw)
+        return recordfile.Parsed({}, {}, 0, False)
+    found = recordfile.parse(raw)
     with _memo_lock:
-        _memo[str(path)] = (key, records, packs, lines)
-    return records, packs, lines
-
-
-def _parse(raw: bytes) -> tuple[dict[str, Record], Packs, int]:
-    lines = raw.split(b"\n")
-    if not lines or lines[0] != _header():
-        return {}, {}, 0  # another version, or not ours: rebuilt from the objects
-    good = []
-    for line in lines[1:]:
-        text, tab, crc = line.rpartition(b"\t")
-        if tab and crc == b"%08x" % zlib.crc32(text):
-            good.append(text)
-    try:
-        items = json.loads(b"[" + b",".join(good) + b"]")
-    except ValueError:
-        items = []
-        for text in good:
-            try:
-                items.append(json.loads(text))
-            except ValueError:
-                continue
-    records: dict[str, Record] = {}
-    packs: Packs = {}
-    for item in items:
-        try:
-            if item[0] == PACKS:
-                packs.update(item[1])
-                continue
-            record = Record(*item)
-        except (TypeError, IndexError, KeyError, ValueError):
-            continue
-        records[record.id] = record
-    return records, packs, len(lines) - 1
-
-
-def _header() -> bytes:
-    return f"rewindfs history records v{VERSION}".encode()
-
-
-def _line(fields: list) -> bytes:
-    text = json.dumps(fields, separators=(",", ":")).encode()
-    return text + b"\t" + b"%08x" % zlib.crc32(text) + b"\n"
+        _memo[str(path)] = (key, found)
+    return found
 
 
 def append(path: Path, records: list[Record], packs: Packs | None) -> None:
     """Add records (and, first, the packs they were read under) to the file, created when
     missing; a cache, so failures are ignored."""
-    if not records:
-        return
-    lines = ([_line([PACKS, packs])] if packs else []) + [_line(r.fields()) for r in records]
-    try:
-        fd = _open(path, os.O_APPEND)
-        try:
-            body = b"".join(lines)
-            if os.fstat(fd).st_size == 0:
-                body = _header() + b"\n" + body
-            write_all(fd, body)
-        finally:
-            os.close(fd)
-    except OSError:
-        pass
+    if records:
+        recordfile.append(path, ([recordfile.packs_line(packs)] if packs else [])
+                          + [recordfile.encode(r) for r in records])
 
 
-def rewrite(path: Path, records: list[Record], packs: Packs) -> None:
-    """Replace the file with `records` only (read under `packs`): what reads it next needs."""
-    lines = [_header(), b"\n", _line([PACKS, packs]), *(_line(r.fields()) for r in records)]
-    try:
-        private.write_bytes_atomic(path, b"".join(lines), durable=False)
-    except OSError:
-        pass
-
-
-def _open(path: Path, flag: int) -> int:
-    private.ensure_dir(path.parent)
-    return private.open_file(path, os.O_WRONLY | os.O_CREAT | flag)
+rewrite = recordfile.rewrite
 
 
 class Recall:
@@ -278,19 +184,31 @@ class Recall:
     used, commits not yet recorded (or whose object file changed) read from the objects,
     and what was read written back by `save`."""
 
-    def __init__(self, repo: pygit2.Repository, store: Path, h16: str):
+    def __init__(self, repo: pygit2.Repository, store: Path, h16: str, *, lazy: bool = False):
         self.repo = repo
         self.objects = store / "objects"
         self.path = cache_path(store, h16)
-        self.known, self.packs, self.lines = load(self.path)
         self.fresh: list[Record] = []
-        self.stale = False  # a record failed its check: the file is rewritten
         self._packs_now: Packs | None = None
         self._packs_ok: bool | None = None
+        # Lazy: records looked up from the end of the file, one by one (listpage), under
+        # the packs its summary names; else the whole file, parsed.
+        self.tail = recordfile.Tail(self.path) if lazy else None
+        if self.tail is not None:
+            self.known, self.lines = {}, 0
+            self.summary, self.packs = self.tail.summary() if self.tail.ok else (None, {})
+            self.foreign = self.stale = not self.tail.ok and self.tail.size > 0
+            return
+        found = parsed(self.path)
+        self.known, self.packs, self.lines = found.records, found.packs, found.lines
+        self.summary = found.summary
+        self.foreign = found.foreign  # another version, or not ours: rewritten
+        self.stale = found.foreign  # a record failed its check: rewritten
 
     def get(self, commit_id: str) -> Record | None:
         """The commit's record; None when the commit cannot be read."""
-        record = self.known.get(commit_id)
+        record = self.tail.get(commit_id) if self.tail is not None \
+            else self.known.get(commit_id)
         if record is not None:
             if self._intact(record):
                 return record
@@ -330,20 +248,32 @@ class Recall:
             self._packs_ok = all(now.get(name) == stat for name, stat in self.packs.items())
         return self._packs_ok
 
-    def save(self, live: list[Record]) -> None:
+    def save(self, live: list[Record], summary: recordfile.Summary | None = None) -> None:
         """Write back what was read: appended, or the file rewritten with `live` (and what
         else was read) when a record failed its check or most lines are of commits no
-        longer reached."""
-        if not self.fresh:
-            return
-        ids = {r.id for r in live}
-        if self.stale or not self.packs_ok() \
-                or self.lines + len(self.fresh) > 4 * len(live) + COMPACT_SLACK:
-            rewrite(self.path, live + [r for r in self.fresh if r.id not in ids], self.packs_now())
-            return
-        packed = any(not r.where for r in self.fresh)
-        new_packs = {n: s for n, s in self.packs_now().items() if self.packs.get(n) != s}
-        append(self.path, self.fresh, new_packs if packed and new_packs else None)
+        longer reached (never by a lazy reader: it has not read the file whole); then
+        `summary`, naming the packs the file's records were read under."""
+        lines: list[bytes] = []
+        packs = self.packs
+        if self.fresh:
+            ids = {r.id for r in live}
+            if self.tail is None and (self.stale or not self.packs_ok() or self.lines
+                                      + len(self.fresh) > 4 * len(live) + COMPACT_SLACK):
+                rewrite(self.path, live + [r for r in self.fresh if r.id not in ids],
+                        self.packs_now())
+                packs = self.packs_now()
+            elif not self.foreign:
+                packed = any(not r.where for r in self.fresh)
+                new_packs = {n: s for n, s in self.packs_now().items()
+                             if self.packs.get(n) != s}
+                if packed and new_packs:
+                    lines.append(recordfile.packs_line(new_packs))
+                    packs = {**packs, **new_packs}
+                lines += [recordfile.encode(r) for r in self.fresh]
+        if summary is not None and not (self.tail is not None and self.foreign):
+            summary.packs = packs
+            lines.append(summary.line())
+        recordfile.append(self.path, lines)
 
 
 COMPACT_SLACK = 256  # records of commits no chain reaches, kept before the file is rewritten

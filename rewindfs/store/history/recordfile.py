@@ -1,0 +1,379 @@
+"""The history records file (`caches/<h16>.history`, store.history.records), written and read
+without libgit2, so the CLI's quick paths (store.history.quickread) read it too.
+
+One line per record: the commit id, its recorded first parent (`-` x 40: none), whether it
+is a pre-rollback snapshot (`1`/`0`) and its author time, at fixed offsets, then the rest
+of the record as JSON, then a tab and the CRC32 of all that. The fixed part lets a reader
+follow a chain from its tip by looking each parent up from the end of the file, where
+the newest records are (a writer appends; a rewrite puts the oldest first), parsing the
+JSON of the rows it shows and no other: the first screen of `rewind list` reads what it
+shows, not the history. `packs ` lines name the packs the records after them were read
+under; `chain ` lines are chain summaries (`Summary`): what walking a chain from a tip
+found, so a reader that reaches that tip knows the rest without walking it.
+
+A file of another version, or not ours, reads as empty (its commits are read again and
+the file is rebuilt); a line whose CRC does not match is skipped (read again), so a torn
+append or a damaged line costs a re-read, never a wrong answer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from rewindfs.store.history.checkpoint import is_pre_rollback
+from rewindfs.store.objects import private
+from rewindfs.store.objects.durable import write_all
+
+VERSION = 4
+HEADER = f"rewindfs history records v{VERSION}".encode()
+NO_PARENT = b"-" * 40
+PACKS, CHAIN = b"packs ", b"chain "
+JSON_AT = 100  # id 0-40, parent 41-81, pre-rollback 82, author time 84-99 (%+015d)
+Packs = dict[str, list[int]]
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One commit, as remembered (store.history.records says what each field is)."""
+
+    id: str
+    tree: str
+    parent: str | None  # the recorded first parent, whether or not it is still stored
+    time: int  # the author's, as listed
+    offset: int
+    commit_time: int  # the committer's (orders labelled checkpoints pruned out of the chain)
+    reason: str
+    trailers: dict[str, str]
+    stats: list[int] | None
+    changes: list[str] | None
+    trees: list[str] | None
+    where: list[int]  # [size, mtime_ns] of its loose object file when read; []: packed
+
+    def fields(self) -> list:
+        return [self.id, self.tree, self.parent, self.time, self.offset, self.commit_time,
+                self.reason, self.trailers, self.stats, self.changes, self.trees, self.where]
+
+    def changed_paths(self) -> list[str]:
+        return [] if self.changes is None else self.changes[0::2]
+
+    @property
+    def pre_rollback(self) -> bool:
+        return is_pre_rollback(self.reason, self.trailers)
+
+
+@dataclass
+class Summary:
+    """What walking a project's chain from `tip` found, with `shallow` (the prune boundary
+    file's [inode, size, mtime_ns]; zeros: none) as it was: how many checkpoints, how many
+    of them are not pre-rollback snapshots, the oldest author time, the last one; and of
+    the commits `labels` named then (None: not asked), which are in the chain (id ->
+    whether a pre-rollback snapshot). Facts about that tip and that boundary, so they
+    hold for any later reader that finds both unchanged."""
+
+    tip: str
+    shallow: list[int]
+    count: int
+    numbered: int
+    oldest: int
+    bottom: str
+    labels: list[str] | None
+    in_chain: dict[str, bool]
+    packs: Packs  # every pack the file's records were read under, when it was written
+
+    def line(self) -> bytes:
+        return seal(CHAIN + json.dumps(self.__dict__, separators=(",", ":")).encode())
+
+    @classmethod
+    def of(cls, text: bytes) -> Summary | None:
+        try:
+            found = cls(**json.loads(text[len(CHAIN):]))
+        except (TypeError, ValueError):
+            return None
+        return found if len(found.tip) == 40 and found.count > 0 else None
+
+
+def shallow_key(store: Path) -> list[int]:
+    """What identifies the store's `shallow` file as it is now (it is only ever replaced
+    by a rename, never written in place: store.history.shallow)."""
+    try:
+        st = os.stat(store / "shallow")
+    except OSError:
+        return [0, 0, 0]
+    return [st.st_ino, st.st_size, st.st_mtime_ns]
+
+
+# -- lines ---------------------------------------------------------------------------
+
+def seal(text: bytes) -> bytes:
+    return text + b"\t" + b"%08x" % zlib.crc32(text) + b"\n"
+
+
+def opened(line: bytes) -> bytes | None:
+    """A line's text when its CRC matches (without the newline), else None."""
+    text, tab, crc = line.rstrip(b"\n").rpartition(b"\t")
+    return text if tab and crc == b"%08x" % zlib.crc32(text) else None
+
+
+def encode(record: Record) -> bytes:
+    rest = [record.tree, record.offset, record.commit_time, record.reason, record.trailers,
+            record.stats, record.changes, record.trees, record.where]
+    parent = record.parent.encode() if record.parent else NO_PARENT
+    return seal(b"%s %s %s %+015d %s" % (record.id.encode(), parent,
+                                          b"1" if record.pre_rollback else b"0", record.time,
+                                          json.dumps(rest, separators=(",", ":")).encode()))
+
+
+def _made(text: bytes, rest: list) -> Record:
+    parent = text[41:81]
+    return Record(text[:40].decode("ascii"), rest[0],
+                  None if parent == NO_PARENT else parent.decode("ascii"),
+                  int(text[84:99]), *rest[1:])
+
+
+def decode(text: bytes) -> Record | None:
+    """The record a checked line's text holds; None when it holds none."""
+    if not is_record(text):
+        return None
+    try:
+        return _made(text, json.loads(text[JSON_AT:]))
+    except (TypeError, ValueError, IndexError, UnicodeError):
+        return None
+
+
+def is_record(text: bytes) -> bool:
+    return len(text) > JSON_AT and text[40:41] == b" " and text[99:100] == b" "
+
+
+def parent_of(text: bytes) -> str | None:
+    parent = text[41:81]
+    return None if parent == NO_PARENT else parent.decode("ascii")
+
+
+def pre_of(text: bytes) -> bool:
+    return text[82:83] == b"1"
+
+
+def time_of(text: bytes) -> int:
+    return int(text[84:99])
+
+
+# -- the whole file ------------------------------------------------------------------
+
+@dataclass
+class Parsed:
+    records: dict[str, Record]
+    packs: Packs
+    lines: int
+    foreign: bool  # something there, but not of this version: rebuild it
+    summary: Summary | None = None  # the newest chain summary
+
+
+def parse(raw: bytes) -> Parsed:
+    lines = raw.split(b"\n")
+    if lines[0] != HEADER:
+        return Parsed({}, {}, 0, raw != b"")
+    texts, packs, summary = [], {}, None
+    for line in lines[1:]:
+        text = opened(line)
+        if text is None:
+            continue
+        if is_record(text):
+            texts.append(text)
+        elif text.startswith(CHAIN):
+            summary = Summary.of(text) or summary
+        elif text.startswith(PACKS):
+            try:
+                packs.update(json.loads(text[len(PACKS):]))
+            except (TypeError, ValueError):
+                continue
+    try:
+        rests = json.loads(b"[" + b",".join(t[JSON_AT:] for t in texts) + b"]")
+    except ValueError:
+        rests = None
+    records: dict[str, Record] = {}
+    for at, text in enumerate(texts):
+        try:
+            record = _made(text, rests[at]) if rests is not None else decode(text)
+        except (TypeError, ValueError, IndexError, UnicodeError):
+            record = None
+        if record is not None:
+            records[record.id] = record
+    return Parsed(records, packs, len(lines) - 1, False, summary)
+
+
+# -- read from the end ---------------------------------------------------------------
+
+class Tail:
+    """The file read from its end, only as far back as what is asked for lies; a missing
+    or foreign file holds nothing."""
+
+    STEP = 1 << 16
+    INDEX_AFTER = 200  # lookups by search before the rest of the file is indexed
+
+    def __init__(self, path: Path):
+        self.data = b"\n"  # "\n" + the file from `start` (a line's start) to `size`
+        self.start = self.size = self.first = 0
+        self.ok = False
+        self._fd = -1
+        self._index: dict[bytes, bytes] | None = None
+        self._asked = 0
+        try:
+            fd = private.open_file(path, os.O_RDONLY)
+        except OSError:
+            return
+        try:
+            self.size = os.fstat(fd).st_size
+            head = os.pread(fd, len(HEADER) + 1, 0)
+            self.ok = head == HEADER + b"\n"
+            self.start = self.first = len(head)
+            if self.ok:
+                self.start = self.size
+                self._fd = os.dup(fd)
+        finally:
+            os.close(fd)
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def __del__(self) -> None:
+        self.close()
+
+    @property
+    def whole(self) -> bool:
+        return self.start <= self.first
+
+    def _grow(self) -> bool:
+        """Read further back; False when the whole file is read."""
+        if not self.ok or self.whole or self._fd < 0:
+            return False
+        step = max(self.STEP, self.size - self.start)
+        while True:
+            at = max(self.first, self.start - step)
+            chunk = os.pread(self._fd, self.start - at, at)
+            if len(chunk) != self.start - at:
+                self.first = self.start  # the file shrank (replaced: we hold the old one)
+                return False
+            if at > self.first:
+                cut = chunk.find(b"\n")
+                if cut < 0:
+                    step *= 2
+                    continue
+                chunk, at = chunk[cut + 1:], at + cut + 1
+            self.data = b"\n" + chunk + self.data[1:]
+            self.start = at
+            return True
+
+    def _lines(self, key: bytes):
+        """The checked texts of lines starting with `key`, newest first."""
+        end = len(self.data)
+        while True:
+            at = self.data.rfind(b"\n" + key, 0, end)
+            if at < 0:
+                shift = len(self.data)
+                if not self._grow():
+                    return
+                end = len(self.data) - shift + end
+                continue
+            stop = self.data.find(b"\n", at + 1)
+            text = opened(self.data[at + 1: len(self.data) if stop < 0 else stop])
+            end = at
+            if text is not None:
+                yield text
+
+    def text(self, commit_id: str) -> bytes | None:
+        """The newest intact line of `commit_id`'s record."""
+        self._asked += 1
+        if self._asked > self.INDEX_AFTER:
+            found = self.index().get(commit_id.encode())
+            if found is not None:
+                return found
+        key = commit_id.encode() + b" "
+        return next(self._lines(key), None)
+
+    def get(self, commit_id: str) -> Record | None:
+        text = self.text(commit_id)
+        return decode(text) if text is not None else None
+
+    def summary(self) -> tuple[Summary | None, Packs]:
+        """The newest chain summary in the file, and the packs every record written since
+        it was read under (its own and those of `packs` lines after it)."""
+        for text in self._lines(CHAIN):
+            found = Summary.of(text)
+            if found is not None:
+                at = self.data.rfind(b"\n" + text)
+                return found, {**found.packs, **self._packs_after(at)}
+        return None, {}
+
+    def _packs_after(self, at: int) -> Packs:
+        out: Packs = {}
+        while (at := self.data.find(b"\n" + PACKS, at + 1)) >= 0:
+            stop = self.data.find(b"\n", at + 1)
+            text = opened(self.data[at + 1: len(self.data) if stop < 0 else stop])
+            if text is not None:
+                try:
+                    out.update(json.loads(text[len(PACKS):]))
+                except (TypeError, ValueError):
+                    continue
+        return out
+
+    def packs(self) -> Packs:
+        """The packs every packed record was read under (all `packs` lines)."""
+        while self._grow():
+            pass
+        return self._packs_after(0)
+
+    def index(self) -> dict[bytes, bytes]:
+        """Every intact record's text by id (the newest of each), for reading on past a
+        screen: the whole file, once."""
+        if self._index is None:
+            while self._grow():
+                pass
+            out = {}
+            for line in self.data.split(b"\n"):
+                if len(line) > JSON_AT and line[40:41] == b" ":
+                    text = opened(line)
+                    if text is not None:
+                        out[text[:40]] = text
+            self._index = out
+        return self._index
+
+
+# -- writing -------------------------------------------------------------------------
+
+def append(path: Path, lines: list[bytes]) -> None:
+    """Add lines to the file, created (with its header) when missing; a cache, so
+    failures are ignored."""
+    if not lines:
+        return
+    try:
+        private.ensure_dir(path.parent)
+        fd = private.open_file(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        try:
+            body = b"".join(lines)
+            if os.fstat(fd).st_size == 0:
+                body = HEADER + b"\n" + body
+            write_all(fd, body)
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+
+
+def rewrite(path: Path, records: list[Record], packs: Packs) -> None:
+    """Replace the file with `records` (newest first), read under `packs`: written oldest
+    first, so a reader from the end meets the newest first."""
+    body = [HEADER + b"\n", packs_line(packs), *(encode(r) for r in reversed(records))]
+    try:
+        private.write_bytes_atomic(path, b"".join(body), durable=False)
+    except OSError:
+        pass
+
+
+def packs_line(packs: Packs) -> bytes:
+    return seal(PACKS + json.dumps(packs, separators=(",", ":")).encode())
