@@ -28,11 +28,12 @@ from rewindfs.cli.options import (
 from rewindfs.cli.target import remote_option
 from rewindfs.cli.target import resolve as resolve_target
 from rewindfs.cli.widths import stat_width
-from rewindfs.errors import NotFound
+from rewindfs.errors import NotFound, StoreError
 
 if TYPE_CHECKING:
     from rich.text import Text
 
+    from rewindfs.cli import listing
     from rewindfs.cli.app import App
     from rewindfs.cli.target import Target
     from rewindfs.store.history import DiffResult
@@ -164,22 +165,67 @@ def list_(app: App, directory: str | None, all_projects: bool, remote: str | Non
             raise NotFound(f"no such directory: {workdir}")
     mount = our_mount(app.settings.mount_dir) if any(not t.fetched for t in targets) else None
 
-    def listed(target: Target) -> list[listing.Listed]:
-        found = st.checkpoints(app.store.repo, target.key) if app.store.exists() else []
-        repo = app.store.repo if found else None
-        return listing.listed(target, found, lambda c: st.stats(repo, c),
-                              lambda h16, c: total_size(repo, app.store.layout, h16, c), mount)
+    def listed(target: Target) -> list[listing.Listed] | listing.Paged:
+        if not app.store.exists():
+            return []
+        repo = app.store.repo
+
+        def stats(c):
+            return st.stats(repo, c)
+
+        def size(h16, c):
+            return total_size(repo, app.store.layout, h16, c)
+
+        if not many and not as_json and mount is None and not target.fetched:
+            long = _paged(app, target, stats, size)
+            if long is not None:
+                return long
+        found = st.checkpoints(repo, target.key)
+        return listing.listed(target, found, stats, size, mount)
 
     report = ((target, listed(target)) for target in targets)
     if as_json:
-        click.echo(listing.as_json(list(report), many))
+        click.echo(listing.as_json(list(report), many))  # type: ignore[arg-type]
         return
     if not targets:
         click.echo(f"{remote} holds no projects (`rewind fetch {remote}` first?)" if remote
                    else "no projects have checkpoints yet")
+    from rewindfs.store.history import Surprise
+
     with app.term.paged() as console:
-        for target, lines in report:  # each project printed as soon as it is read
-            listing.print_list(app, console, target.title, lines)
+        try:
+            for target, lines in report:  # each project printed as soon as it is read
+                listing.print_list(app, console, target.title, lines)
+        except Surprise as exc:
+            _surprised(app, targets[0], exc)
+
+
+def _paged(app: App, target: Target, stats, size) -> listing.Paged | list[listing.Listed] | None:
+    """A long history read from its tip as far as it is shown (store.history.listpage), or
+    a short one read through the same records; None: read it whole."""
+    from rewindfs.cli import listing
+    from rewindfs.store.history import Surprise, page
+
+    found = page(app.store.repo, target.key)
+    if found is None:
+        return None
+    if found.rows > listing.EXACT_ROWS:
+        return listing.paged(target, found, stats, size)
+    try:
+        return listing.listed(target, list(found), stats, size, None)
+    except Surprise:
+        return None
+
+
+def _surprised(app: App, target: Target, exc: Exception) -> None:
+    """Rows past the first screen did not read as the records said (damage since they were
+    written): the records are dropped, so the next read walks the objects and says what
+    is wrong, the one way it always does."""
+    from rewindfs.cli import listing
+    from rewindfs.store.history import forget_records
+
+    forget_records(app.store.layout, target.key)
+    raise StoreError(listing.cut_short(exc))
 
 
 def _has_checkpoints(app: App, workdir) -> bool:

@@ -3,14 +3,24 @@ cli.checkpoints) or store.history.quickread's (the quick path, cli.quickverbs, w
 starts without pygit2). Each checkpoint's row is built once (`row`): cli.rowstream prints
 the rows as they stream (rich on a terminal), and off one `plain` joins the same rows'
 texts as rowstream does there, without rich (tests hold the two to the same bytes).
+
+A list of up to EXACT_ROWS rows is laid out from all of them. A longer one pages as `git
+log` does (`Paged`: its rows made as they are printed, store.history.listpage), so its
+columns are sized from its first screen and what bounds the rest: the number column from
+the last number, the age column from the oldest checkpoint's age (at least `23h ago`'s
+width), the reason column from the first screen (a longer reason further down wraps in
+its column, as rich wraps it on a narrow terminal), the changes column at least as wide
+as on the first screen. Still one table; only its widths may differ from what every row
+would give.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from itertools import chain, islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,10 +31,13 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from rewindfs.cli.app import App
-    from rewindfs.store.history import Checkpoint, Stats
+    from rewindfs.store.history import Checkpoint, Page, Stats
 
 AGENT_TRAILER, TURN_TRAILER = "Rewind-Agent", "Rewind-Turn"
 Report = list[tuple[Any, "list[Listed]"]]  # (a cli.target.Target or Local, its rows)
+EXACT_ROWS = 200  # a list this long or shorter is laid out from all its rows
+JUSTIFY = ["right", "left", "right", "left", "left"]
+WRAP = 3  # the reason column
 
 
 class Local:
@@ -68,6 +81,45 @@ def listed(target: Any, found: list[Checkpoint], stats: Callable[[Checkpoint], S
                    str(mounted[c.id]) if c.id in mounted else None) for c in found]
 
 
+@dataclass
+class Paged:
+    """A long list's rows, made as they are printed, and what bounds them."""
+
+    count: int
+    numbered: int  # the last number
+    oldest: int  # the oldest author time
+    rows: Iterator[Listed]
+
+    def __len__(self) -> int:
+        return self.count
+
+
+def paged(target: Any, page: Page, stats: Callable[[Checkpoint], Stats],
+          total_size: Callable[[str, Checkpoint], int]) -> Paged:
+    """A store.history.listpage.Page of `target` as rows made as they are read (no mount
+    column: a list with one is laid out from all its rows)."""
+    rows = (Listed(c, stats(c), total_size(target.key, c) if c.root else None, None)
+            for c in page)
+    return Paged(page.rows, page.numbered, page.oldest, rows)
+
+
+def as_paged(lines: list[Listed]) -> Paged | None:
+    """A list too long to lay out from all its rows, as one that pages (a broken history
+    or a mount column: None, laid out whole)."""
+    if len(lines) <= EXACT_ROWS or any(line.path is not None or line.cp.past_break
+                                       for line in lines):
+        return None
+    return Paged(len(lines), max(line.cp.number for line in lines),
+                 min(line.cp.time for line in lines), iter(lines))
+
+
+def cut_short(exc: Exception) -> str:
+    """What a long list says when a row past its first screen did not read as its records
+    said (damage since; the caller drops the records)."""
+    return (f"the history could not be listed past this point ({exc}); "
+            "`rewind list` again reads it from the objects")
+
+
 def entry(line: Listed) -> dict:
     from rewindfs.agent.results import checkpoint_dict
 
@@ -90,13 +142,40 @@ def heading(title: str, lines: list[Listed]) -> str:
     return f"Checkpoints for {title}:" if lines else f"No checkpoints for {title}"
 
 
-def print_list(app: App, console: Console, title: str, lines: list[Listed]) -> None:
+def print_list(app: App, console: Console, title: str, lines: list[Listed] | Paged) -> None:
     """One project's table, streamed (cli.rowstream)."""
     rowstream.print_line(console, heading(title, lines), "bold" if lines else "")
     if not lines:
         return
+    long = lines if isinstance(lines, Paged) else as_paged(lines)
+    if long is not None:
+        widths, rows = _paged_table(long, time.time())
+        rowstream.print_stream(app.term, console, JUSTIFY, widths, rows, wrap=WRAP)
+        return
+    assert isinstance(lines, list)
     justify, texts, row = _table(lines, time.time())
-    rowstream.print_rows(app.term, console, justify, texts, row, wrap=3)
+    rowstream.print_rows(app.term, console, justify, texts, row, wrap=WRAP)
+
+
+def plain_paged(title: str, lines: Paged) -> Iterator[str]:
+    """What print_list prints of a long list off a terminal without colour, a chunk at a
+    time, without rich (unless a row needs it: rowstream.plain_chunk)."""
+    yield heading(title, lines) + "\n"
+    widths, rows = _paged_table(lines, time.time())
+    yield from rowstream.plain_chunks(JUSTIFY, widths, rows, WRAP)
+
+
+def _paged_table(lines: Paged, now: float) -> tuple[list[int], Iterator[list[rowstream.Cell]]]:
+    """The widths of a long list's table (its first screen's, and what bounds the rest)
+    and its rows, the first screen's already made."""
+    rows = (_row(line, False, now) for line in lines.rows)
+    head = list(islice(rows, rowstream.FIRST_CHUNK))
+    widths = rowstream.head_widths([rowstream.texts_of(row) for row in head], len(JUSTIFY))
+    if lines.numbered:
+        widths[0] = max(widths[0], len(f"  {lines.numbered}."))
+    oldest = human_age(max(lines.oldest, 1), now)
+    widths[2] = max(widths[2], len(oldest), 7 if now - lines.oldest >= 10 else 0)
+    return widths, chain(head, rows)
 
 
 def plain(report: Report) -> str | None:
@@ -108,6 +187,10 @@ def plain(report: Report) -> str | None:
         title = heading(target.title, lines)
         if not title.isprintable():
             return None
+        long = as_paged(lines)
+        if long is not None:
+            out += list(plain_paged(target.title, long))
+            continue
         out.append(title + "\n")
         if lines:
             justify, texts, _ = _table(lines, now)
@@ -122,7 +205,7 @@ def _table(lines: list[Listed], now: float
            ) -> tuple[list[str], list[list[str]], Callable[[int], list[rowstream.Cell]]]:
     """(each column's justification, every row's plain texts, row i with its styles)."""
     mounted = any(line.path is not None for line in lines)
-    justify = ["right", "left", "right", "left", "left"] + (["left"] if mounted else [])
+    justify = JUSTIFY + (["left"] if mounted else [])
     # A history broken in the middle: what was found past the break follows one red line.
     shown: list[Listed | None] = list(lines)
     broken_at = next((i for i, line in enumerate(lines) if line.cp.past_break), None)

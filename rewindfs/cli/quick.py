@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterable
 
 PROG = "rewind"
 MAX_WIDTH = 80  # click's default max_content_width
@@ -49,11 +50,30 @@ def help_width() -> int:
     return max(min(columns, MAX_WIDTH) - 2, 50)
 
 
-def write(data: str | bytes) -> int:
-    """Print a quick answer; the exit status (141, quietly, when the reader went away:
-    `rewind list | head -1`, as cli.failure ends a command then)."""
+CUT = 3  # a streamed answer that could not go on: rewindfs.errors.StoreError's status
+
+
+def write(data: str | bytes | Iterable[bytes]) -> int:
+    """Print a quick answer, or a streamed one chunk by chunk (cli.quickverbs.Stream: a
+    chunk that cannot be made ends it with its one line, status CUT); the exit status
+    (141, quietly, when the reader went away: `rewind list | head -1`, as cli.failure
+    ends a command then)."""
     try:
-        sys.stdout.buffer.write(data if isinstance(data, bytes) else data.encode())
+        if isinstance(data, str | bytes):
+            sys.stdout.buffer.write(data if isinstance(data, bytes) else data.encode())
+        else:
+            chunks = iter(data)
+            while True:
+                try:
+                    chunk = next(chunks, None)
+                except Exception as exc:  # noqa: BLE001 - anything: said in one line
+                    sys.stdout.flush()
+                    sys.stderr.write(f"rewind: {data.cut(exc)}\n")  # type: ignore[attr-defined]
+                    return CUT
+                if chunk is None:
+                    break
+                sys.stdout.buffer.write(chunk)
+                sys.stdout.flush()
         sys.stdout.flush()
     except BrokenPipeError:
         null = os.open(os.devnull, os.O_WRONLY)  # the interpreter's last flush stays quiet

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from rewindfs.cli.widths import isatty
@@ -75,7 +75,7 @@ def _project() -> tuple[App, Path, rawodb.RawOdb | None]:
     return app, app.project_dir(None), rawodb.open_store(app.layout)
 
 
-def _list(rest: list[str]) -> bytes | None:
+def _list(rest: list[str]) -> bytes | Stream | None:
     if rest not in ([], ["--json"]):
         return None
     as_json = rest == ["--json"]
@@ -96,13 +96,60 @@ def _list(rest: list[str]) -> bytes | None:
     from rewindfs.fs.locate import our_mount
 
     target = listing.Local(workdir)
-    found = quickread.checkpoints(odb, target.key) if odb else []
-    report = [(target, listing.listed(target, found, quickread.stats, size,
-                                      our_mount(app.settings.mount_dir)))]
+    mount = our_mount(app.settings.mount_dir)
+    found = None
+    if odb is not None and not as_json and mount is None:
+        page = quickread.page(odb, target.key)
+        if page is not None and page.rows > listing.EXACT_ROWS:
+            return _paged(app, target, page, size)
+        found = list(page) if page is not None else None
+    if found is None:
+        found = quickread.checkpoints(odb, target.key, summarize=True) if odb else []
+    report = [(target, listing.listed(target, found, quickread.stats, size, mount))]
     if as_json:
         return (listing.as_json(report, False) + "\n").encode()
     text = listing.plain(report)
     return None if text is None else text.encode()
+
+
+class Stream:
+    """A quick answer written a chunk at a time (cli.quick.write): `first` is made before
+    anything is written (anything unsure there hands over to click), the rest as the
+    reader takes it."""
+
+    def __init__(self, first: bytes, rest: Iterator[str], cut: Callable[[Exception], str]):
+        self.first, self.rest, self.cut = first, rest, cut
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield self.first
+        for chunk in self.rest:
+            yield chunk.encode()
+
+
+def _paged(app: App, target, page, size) -> Stream:
+    """A long history's list, its first screen made here (cli.listing.plain_paged)."""
+    from rewindfs.cli import listing
+    from rewindfs.store.history import quickread
+    from rewindfs.store.objects import rawodb
+
+    for oid, root in [(page.summary.bottom, page.summary.root),
+                      *((r.id, r.parent is None) for r in page.pinned)]:
+        if root and quickread.cached_size(app.layout, target.key, oid) is None:
+            raise rawodb.Unsure("no cached size")  # before a row is printed
+    chunks = listing.plain_paged(target.title, listing.paged(target, page, quickread.stats,
+                                                             size))
+    first = next(chunks) + next(chunks, "")
+
+    def cut(exc: Exception) -> str:
+        from rewindfs.store.history.recordfile import cache_path
+
+        try:  # misled by the records: the next listing walks the objects
+            os.unlink(cache_path(app.layout.store, target.key))
+        except OSError:
+            pass
+        return listing.cut_short(exc)
+
+    return Stream(first.encode(), chunks, cut)
 
 
 def _cat(rest: list[str]) -> bytes | None:

@@ -13,7 +13,8 @@ is a rich table with the widths of the whole. rich is imported only by what need
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import islice
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -69,6 +70,11 @@ def width(text: str) -> int:
     return cell_len(text)
 
 
+def head_widths(rows: Sequence[Sequence[str]], columns: int) -> list[int]:
+    """Each column's width from these rows' plain texts, as rich prints them."""
+    return widths_of(_clean(rows)[0], columns)
+
+
 def widths_of(rows: Sequence[Sequence[str]], columns: int) -> list[int]:
     """Each column's width: its widest cell (`rows` of plain texts)."""
     out = [0] * columns
@@ -109,6 +115,67 @@ def print_rows(term: Terminal, console: Console, justify: Sequence[str],
         console.on_broken_pipe()
 
 
+def print_stream(term: Terminal, console: Console, justify: Sequence[str], widths: list[int],
+                 rows: Iterable[Sequence[Cell]], *, wrap: int) -> None:
+    """Print rows as one table whose widths were decided before every row is made (a long
+    list, cli.listing: from its first screen and what bounds the rest), each chunk made
+    only once the one before is written. A later cell wider than its column wraps there
+    (the `wrap` column) or widens it for its chunk (the last column), as rich lays it out."""
+    plain = not console.is_terminal and console.no_color
+    if not plain:
+        widths = _fit(widths, wrap, console.width)
+    try:
+        for chunk in _chunks(rows):
+            if plain:
+                console.file.write(plain_chunk(justify, widths, chunk, wrap))
+            else:
+                term.print_table(_rich_table(justify, widths, wrap, chunk, grow_last=True),
+                                 console)
+            console.file.flush()
+    except BrokenPipeError:
+        console.on_broken_pipe()
+
+
+def plain_chunks(justify: Sequence[str], widths: list[int], rows: Iterable[Sequence[Cell]],
+                 wrap: int) -> Iterator[str]:
+    """What print_stream writes off a terminal without colour, a chunk at a time."""
+    for chunk in _chunks(rows):
+        yield plain_chunk(justify, widths, chunk, wrap)
+
+
+def plain_chunk(justify: Sequence[str], widths: list[int], rows: Sequence[Sequence[Cell]],
+                wrap: int) -> str:
+    """Rows laid out with `widths` as rich lays them out off a terminal: joined here when
+    every cell fits its column (all but the last) and prints as it is, else by rich."""
+    texts = [texts_of(row) for row in rows]
+    last = len(widths) - 1
+    if all(text.isprintable() and (i == last or width(text) <= widths[i])
+           for row in texts for i, text in enumerate(row)):
+        return _plain_lines(justify, widths, texts)
+    import io
+
+    from rich.console import Console
+
+    from rewindfs.cli.widths import WIDE
+
+    console = Console(file=io.StringIO(), width=WIDE, no_color=True, color_system=None,
+                      force_terminal=False, markup=False, emoji=False, highlight=False,
+                      soft_wrap=False)
+    with console.capture() as captured:
+        console.print(_rich_table(justify, widths, wrap, rows, grow_last=True))
+    return "".join(line.rstrip() + "\n" for line in captured.get().splitlines())
+
+
+def _chunks(rows: Iterable[Sequence[Cell]]) -> Iterator[list[Sequence[Cell]]]:
+    """`rows` in lists of _chunk_sizes, each made only when it is asked for."""
+    it = iter(rows)
+    for size in _chunk_sizes(None):
+        chunk = list(islice(it, size))
+        if not chunk:
+            return
+        yield chunk
+
+
 def plain_text(justify: Sequence[str], texts: Sequence[Sequence[str]]) -> str | None:
     """What print_rows writes of these rows off a terminal without colour (every row at
     once); None when a cell holds a control character (rich's to clean or lay out)."""
@@ -126,10 +193,11 @@ def _fit(widths: list[int], wrap: int | None, width: int) -> list[int]:
     return [max(1, w - excess) if i == wrap else w for i, w in enumerate(widths)]
 
 
-def _chunk_sizes(rows: int) -> Iterable[int]:
-    """FIRST_CHUNK, FIRST_CHUNK, then twice the last, up to LAST_CHUNK, until `rows`."""
+def _chunk_sizes(rows: int | None) -> Iterable[int]:
+    """FIRST_CHUNK, FIRST_CHUNK, then twice the last, up to LAST_CHUNK, until `rows` (None:
+    for ever)."""
     done, size = 0, FIRST_CHUNK
-    while done < rows:
+    while rows is None or done < rows:
         yield size
         done += size
         size = min(2 * size if done > FIRST_CHUNK else size, LAST_CHUNK)
@@ -149,13 +217,18 @@ def _plain_lines(justify: Sequence[str], widths: list[int], rows: Sequence[Seque
 
 
 def _rich_table(justify: Sequence[str], widths: list[int], wrap: int | None,
-                rows: Sequence[Sequence[Cell]]) -> Table:
+                rows: Sequence[Sequence[Cell]], *, grow_last: bool = False) -> Table:
+    """`grow_last`: the last column is at least its width, wider when a row needs it."""
     from rich.table import Table
     from rich.text import Text
 
     table = Table(box=None, show_header=False, pad_edge=False, padding=(0, GAP, 0, 0))
+    last = len(widths) - 1
     for i, (side, width) in enumerate(zip(justify, widths, strict=True)):
-        table.add_column(justify=side, no_wrap=i != wrap, width=width)  # type: ignore[arg-type]
+        if grow_last and i == last:
+            table.add_column(justify=side, no_wrap=True, min_width=width)  # type: ignore[arg-type]
+        else:
+            table.add_column(justify=side, no_wrap=i != wrap, width=width)  # type: ignore[arg-type]
     for row in rows:
         table.add_row(*(Text.assemble(*value) for value in row))
     return table

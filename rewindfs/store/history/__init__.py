@@ -9,6 +9,8 @@ May import: objects, capture.
     quickread     checkpoints listed, resolved and read without libgit2 (the CLI's quick path)
     quickdiff     lines changed since the newest checkpoint, counted without libgit2
     chain         a project's checkpoints: listed and numbered (1 = newest), loaded
+    records, recordfile   each commit remembered (caches/<h16>.history), chain summaries
+    listpage      a long history read from its tip only as far as it is shown
     references    resolving what a person types: `3`, a label, a hash, `10 minutes ago`
     timeref       times as references (`10 minutes ago`, `@yesterday-14:00`, ISO)
     changestats   what a checkpoint changed and holds (files, lines, bytes)
@@ -69,7 +71,7 @@ if TYPE_CHECKING:
         StoreBrowser,
         TreeEntry,
     )
-    from rewindfs.store.history.chain import checkpoints, load, walk
+    from rewindfs.store.history.chain import checkpoints, load, page, walk
     from rewindfs.store.history.changestats import stats, total_size
     from rewindfs.store.history.checkpoint import Checkpoint, SnapshotResult, Stats
     from rewindfs.store.history.diff import DiffResult, working_tree_tree
@@ -82,8 +84,10 @@ if TYPE_CHECKING:
         set_label,
         validate_label,
     )
+    from rewindfs.store.history.listpage import Page, Surprise
     from rewindfs.store.history.meta import CheckpointMeta
     from rewindfs.store.history.quoting import quote_path
+    from rewindfs.store.history.records import forget as forget_records
     from rewindfs.store.history.references import resolve, resolve_with_path
     from rewindfs.store.history.snapshot import locked, take, take_locked, tip
     from rewindfs.store.history.trees import EXECUTABLE, Change, Entry
@@ -100,6 +104,10 @@ __all__, __getattr__, __dir__ = face(_HERE, {
     "Checkpoint": f"{_HERE}.checkpoint",
     "checkpoints": f"{_HERE}.chain",
     "load": f"{_HERE}.chain",
+    "page": f"{_HERE}.chain",
+    "Page": f"{_HERE}.listpage",
+    "Surprise": f"{_HERE}.listpage",
+    "forget_records": f"{_HERE}.records:forget",
     "walk": f"{_HERE}.chain",
     "Stats": f"{_HERE}.checkpoint",
     "stats": f"{_HERE}.changestats",

@@ -171,7 +171,8 @@ def _summary_due(repo: pygit2.Repository, recall: records.Recall, chain: list[re
         return None
     wanted = None if labels is None else sorted(set(labels))
     known = recall.summary
-    if known is not None and known.shallow == shallow and known.labels == wanted \
+    if known is not None and known.shallow == shallow \
+            and (wanted is None or known.labels == wanted) \
             and known.tip in {r.id for r in chain[:listpage.SUMMARY_EVERY]}:
         return None
     return listpage.summarize(chain, shallow, wanted)

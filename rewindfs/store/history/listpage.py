@@ -45,6 +45,7 @@ def summarize(chain: list[Record], shallow: list[int], labels: list[str] | None)
     return Summary(tip=chain[0].id, shallow=shallow, count=len(chain),
                    numbered=sum(not r.pre_rollback for r in chain),
                    oldest=min(r.time for r in chain), bottom=chain[-1].id,
+                   root=chain[-1].parent is None,
                    labels=None if labels is None else sorted(wanted),
                    in_chain={r.id: r.pre_rollback for r in chain if r.id in wanted}, packs={})
 
@@ -84,6 +85,7 @@ def _extended(known: Summary, walked: list[Record]) -> Summary:
     return Summary(tip=walked[0].id, shallow=known.shallow, count=known.count + len(walked),
                    numbered=known.numbered + sum(not r.pre_rollback for r in walked),
                    oldest=min(known.oldest, *(r.time for r in walked)), bottom=known.bottom,
+                   root=known.root,
                    labels=known.labels,
                    in_chain={**known.in_chain,
                              **{r.id: r.pre_rollback for r in walked if r.id in labelled}},

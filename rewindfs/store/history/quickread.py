@@ -8,11 +8,13 @@ unknown reference, a missing file), a Hermes checkpoint without recorded stats, 
 or unexpected object, a parent that cannot be read (a history broken in the middle, which
 the libgit2 path numbers down to and lists past: store.history.breaks), a label ref that
 cannot be parsed: all raise `Unsure`, and the caller takes the libgit2 path, which says
-what is wrong in its own words. The chain is walked through the objects themselves, not
-the history records (store.history.records) the libgit2 path reads: the records only
-ever say what the objects say, and checking them against the object files would cost
-what reading the commits costs here (2,000 packed checkpoints: ~0.1 s, half the libgit2
-path's whole command).
+what is wrong in its own words.
+
+A listing reads the history records the libgit2 path keeps (store.history.recordfile)
+from the tip only as far as it is shown (`page`, store.history.listpage), each record
+checked against its object file as the libgit2 path checks it, a commit without one
+read from the objects. Without a usable chain summary in them, `checkpoints` walks the
+commits themselves and writes one (`remember`), so the next listing pages.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import json
 import os
 
 from rewindfs.errors import RewindError
+from rewindfs.store.history import listpage, recordfile
 from rewindfs.store.history.checkpoint import (
     STATS_TRAILER,
     Checkpoint,
@@ -30,7 +33,10 @@ from rewindfs.store.history.checkpoint import (
     make,
     number,
 )
+from rewindfs.store.history.recordfile import Record
+from rewindfs.store.history.trailers import parse_message
 from rewindfs.store.objects.layout import Layout
+from rewindfs.store.objects.packs import pack_files
 from rewindfs.store.objects.rawodb import BLOB, COMMIT, TREE, RawOdb, Unsure
 
 GITLINK, DIRECTORY = 0o160000, 0o040000
@@ -80,10 +86,12 @@ def commit(odb: RawOdb, oid: str) -> Commit:
     return Commit(oid, odb.read_kind(oid, COMMIT))
 
 
-def checkpoints(odb: RawOdb, h16: str) -> list[Checkpoint]:
+def checkpoints(odb: RawOdb, h16: str, *, summarize: bool = False) -> list[Checkpoint]:
     """store.history.chain.checkpoints: the chain behind the project's ref, newest first,
-    down to the prune boundary, then labelled checkpoints pruned out of it; numbered."""
+    down to the prune boundary, then labelled checkpoints pruned out of it; numbered.
+    `summarize`: a long chain's summary is written into the records (`page` reads it)."""
     labels = odb.labels(h16)
+    shallow = recordfile.shallow_key(odb.store)
     stop = odb.boundaries()
     chain: list[Commit] = []
     tip = odb.ref(Layout.project_ref(h16))
@@ -97,9 +105,87 @@ def checkpoints(odb: RawOdb, h16: str) -> list[Checkpoint]:
         tip = current.parents[0]
     pinned = sorted((commit(odb, oid) for oid in labels if oid not in seen),
                     key=lambda c: -c.commit_time)
-    return number([make(c.id, c.tree, c.parents, c.time, c.offset, c.message, stop,
-                        labels.get(c.id, []), records_parent=bool(c.parents))
-                   for c in [*chain, *pinned]])
+    found = number([make(c.id, c.tree, c.parents, c.time, c.offset, c.message, stop,
+                         labels.get(c.id, []), records_parent=bool(c.parents))
+                    for c in [*chain, *pinned]])
+    if summarize and len(chain) > listpage.SUMMARY_EVERY:
+        _remember(odb, h16, found[:len(chain)], shallow, stop, labels)
+    return found
+
+
+def page(odb: RawOdb, h16: str) -> listpage.Page | None:
+    """store.history.chain.page: the project's checkpoints read from the tip as far as they
+    are shown, from the history records; None when they cannot tell (no usable summary,
+    packs changed since: `checkpoints` walks the commits). Unsure as `checkpoints` is."""
+    shallow = recordfile.shallow_key(odb.store)
+    stop = odb.boundaries()
+    labels = odb.labels(h16)
+    tip = odb.ref(Layout.project_ref(h16))
+    tail = recordfile.Tail(recordfile.cache_path(odb.store, h16))
+    if tip is None or not tail.ok:
+        return None
+    known, packs = tail.summary()
+    now = pack_files(odb.objects)
+    if known is None or any(now.get(name) != stat for name, stat in packs.items()):
+        return None
+    fetch = _Recorded(odb, tail).get
+    found = listpage.from_tip(tip, stop, fetch, known, shallow, list(labels))
+    if found is None:
+        return None
+    walked, summary, whole = found
+    pinned = listpage.pinned_records(labels, summary, walked, fetch)
+    if pinned is None:
+        return None
+    if whole or len(walked) >= listpage.SUMMARY_EVERY:
+        summary.packs = packs
+        recordfile.append(tail.path, [summary.line()])
+    return listpage.Page(summary, walked, fetch, stop, labels, pinned, odb.has)
+
+
+def _remember(odb: RawOdb, h16: str, chain: list[Checkpoint], shallow: list[int],
+              stop: frozenset[str], labels: dict[str, list[str]]) -> None:
+    """Write the summary of `chain` (read under `shallow`, `stop`) into the project's
+    records, for the next listing to page (only into a records file of this version:
+    the libgit2 path writes the records themselves)."""
+    tail = recordfile.Tail(recordfile.cache_path(odb.store, h16))
+    if not chain or not tail.ok or recordfile.shallow_key(odb.store) != shallow \
+            or odb.boundaries() != stop:
+        return
+    summary = recordfile.Summary(
+        tip=chain[0].id, shallow=shallow, count=len(chain),
+        numbered=sum(not cp.pre_rollback for cp in chain), oldest=min(cp.time for cp in chain),
+        bottom=chain[-1].id, root=chain[-1].root, labels=sorted(labels),
+        in_chain={cp.id: cp.pre_rollback for cp in chain if cp.id in labels},
+        packs=tail.packs())
+    recordfile.append(tail.path, [summary.line()])
+
+
+class _Recorded:
+    """Records looked up from the end of the file, each checked against its commit's
+    object file (store.history.records.Recall's check); a commit without a usable
+    record read from the objects."""
+
+    def __init__(self, odb: RawOdb, tail: recordfile.Tail):
+        self.odb, self.tail = odb, tail
+
+    def get(self, commit_id: str) -> Record:
+        text = self.tail.text(commit_id)
+        record = recordfile.decode(text) if text is not None else None
+        if record is not None:
+            if record.where:
+                try:
+                    st = os.stat(f"{self.odb.objects}/{commit_id[:2]}/{commit_id[2:]}")
+                    intact = [st.st_size, st.st_mtime_ns] == record.where
+                except OSError:
+                    intact = False
+                if not intact:
+                    self.odb.read_kind(commit_id, COMMIT)  # the record stands if it reads
+            return record
+        found = commit(self.odb, commit_id)
+        reason, trailers = parse_message(found.message)
+        return Record(found.id, found.tree, found.parents[0] if found.parents else None,
+                      found.time, found.offset, found.commit_time, reason, trailers, None,
+                      None, None, [])
 
 
 def resolve(odb: RawOdb, h16: str, reference: str) -> Checkpoint:
@@ -120,6 +206,8 @@ def stats(checkpoint: Checkpoint) -> Stats:
     them for one that does not: a Hermes checkpoint)."""
     recorded = checkpoint.trailers.get(STATS_TRAILER)
     parsed = Stats.decode(recorded) if recorded else None
+    if parsed is None and checkpoint.record is not None and checkpoint.record.stats is not None:
+        return Stats(*checkpoint.record.stats)  # the libgit2 path computed them
     if parsed is None:
         raise Unsure(f"checkpoint {checkpoint.short} records no stats")
     return parsed

@@ -27,6 +27,7 @@ from pathlib import Path
 from rewindfs.store.history.checkpoint import is_pre_rollback
 from rewindfs.store.objects import private
 from rewindfs.store.objects.durable import write_all
+from rewindfs.store.objects.layout import CACHES
 
 VERSION = 4
 HEADER = f"rewindfs history records v{VERSION}".encode()
@@ -80,6 +81,7 @@ class Summary:
     numbered: int
     oldest: int
     bottom: str
+    root: bool  # the last one is the project's first checkpoint (no parent recorded)
     labels: list[str] | None
     in_chain: dict[str, bool]
     packs: Packs  # every pack the file's records were read under, when it was written
@@ -94,6 +96,11 @@ class Summary:
         except (TypeError, ValueError):
             return None
         return found if len(found.tip) == 40 and found.count > 0 else None
+
+
+def cache_path(store: Path, h16: str) -> Path:
+    """The project's records, in the store at `store`."""
+    return store / CACHES / f"{h16}.history"
 
 
 def shallow_key(store: Path) -> list[int]:
@@ -215,6 +222,7 @@ class Tail:
     INDEX_AFTER = 200  # lookups by search before the rest of the file is indexed
 
     def __init__(self, path: Path):
+        self.path = path
         self.data = b"\n"  # "\n" + the file from `start` (a line's start) to `size`
         self.start = self.size = self.first = 0
         self.ok = False
@@ -353,11 +361,14 @@ def append(path: Path, lines: list[bytes]) -> None:
         return
     try:
         private.ensure_dir(path.parent)
-        fd = private.open_file(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        fd = private.open_file(path, os.O_RDWR | os.O_CREAT | os.O_APPEND)
         try:
             body = b"".join(lines)
-            if os.fstat(fd).st_size == 0:
+            size = os.fstat(fd).st_size
+            if size == 0:
                 body = HEADER + b"\n" + body
+            elif os.pread(fd, 1, size - 1) != b"\n":
+                body = b"\n" + body  # after a torn line: on a line of its own
             write_all(fd, body)
         finally:
             os.close(fd)

@@ -36,7 +36,7 @@ from rewindfs.store.history.recordfile import Record
 from rewindfs.store.history.trailers import STATS_TRAILER, parse_message
 from rewindfs.store.history.treestats import tree_stats
 from rewindfs.store.objects import private
-from rewindfs.store.objects.layout import CACHES, Layout
+from rewindfs.store.objects.layout import Layout
 from rewindfs.store.objects.packs import pack_files
 
 MAX_CHANGES = 2000  # a bigger change is not indexed: `rewind log` compares its trees
@@ -133,11 +133,7 @@ _memo: dict[str, tuple[tuple[int, int, int], recordfile.Parsed]] = {}
 _memo_lock = threading.Lock()
 
 
-def cache_path(store: Path, h16: str) -> Path:
-    """The project's records, in the store at `store`."""
-    return store / CACHES / f"{h16}.history"
-
-
+cache_path = recordfile.cache_path
 def load(path: Path) -> tuple[dict[str, Record], Packs, int]:
     """(records by commit id, the packs they were read under, lines in the file); empty
     when missing or unreadable."""

@@ -57,6 +57,13 @@ class RawOdb:
                 return pack.read_at(at, self, 0)
         raise Unsure(f"object {oid} not found")
 
+    def has(self, oid: str) -> bool:
+        """Whether object `oid` is stored (loose or packed; not read)."""
+        if os.path.exists(loose.path_of(self.objects, oid)):
+            return True
+        raw = bytes.fromhex(oid)
+        return any(pack.offset_of(raw) is not None for pack in self.packs())
+
     def read_kind(self, oid: str, kind: int) -> bytes:
         found, body = self.read(oid)
         if found != kind:
