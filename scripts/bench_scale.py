@@ -162,7 +162,7 @@ def quick_row(n: int, small: scalestore.Built, large: scalestore.Built,
     case = "quick path: `rewind list \\| head -n 60`, whole process"
     rep.progress(case)
     row = Row(case, target="first screen flat", check="growth")
-    for built, into in ((small, row.small), (large, row.large)):
+    for built in (small, large):
         quick_sample(built.home, built.workdirs[0])  # bytecode written, caches warm
     for _ in range(n):  # alternating, so load moves both alike
         row.small.append(quick_sample(small.home, small.workdirs[0]))

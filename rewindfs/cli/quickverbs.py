@@ -141,12 +141,7 @@ def _paged(app: App, target, page, size) -> Stream:
     first = next(chunks) + next(chunks, "")
 
     def cut(exc: Exception) -> str:
-        from rewindfs.store.history.recordfile import cache_path
-
-        try:  # misled by the records: the next listing walks the objects
-            os.unlink(cache_path(app.layout.store, target.key))
-        except OSError:
-            pass
+        quickread.drop_records(app.layout.store, target.key)
         return listing.cut_short(exc)
 
     return Stream(first.encode(), chunks, cut)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 from rewindfs.errors import RewindError
 from rewindfs.store.history import listpage, recordfile
@@ -140,6 +141,15 @@ def page(odb: RawOdb, h16: str) -> listpage.Page | None:
         summary.packs = packs
         recordfile.append(tail.path, [summary.line()])
     return listpage.Page(summary, walked, fetch, stop, labels, pinned, odb.has)
+
+
+def drop_records(store: Path, h16: str) -> None:
+    """Remove the project's records (they misled a listing: the next one walks the
+    objects; the libgit2 path writes them again)."""
+    try:
+        os.unlink(recordfile.cache_path(store, h16))
+    except OSError:
+        pass
 
 
 def _remember(odb: RawOdb, h16: str, chain: list[Checkpoint], shallow: list[int],
