@@ -99,10 +99,15 @@ def _list(rest: list[str]) -> bytes | Stream | None:
     mount = our_mount(app.settings.mount_dir)
     found = None
     if odb is not None and not as_json and mount is None:
-        page = quickread.page(odb, target.key)
-        if page is not None and page.rows > listing.EXACT_ROWS:
-            return _paged(app, target, page, size)
-        found = list(page) if page is not None else None
+        from rewindfs.store.history import Surprise
+
+        try:
+            page = quickread.page(odb, target.key)
+            if page is not None and page.rows > listing.EXACT_ROWS:
+                return _paged(app, target, page, size)
+            found = list(page) if page is not None else None
+        except Surprise:
+            found = None  # the records mislead: the commits say
     if found is None:
         found = quickread.checkpoints(odb, target.key, summarize=True) if odb else []
     report = [(target, listing.listed(target, found, quickread.stats, size, mount))]
