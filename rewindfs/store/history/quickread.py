@@ -179,8 +179,7 @@ class _Recorded:
         self.odb, self.tail = odb, tail
 
     def get(self, commit_id: str) -> Record:
-        text = self.tail.text(commit_id)
-        record = recordfile.decode(text) if text is not None else None
+        record = self.tail.get(commit_id)
         if record is not None:
             if record.where:
                 try:

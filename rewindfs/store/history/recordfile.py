@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -219,7 +220,7 @@ class Tail:
     or foreign file holds nothing."""
 
     STEP = 1 << 16
-    INDEX_AFTER = 200  # lookups by search before the rest of the file is indexed
+    NEAR = 1 << 14  # bytes before the last record found where its parent is looked for
 
     def __init__(self, path: Path):
         self.path = path
@@ -227,8 +228,7 @@ class Tail:
         self.start = self.size = self.first = 0
         self.ok = False
         self._fd = -1
-        self._index: dict[bytes, bytes] | None = None
-        self._asked = 0
+        self._cursor = -1  # file offset of the last record found
         try:
             fd = private.open_file(path, os.O_RDONLY)
         except OSError:
@@ -277,8 +277,8 @@ class Tail:
             self.start = at
             return True
 
-    def _lines(self, key: bytes):
-        """The checked texts of lines starting with `key`, newest first."""
+    def _lines(self, key: bytes) -> Iterator[tuple[int, bytes]]:
+        """(where in `data`, checked text) of lines starting with `key`, newest first."""
         end = len(self.data)
         while True:
             at = self.data.rfind(b"\n" + key, 0, end)
@@ -288,33 +288,48 @@ class Tail:
                     return
                 end = len(self.data) - shift + end
                 continue
-            stop = self.data.find(b"\n", at + 1)
-            text = opened(self.data[at + 1: len(self.data) if stop < 0 else stop])
+            text = self._text_at(at)
             end = at
             if text is not None:
-                yield text
+                yield at, text
 
-    def text(self, commit_id: str) -> bytes | None:
-        """The newest intact line of `commit_id`'s record."""
-        self._asked += 1
-        if self._asked > self.INDEX_AFTER:
-            found = self.index().get(commit_id.encode())
-            if found is not None:
-                return found
-        key = commit_id.encode() + b" "
-        return next(self._lines(key), None)
+    def _text_at(self, at: int) -> bytes | None:
+        stop = self.data.find(b"\n", at + 1)
+        return opened(self.data[at + 1: len(self.data) if stop < 0 else stop])
 
     def get(self, commit_id: str) -> Record | None:
-        text = self.text(commit_id)
-        return decode(text) if text is not None else None
+        """An intact record of `commit_id`: first just before the last one found (a chain
+        read from its tip finds each parent there: the file is written in that order),
+        else the newest in the file."""
+        key = b"\n" + commit_id.encode() + b" "
+        if self._cursor >= 0:
+            end = self._cursor - self.start + 1
+            lo = max(0, end - self.NEAR)
+            while (at := self.data.rfind(key, lo, end)) >= 0:
+                record = self._found(at)
+                if record is not None:
+                    return record
+                end = at
+        for at, text in self._lines(key[1:]):
+            record = decode(text)
+            if record is not None:
+                self._cursor = self.start + at - 1
+                return record
+        return None
+
+    def _found(self, at: int) -> Record | None:
+        text = self._text_at(at)
+        record = decode(text) if text is not None else None
+        if record is not None:
+            self._cursor = self.start + at - 1
+        return record
 
     def summary(self) -> tuple[Summary | None, Packs]:
         """The newest chain summary in the file, and the packs every record written since
         it was read under (its own and those of `packs` lines after it)."""
-        for text in self._lines(CHAIN):
+        for at, text in self._lines(CHAIN):
             found = Summary.of(text)
             if found is not None:
-                at = self.data.rfind(b"\n" + text)
                 return found, {**found.packs, **self._packs_after(at)}
         return None, {}
 
@@ -334,23 +349,7 @@ class Tail:
         """The packs every packed record was read under (all `packs` lines)."""
         while self._grow():
             pass
-        return self._packs_after(0)
-
-    def index(self) -> dict[bytes, bytes]:
-        """Every intact record's text by id (the newest of each), for reading on past a
-        screen: the whole file, once."""
-        if self._index is None:
-            while self._grow():
-                pass
-            out = {}
-            for line in self.data.split(b"\n"):
-                if len(line) > JSON_AT and line[40:41] == b" ":
-                    text = opened(line)
-                    if text is not None:
-                        out[text[:40]] = text
-            self._index = out
-        return self._index
-
+        return self._packs_after(-1)
 
 # -- writing -------------------------------------------------------------------------
 
