@@ -36,6 +36,7 @@ NO_PARENT = b"-" * 40
 PACKS, CHAIN = b"packs ", b"chain "
 JSON_AT = 100  # id 0-40, parent 41-81, pre-rollback 82, author time 84-99 (%+015d)
 Packs = dict[str, list[int]]
+_decode = json.JSONDecoder().decode
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,8 +147,8 @@ def decode(text: bytes) -> Record | None:
     """The record a checked line's text holds; None when it holds none."""
     if not is_record(text):
         return None
-    try:
-        return _made(text, json.loads(text[JSON_AT:]))
+    try:  # (str to the decoder: json.loads would detect the bytes' encoding each time)
+        return _made(text, _decode(text[JSON_AT:].decode("utf-8")))
     except (TypeError, ValueError, IndexError, UnicodeError):
         return None
 
