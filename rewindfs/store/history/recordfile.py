@@ -41,7 +41,7 @@ _decode = json.JSONDecoder().decode
 
 @dataclass(frozen=True, slots=True)
 class Record:
-    """One commit, as remembered (store.history.records says what each field is)."""
+    """One commit, as remembered (store.history.records)."""
 
     id: str
     tree: str
@@ -51,8 +51,16 @@ class Record:
     commit_time: int  # the committer's (orders labelled checkpoints pruned out of the chain)
     reason: str
     trailers: dict[str, str]
+    # [files changed, insertions, deletions] against the parent (a root: its files), for
+    # commits that do not record them (Hermes's); None when they do, or when the parent
+    # could not be read
     stats: list[int] | None
+    # What changed against the parent, flat: path (os.fsdecode'd), new blob id ("" when
+    # deleted), path, id, ...; None: a root, or too big to index (compare the trees).
     changes: list[str] | None
+    # The trees it holds that its parent does not (its root tree and those of every
+    # directory with a change in it); None with `changes` None. With the blobs of
+    # `changes`, what this checkpoint adds to the objects its parent keeps.
     trees: list[str] | None
     where: list[int]  # [size, mtime_ns] of its loose object file when read; []: packed
 

@@ -131,9 +131,9 @@ def _new_trees(root: pygit2.Tree, changes: list[str]) -> list[str] | None:
 Packs = recordfile.Packs
 _memo: dict[str, tuple[tuple[int, int, int], recordfile.Parsed]] = {}
 _memo_lock = threading.Lock()
-
-
 cache_path = recordfile.cache_path
+
+
 def load(path: Path) -> tuple[dict[str, Record], Packs, int]:
     """(records by commit id, the packs they were read under, lines in the file); empty
     when missing or unreadable."""
