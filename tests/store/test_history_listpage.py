@@ -257,3 +257,32 @@ def test_a_writer_appending_meanwhile_never_misleads_a_reader(store, project, lo
         thread.join(60)
     assert pages > 0 and not failures, failures
     assert len(list(chain.page(repo, h16) or checkpoints(repo, h16))) == LONG + 41
+
+
+def test_after_gc_the_records_are_read_whole_once_then_page_again(store, project, long):
+    from rewindfs.store.maintenance.gc import gc
+
+    repo = pygit2.Repository(str(store.layout.store))
+    h16 = project_hash(project)
+    checkpoints(repo, h16)
+    assert chain.page(repo, h16) is not None
+    assert gc(store.layout, immediate=True, wait=True).ran
+    repo = pygit2.Repository(str(store.layout.store))
+    truth = checkpoints(repo, h16, from_objects=True)
+    # Loose records are checked one by one (their files are gone: each commit is read
+    # again); packed ones under packs that changed make the chain be read whole.
+    page = chain.page(repo, h16)
+    found = list(page) if page is not None else checkpoints(repo, h16)
+    assert [(cp.id, cp.number) for cp in found] == [(cp.id, cp.number) for cp in truth]
+    checkpoints(repo, h16)  # the records, read whole: packed now, under these packs
+    edit = project / "README.md"
+    edit.write_text("changed\n")
+    take(store, project, "one more")  # a new object for the next repack to pack
+    assert gc(store.layout, immediate=True, wait=True).ran  # the packs change
+    truth = checkpoints(repo, h16, from_objects=True)
+    repo = pygit2.Repository(str(store.layout.store))
+    assert chain.page(repo, h16) is None, "the packs changed: every record is checked"
+    checkpoints(repo, h16)  # rewrites the records under the new packs, with a summary
+    page = chain.page(repo, h16)
+    assert page is not None
+    assert [(cp.id, cp.number) for cp in page] == [(cp.id, cp.number) for cp in truth]

@@ -170,7 +170,7 @@ def _summary_due(repo: pygit2.Repository, recall: records.Recall, chain: list[re
             or boundaries(repo) != stop:
         return None
     wanted = None if labels is None else sorted(set(labels))
-    known = recall.summary
+    known = None if recall.rewrites(chain) else recall.summary
     if known is not None and known.shallow == shallow \
             and (wanted is None or known.labels == wanted) \
             and known.tip in {r.id for r in chain[:listpage.SUMMARY_EVERY]}:

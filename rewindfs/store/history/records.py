@@ -244,6 +244,12 @@ class Recall:
             self._packs_ok = all(now.get(name) == stat for name, stat in self.packs.items())
         return self._packs_ok
 
+    def rewrites(self, live: list[Record]) -> bool:
+        """Whether `save` rewrites the file (dropping its summaries)."""
+        return bool(self.fresh) and self.tail is None and (
+            self.stale or not self.packs_ok()
+            or self.lines + len(self.fresh) > 4 * len(live) + COMPACT_SLACK)
+
     def save(self, live: list[Record], summary: recordfile.Summary | None = None) -> None:
         """Write back what was read: appended, or the file rewritten with `live` (and what
         else was read) when a record failed its check or most lines are of commits no
@@ -253,8 +259,7 @@ class Recall:
         packs = self.packs
         if self.fresh:
             ids = {r.id for r in live}
-            if self.tail is None and (self.stale or not self.packs_ok() or self.lines
-                                      + len(self.fresh) > 4 * len(live) + COMPACT_SLACK):
+            if self.rewrites(live):
                 rewrite(self.path, live + [r for r in self.fresh if r.id not in ids],
                         self.packs_now())
                 packs = self.packs_now()
