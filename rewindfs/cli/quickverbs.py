@@ -137,6 +137,8 @@ def _paged(app: App, target, page, size) -> Stream:
     from rewindfs.store.history import quickread
     from rewindfs.store.objects import rawodb
 
+    if not target.title.isprintable():
+        raise rawodb.Unsure("a title only rich prints")
     for oid, root in [(page.summary.bottom, page.summary.root),
                       *((r.id, r.parent is None) for r in page.pinned)]:
         if root and quickread.cached_size(app.layout, target.key, oid) is None:
