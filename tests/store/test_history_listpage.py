@@ -20,7 +20,7 @@ from conftest import REWIND
 
 from rewindfs.cli import listing
 from rewindfs.store import checkpoints, project_hash, set_label, take
-from rewindfs.store.history import chain, listpage, recordfile, records
+from rewindfs.store.history import chain, listpage, recordfile, records, recordtail
 from rewindfs.store.history.prune import enforce_max_snapshots
 from rewindfs.store.objects import Layout
 
@@ -81,7 +81,7 @@ def test_long_list_pages_and_says_what_the_commits_say(store, project, home, tmp
     first = subprocess.run([REWIND, "list", "-C", str(project)], env=env, capture_output=True,
                            timeout=120, check=True)  # reads the records whole, once
     path = records.cache_path(store.layout.store, project_hash(project))
-    assert recordfile.Tail(path).summary()[0].count == LONG + 1, "a summary was written"
+    assert recordtail.Tail(path).summary()[0].count == LONG + 1, "a summary was written"
     quick, click = quick_and_click(project, env)
     assert quick.returncode == click.returncode == 0, (quick.stderr[-400:], click.stderr)
     imported = quick.stderr.decode()

@@ -9,7 +9,8 @@ May import: objects, capture.
     quickread     checkpoints listed, resolved and read without libgit2 (the CLI's quick path)
     quickdiff     lines changed since the newest checkpoint, counted without libgit2
     chain         a project's checkpoints: listed and numbered (1 = newest), loaded
-    records, recordfile   each commit remembered (caches/<h16>.history), chain summaries
+    records, recordfile, recordtail   each commit remembered (caches/<h16>.history), chain
+                  summaries; read from the file's end
     listpage      a long history read from its tip only as far as it is shown
     references    resolving what a person types: `3`, a label, a hash, `10 minutes ago`
     timeref       times as references (`10 minutes ago`, `@yesterday-14:00`, ISO)

@@ -31,7 +31,9 @@ from rewindfs.store.history.recordfile import Record, Summary
 MAX_WALK = 256  # checkpoints walked from the tip to a summary before the whole chain is
 SUMMARY_EVERY = 32  # checkpoints taken since the newest summary before another is written
 
-Fetch = Callable[[str], "Record | None"]
+# fetch(commit_id, newer=False): `newer`, a commit taken since the summary the reader holds
+# (its record, if any, was written after that summary: looked for there only)
+Fetch = Callable[..., "Record | None"]
 
 
 class Surprise(Exception):
@@ -68,7 +70,7 @@ def from_tip(tip: str, stop: frozenset[str], fetch: Fetch, known: Summary | None
             return walked, _extended(known, walked), False  # type: ignore[arg-type]
         if current in seen or len(walked) >= MAX_WALK:
             return None
-        record = fetch(current)
+        record = fetch(current, usable)
         if record is None:
             return None
         walked.append(record)

@@ -24,7 +24,7 @@ import os
 from pathlib import Path
 
 from rewindfs.errors import RewindError
-from rewindfs.store.history import listpage, recordfile
+from rewindfs.store.history import listpage, recordfile, recordtail
 from rewindfs.store.history.checkpoint import (
     STATS_TRAILER,
     Checkpoint,
@@ -122,7 +122,7 @@ def page(odb: RawOdb, h16: str) -> listpage.Page | None:
     stop = odb.boundaries()
     labels = odb.labels(h16)
     tip = odb.ref(Layout.project_ref(h16))
-    tail = recordfile.Tail(recordfile.cache_path(odb.store, h16))
+    tail = recordtail.Tail(recordfile.cache_path(odb.store, h16))
     if tip is None or not tail.ok:
         return None
     known, packs = tail.summary()
@@ -157,7 +157,7 @@ def _remember(odb: RawOdb, h16: str, chain: list[Checkpoint], shallow: list[int]
     """Write the summary of `chain` (read under `shallow`, `stop`) into the project's
     records, for the next listing to page (only into a records file of this version:
     the libgit2 path writes the records themselves)."""
-    tail = recordfile.Tail(recordfile.cache_path(odb.store, h16))
+    tail = recordtail.Tail(recordfile.cache_path(odb.store, h16))
     if not chain or not tail.ok or recordfile.shallow_key(odb.store) != shallow \
             or odb.boundaries() != stop:
         return
@@ -175,11 +175,11 @@ class _Recorded:
     object file (store.history.records.Recall's check); a commit without a usable
     record read from the objects."""
 
-    def __init__(self, odb: RawOdb, tail: recordfile.Tail):
+    def __init__(self, odb: RawOdb, tail: recordtail.Tail):
         self.odb, self.tail = odb, tail
 
-    def get(self, commit_id: str) -> Record:
-        record = self.tail.get(commit_id)
+    def get(self, commit_id: str, newer: bool = False) -> Record:
+        record = self.tail.get(commit_id, newer)
         if record is not None:
             if record.where:
                 try:

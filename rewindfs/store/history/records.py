@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pygit2
 
-from rewindfs.store.history import recordfile
+from rewindfs.store.history import recordfile, recordtail
 from rewindfs.store.history.recordfile import Record
 from rewindfs.store.history.trailers import STATS_TRAILER, parse_message
 from rewindfs.store.history.treestats import tree_stats
@@ -189,7 +189,7 @@ class Recall:
         self._packs_ok: bool | None = None
         # Lazy: records looked up from the end of the file, one by one (listpage), under
         # the packs its summary names; else the whole file, parsed.
-        self.tail = recordfile.Tail(self.path) if lazy else None
+        self.tail = recordtail.Tail(self.path) if lazy else None
         if self.tail is not None:
             self.known, self.lines = {}, 0
             self.summary, self.packs = self.tail.summary() if self.tail.ok else (None, {})
@@ -201,9 +201,10 @@ class Recall:
         self.foreign = found.foreign  # another version, or not ours: rewritten
         self.stale = found.foreign  # a record failed its check: rewritten
 
-    def get(self, commit_id: str) -> Record | None:
-        """The commit's record; None when the commit cannot be read."""
-        record = self.tail.get(commit_id) if self.tail is not None \
+    def get(self, commit_id: str, newer: bool = False) -> Record | None:
+        """The commit's record; None when the commit cannot be read. `newer`: taken since
+        the summary this lazy reader holds (recordfile.Tail.get)."""
+        record = self.tail.get(commit_id, newer) if self.tail is not None \
             else self.known.get(commit_id)
         if record is not None:
             if self._intact(record):
