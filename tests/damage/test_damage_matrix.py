@@ -200,6 +200,9 @@ def _compared(command: str, damage: Damage, named: str, got: Outcome, whole: Out
     return errors
 
 
+# One worker runs every case (scripts/test: --dist loadgroup), so the undamaged answers
+# (`healthy`, every command on each template) are worked out once per run, not per worker.
+@pytest.mark.xdist_group("damage-matrix")
 @pytest.mark.parametrize("name", sorted(DAMAGES))
 def test_damaged_store_every_command_ends_in_one_line(name: str, damage_templates, healthy,
                                                       tmp_path: Path):
