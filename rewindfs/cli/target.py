@@ -14,12 +14,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from rewindfs.errors import NotFound
 from rewindfs.store import project_hash
-from rewindfs.store.remote import catalog, remotes
+
+if TYPE_CHECKING:  # the remotes' modules load only for a command that names one
+    from rewindfs.store.remote import catalog
 
 remote_option = click.option(
     "--remote", metavar="NAME",
@@ -56,6 +59,8 @@ def is_remote_spec(app, given: str | None) -> bool:
     if not given or not given.startswith("@") or "/" not in given:
         return False
     name = given[1:].split("/", 1)[0]
+    from rewindfs.store.remote import remotes
+
     return any(r.name == name for r in remotes.every(app.store.layout))
 
 
@@ -63,10 +68,14 @@ def resolve(app, given: str | None, remote: str | None = None) -> Target:
     if is_remote_spec(app, given):
         if remote:
             raise click.UsageError("give the remote once: -C @NAME/PROJECT or --remote NAME")
+        from rewindfs.store.remote import catalog
+
         found = catalog.find(_repo(app, given), app.store.layout, given)
         return _fetched(found, given.split("/", 1)[1].strip("/"))
     workdir = app.project_dir(given)
     if remote:
+        from rewindfs.store.remote import catalog, remotes
+
         remotes.get(app.store.layout, remote)  # an unknown name says so, with the known ones
         found = catalog.same_path(_repo(app, remote), app.store.layout, remote, str(workdir))
         return fetched(app, remote, own=True, only=found.key)[0]
@@ -79,6 +88,8 @@ def fetched(app, remote: str | None = None, *, own: bool, only: str | None = Non
     copies of this store's own projects."""
     if not app.store.exists():
         return []
+    from rewindfs.store.remote import catalog
+
     everything = catalog.remote_projects(app.store.repo, app.store.layout, remote)
     out = []
     for name in sorted({p.remote for p in everything}):
