@@ -32,6 +32,12 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     for name in ("COLUMNS", "LINES"):
         os.environ.pop(name, None)
 
+# A suite started in the background of a non-interactive shell (`./scripts/test &` in a
+# script) inherits SIGINT ignored, and so would every process a test starts (an exec
+# keeps an ignored signal ignored): no Ctrl-C a test sends would ever land.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 # git run against the store must not see the user's or the system's config.
 GIT_ISOLATION = {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1",
                  "GIT_CONFIG_SYSTEM": "/dev/null"}
