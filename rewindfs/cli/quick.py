@@ -63,7 +63,10 @@ def write(data: str | bytes | Iterable[bytes]) -> int:
             sys.stdout.buffer.write(data if isinstance(data, bytes) else data.encode())
         else:
             chunks = iter(data)
+            written = False
             while True:
+                if written and data.reader_gone():  # type: ignore[attr-defined]
+                    raise BrokenPipeError  # the rest need not be made
                 try:
                     chunk = next(chunks, None)
                 except Exception as exc:  # noqa: BLE001 - anything: said in one line
@@ -74,6 +77,7 @@ def write(data: str | bytes | Iterable[bytes]) -> int:
                     break
                 sys.stdout.buffer.write(chunk)
                 sys.stdout.flush()
+                written = True
         sys.stdout.flush()
     except BrokenPipeError:
         null = os.open(os.devnull, os.O_WRONLY)  # the interpreter's last flush stays quiet

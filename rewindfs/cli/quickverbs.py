@@ -130,6 +130,12 @@ class Stream:
         for chunk in self.rest:
             yield chunk.encode()
 
+    def reader_gone(self) -> bool:
+        """Whether stdout's reader has gone (cli.rowstream.reader_gone): nothing more to make."""
+        from rewindfs.cli.rowstream import reader_gone
+
+        return reader_gone(sys.stdout)
+
 
 def _paged(app: App, target, page, size) -> Stream:
     """A long history's list, its first screen made here (cli.listing.plain_paged)."""

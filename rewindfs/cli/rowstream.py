@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import islice
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -125,7 +125,7 @@ def print_stream(term: Terminal, console: Console, justify: Sequence[str], width
     if not plain:
         widths = _fit(widths, wrap, console.width)
     try:
-        for chunk in _chunks(rows):
+        for chunk in _chunks(rows, console.file):
             if plain:
                 console.file.write(plain_chunk(justify, widths, chunk, wrap))
             else:
@@ -166,14 +166,32 @@ def plain_chunk(justify: Sequence[str], widths: list[int], rows: Sequence[Sequen
     return "".join(line.rstrip() + "\n" for line in captured.get().splitlines())
 
 
-def _chunks(rows: Iterable[Sequence[Cell]]) -> Iterator[list[Sequence[Cell]]]:
-    """`rows` in lists of _chunk_sizes, each made only when it is asked for."""
+def _chunks(rows: Iterable[Sequence[Cell]], out: IO[str] | None = None
+            ) -> Iterator[list[Sequence[Cell]]]:
+    """`rows` in lists of _chunk_sizes, each made only when it is asked for, and not made
+    once `out` is a pipe whose reader is gone (BrokenPipeError, as its write would)."""
     it = iter(rows)
-    for size in _chunk_sizes(None):
+    for at, size in enumerate(_chunk_sizes(None)):
+        if at and out is not None and reader_gone(out):
+            raise BrokenPipeError
         chunk = list(islice(it, size))
         if not chunk:
             return
         yield chunk
+
+
+def reader_gone(out: IO[str] | IO[bytes]) -> bool:
+    """Whether `out` is a pipe whose reader has gone (a pager quit after its screen, `head`
+    done): what is left need not be made, only to fail on its write."""
+    try:
+        fd = out.fileno()
+    except (AttributeError, OSError, ValueError):
+        return False
+    import select
+
+    poll = select.poll()
+    poll.register(fd, 0)  # POLLERR and POLLHUP are reported whatever is asked
+    return any(events & select.POLLERR for _, events in poll.poll(0))
 
 
 def plain_text(justify: Sequence[str], texts: Sequence[Sequence[str]]) -> str | None:
