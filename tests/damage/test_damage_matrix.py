@@ -121,7 +121,7 @@ def run_all(template: Template, damage: Damage | None, base: Path
     return done
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # once per worker, however xdist orders the tests
 def healthy(damage_templates, tmp_path_factory) -> dict[bool, dict[str, Outcome]]:
     """What every command does on an undamaged copy of each template."""
     out = {}
