@@ -3,17 +3,23 @@
 Small blobs are kept whole in a byte-bounded LRU (the kernel usually reads one in
 a single request). Those of a directory just listed are read ahead, in the order
 the listing gives them (the order `tar`, `diff -r` and `grep -r` read them), by a
-git process of their own; each is handed on as it arrives (`on_prefetched`: the
-mount puts it in the kernel's page cache, so the read that follows never reaches
-the daemon). Then, while no other listing is waiting, the directories below it are
-read ahead the same way, depth first (where those readers go next), within a window
-of PREFETCH_BUDGET bytes: a walk of a tree never stalls at a directory. A blob of
-SPOOL_MIN or more is never whole in memory: git
+git process of their own. Then, while no other listing is waiting, the directories
+below it are read ahead the same way, depth first (where those readers go next),
+within a window of PREFETCH_BUDGET bytes: a walk of a tree never stalls at a
+directory. Once the kernel knows a listed directory's files (`listed`: its listing
+reached its end), those in memory are handed on (`on_prefetched`: the mount puts
+them in the kernel's page cache, so the reads that follow never reach the daemon),
+and those still arriving are handed on as they arrive. A blob of SPOOL_MIN or more
+is never whole in memory: git
 streams it into an unlinked temporary file (store.objects.catfile), and reads are served
 from there with pread; the spooled files are bounded by total size on disk, and
 an evicted one goes when its last reader is done with it (one blob bigger than the
 whole budget is kept on its own until another such blob is read). So whatever is
 opened, and however many files at once, the mount's memory stays within its caches.
+
+Readers that share caches (another agent's snapshots beside the store, Context.
+reading_from) share the hand-on too: a file is pushed the same way whichever object
+database it was read from.
 """
 
 from __future__ import annotations
@@ -73,11 +79,14 @@ class BlobReader:
         self.spool_dir = spool_dir
         if shared_with is not None:
             self.memory, self.spools = shared_with.memory, shared_with.spools
+            self._hand_on = shared_with._hand_on
         else:
             self.memory = LruCache(memory_bytes, len, largest=min(SPOOL_MIN, memory_bytes))
             self.spools = LruCache(spool_bytes, lambda s: max(1, s.size))
+            self._hand_on: list[Callable[[int, bytes], bool] | None] = [None]
         self.prefetch_budget = min(PREFETCH_BUDGET, memory_bytes // 4)
-        self._pending: dict[str, threading.Event] = {}
+        # oid being read ahead -> the Event a reader waits on (made only when one waits)
+        self._pending: dict[str, threading.Event | None] = {}
         self._guard = threading.Lock()
         self._queue: queue.SimpleQueue[tuple[list[str], int, Below | None] | None] = \
             queue.SimpleQueue()
@@ -86,45 +95,52 @@ class BlobReader:
         self._pusher: threading.Thread | None = None
         self._pipe = browser.new_pipe()  # its own git: never waits behind big reads
         self._oversized: tuple[str, Spooled] | None = None
-        self._wanted_by: dict[str, list[int]] = {}  # oid read ahead -> inodes showing it
-        # (inode, bytes) of each blob read ahead, once the readers waiting for it are free
-        self.on_prefetched: Callable[[int, bytes], bool] | None = None
+        # oid read ahead -> inodes of listed files showing it, to push once it arrives
+        self._wanted_by: dict[str, list[int]] = {}
+
+    @property
+    def on_prefetched(self) -> Callable[[int, bytes], bool] | None:
+        """Given (inode, bytes) of each listed file read ahead, once the readers waiting
+        for it are free; False when it could not take it (the kernel refused the inode)."""
+        return self._hand_on[0]
+
+    @on_prefetched.setter
+    def on_prefetched(self, push: Callable[[int, bytes], bool] | None) -> None:
+        self._hand_on[0] = push  # for every reader sharing these caches
 
     def whole(self, oid: str, size: int) -> bytes:
         """A small blob's bytes (symlink targets, small files)."""
-        arriving = self._pending.get(oid)
-        if arriving is not None:  # being read ahead: wait for it rather than read it twice
-            arriving.wait(PREFETCH_WAIT)
+        if oid in self._pending:  # being read ahead: wait for it rather than read it twice
+            with self._guard:
+                arriving = None
+                if oid in self._pending:
+                    arriving = self._pending[oid]
+                    if arriving is None:
+                        arriving = self._pending[oid] = threading.Event()
+            if arriving is not None:
+                arriving.wait(PREFETCH_WAIT)
         return self.memory.get_or_load(oid, lambda key: self.browser.blob(key, size))
 
     def prefetch(self, blobs: list[Wanted], directory: int = 0, below: Below | None = None
-                 ) -> list[tuple[int, bytes]]:
+                 ) -> None:
         """Read these small blobs (oid, size, inode) ahead, in git's own process and in the
         order given, while the reader is still busy with the first (a directory was just
-        listed: `tar`, `diff -r` and `grep -r` read its files next, in that order); those
-        already here are returned, (inode, bytes), for the caller to push (`push_later`,
-        with `on_prefetched` set) once the kernel knows their inodes. Then the files
-        `below` yields, a directory at a time, while the window is not full and nothing
-        else is listed; a listing of a `directory` the walk went through (the reader
-        following it) slides the window on instead of starting again. Within a budget,
-        so a huge directory does not flush the cache; what is coming is skipped."""
+        listed: `tar`, `diff -r` and `grep -r` read its files next, in that order). Then
+        the files `below` yields, a directory at a time, while the window is not full and
+        nothing else is listed; a listing of a `directory` the walk went through (the
+        reader following it) slides the window on instead of starting again. Within a
+        budget, so a huge directory does not flush the cache; what is coming is skipped."""
         todo: list[str] = []
-        ready: list[tuple[int, str]] = []
         total = 0
         with self._guard:
-            for oid, size, inode in blobs:
+            for oid, size, _ in blobs:
                 if size >= SPOOL_MIN:
                     continue
                 total += size
                 if total > self.prefetch_budget:
                     break
-                if oid in self._pending:
-                    self._wanted_by.setdefault(oid, []).append(inode)
-                elif oid in self.memory:
-                    ready.append((inode, oid))
-                else:
-                    self._pending[oid] = threading.Event()
-                    self._wanted_by[oid] = [inode]
+                if oid not in self._pending and oid not in self.memory:
+                    self._pending[oid] = None
                     todo.append(oid)
             if (todo or below is not None) and self._prefetcher is None:
                 self._prefetcher = threading.Thread(target=self._prefetch_loop, daemon=True,
@@ -132,15 +148,40 @@ class BlobReader:
                 self._prefetcher.start()
         if todo or below is not None:
             self._queue.put((todo, directory, below))
+
+    def listed(self, blobs: list[Wanted]) -> list[tuple[int, bytes]]:
+        """The kernel now knows these files (oid, size, inode: their directory's listing
+        reached its end): (inode, bytes) of those in memory, for the caller to push
+        (`push`); those still being read ahead are handed to `on_prefetched` as they
+        arrive. Nothing without `on_prefetched`."""
         if self.on_prefetched is None:
             return []
+        ready: list[tuple[int, str]] = []
+        with self._guard:
+            for oid, size, inode in blobs:
+                if size >= SPOOL_MIN:
+                    continue
+                if oid in self._pending:  # released after it is in memory: pushed then
+                    self._wanted_by.setdefault(oid, []).append(inode)
+                else:
+                    ready.append((inode, oid))
         found = ((inode, self.memory.get(oid)) for inode, oid in ready)
         return [(inode, data) for inode, data in found if data is not None]
 
+    def push(self, files: list[tuple[int, bytes]]) -> None:
+        """Hand (inode, bytes) to `on_prefetched` now; those it refused are tried again
+        later (`push_later`). A push waits for any read of that file the kernel has in
+        flight: never call this on the thread that answers reads."""
+        push = self.on_prefetched
+        if push is None:
+            return
+        missed = [(inode, data) for inode, data in files if not push(inode, data)]
+        if missed:
+            self.push_later(missed)
+
     def push_later(self, files: list[tuple[int, bytes]]) -> None:
-        """Hand (inode, bytes) to `on_prefetched` in a thread of their own: a push waits
-        for any read of that file the kernel has in flight, so it must never run on the
-        thread that answers reads."""
+        """Hand (inode, bytes) to `on_prefetched` in a thread of their own, tried again
+        while the kernel does not know the inodes yet."""
         with self._guard:
             if self._pusher is None:
                 self._pusher = threading.Thread(target=self._push_loop, daemon=True,
@@ -225,28 +266,28 @@ class BlobReader:
                 if oid not in self._pending and oid not in self.memory:
                     # Not shown yet (its inode is unknown to the kernel): no push; the
                     # listing that shows it hands it over from memory.
-                    self._pending[oid] = threading.Event()
-                    self._wanted_by[oid] = []
+                    self._pending[oid] = None
                     todo.append(oid)
         self._fetch(todo)
 
     def _arrived(self, oid: str, data: bytes | None) -> None:
         if data is not None:
             self.memory.put(oid, data)
-        inodes = self._release(oid)
-        # Only now: a read of this very file may be waiting for the blob, and the kernel
-        # holds that file's page until the read is answered, which a push would wait for.
-        if data is not None and self.on_prefetched is not None:
-            for inode in inodes:
-                self.on_prefetched(inode, data)
+        inodes, waited = self._release(oid)
+        # A read that waited for the blob fills the file's pages with its answer (and the
+        # kernel holds them until then: a push would wait for it). The others are pushed
+        # from the pusher's thread, so reading ahead never waits for the kernel.
+        if data is not None and inodes and not waited:
+            self.push_later([(inode, data) for inode in inodes])
 
-    def _release(self, oid: str) -> list[int]:
+    def _release(self, oid: str) -> tuple[list[int], bool]:
+        """Inodes wanting the blob, and whether a reader waited for it."""
         with self._guard:
             event = self._pending.pop(oid, None)
             inodes = self._wanted_by.pop(oid, [])
         if event is not None:
             event.set()
-        return inodes
+        return inodes, event is not None
 
     def read(self, oid: str, size: int, offset: int, length: int) -> bytes:
         if size < SPOOL_MIN:

@@ -77,9 +77,12 @@ class Directory(Node):
         """True when entries() answers without touching the store (no worker thread needed)."""
         return False
 
-    def prefetch(self) -> list[tuple[int, bytes]]:
-        """Start reading what is likely to be read next (the directory was just listed);
-        the files already read, (inode, bytes), to put in the kernel's page cache."""
+    def prefetch(self) -> None:
+        """Start reading what is likely to be read next (the directory is being listed)."""
+
+    def listed(self) -> list[tuple[int, bytes]]:
+        """The kernel knows every entry now (the listing reached its end): the files read
+        ahead, (inode, bytes), to put in its page cache (fs.blobs.BlobReader.listed)."""
         return []
 
 

@@ -271,15 +271,22 @@ class RewindOperations(pyfuse3.Operations):
             if not pyfuse3.readdir_reply(token, name, entry, index + 1):
                 return
             self.table.remember(child)
+        node_listed = opened.node if opened is not None else self._node(inode or 0)
+        if not isinstance(node_listed, Directory):
+            return
         if start_id < len(listing):
-            # Every entry is with the kernel now (the last of them once this returns): read
-            # ahead the files it will be asked for next, and push them to it (init).
-            node_listed = opened.node if opened is not None else self._node(inode or 0)
-            ready = node_listed.prefetch() if isinstance(node_listed, Directory) else []
-            if ready:
-                # Once this reply is sent: a push names an inode the kernel must know.
-                blobs = self.model.context.blobs
-                trio.lowlevel.current_trio_token().run_sync_soon(blobs.push_later, ready)
+            # The last entries are on their way to the kernel: read ahead the files it
+            # will be asked for next.
+            node_listed.prefetch()
+        elif self.no_open:
+            # The end of the listing: the reader took in every entry (the kernel made
+            # their inodes) before asking for more, and reads none of its files before
+            # this reply. Put those read ahead in the kernel's page cache now, so those
+            # reads never reach us; from a worker thread (a push waits for any read of
+            # the same file in flight, which this thread answers).
+            files = node_listed.listed()
+            if files:
+                await trio.to_thread.run_sync(node_listed.context.blobs.push, files)
 
     async def releasedir(self, fh: int) -> None:
         self._dirs.pop(fh, None)

@@ -84,10 +84,14 @@ class TreeDir(Directory):
         self.entries()
         return self._by_name.get(name)
 
-    def prefetch(self) -> list[tuple[int, bytes]]:
+    def prefetch(self) -> None:
+        if self._entries is not None:
+            self.context.blobs.prefetch(_files(self._entries), self.inode, self._below())
+
+    def listed(self) -> list[tuple[int, bytes]]:
         if self._entries is None:
             return []
-        return self.context.blobs.prefetch(_files(self._entries), self.inode, self._below())
+        return self.context.blobs.listed(_files(self._entries))
 
     def _below(self) -> Iterator[tuple[int, list[Wanted]]]:
         """The files of each directory below this one, depth first in listing order (the
