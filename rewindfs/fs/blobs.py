@@ -53,6 +53,7 @@ PREFETCH_WAIT = 10.0  # seconds a reader waits for a blob being read ahead
 # A push that names an inode the kernel has not made yet (the process that listed the
 # directory has not woken up to link its entries) is tried again after these pauses.
 PUSH_RETRY_DELAYS = (0.002, 0.01, 0.05)
+LINK_WAIT = 0.05  # seconds a push of a listing waits for the lister to take it in
 
 
 class Spooled:
@@ -91,7 +92,7 @@ class BlobReader:
         self._queue: queue.SimpleQueue[tuple[list[str], int, Below | None] | None] = \
             queue.SimpleQueue()
         self._prefetcher: threading.Thread | None = None
-        self._pushes: queue.SimpleQueue[list[tuple[int, bytes]] | None] = queue.SimpleQueue()
+        self._pushes: queue.SimpleQueue[PushJob | None] = queue.SimpleQueue()
         self._pusher: threading.Thread | None = None
         self._pipe = browser.new_pipe()  # its own git: never waits behind big reads
         self._oversized: tuple[str, Spooled] | None = None
@@ -150,10 +151,10 @@ class BlobReader:
             self._queue.put((todo, directory, below))
 
     def listed(self, blobs: list[Wanted]) -> list[tuple[int, bytes]]:
-        """The kernel now knows these files (oid, size, inode: their directory's listing
-        reached its end): (inode, bytes) of those in memory, for the caller to push
-        (`push`); those still being read ahead are handed to `on_prefetched` as they
-        arrive. Nothing without `on_prefetched`."""
+        """These files (oid, size, inode) are being shown (their directory's listing is
+        on its way to the kernel): (inode, bytes) of those in memory, for the caller to
+        push (`push_later`); those still being read ahead are handed to `on_prefetched`
+        as they arrive. Nothing without `on_prefetched`."""
         if self.on_prefetched is None:
             return []
         ready: list[tuple[int, str]] = []
@@ -168,26 +169,20 @@ class BlobReader:
         found = ((inode, self.memory.get(oid)) for inode, oid in ready)
         return [(inode, data) for inode, data in found if data is not None]
 
-    def push(self, files: list[tuple[int, bytes]]) -> None:
-        """Hand (inode, bytes) to `on_prefetched` now; those it refused are tried again
-        later (`push_later`). A push waits for any read of that file the kernel has in
-        flight: never call this on the thread that answers reads."""
-        push = self.on_prefetched
-        if push is None:
-            return
-        missed = [(inode, data) for inode, data in files if not push(inode, data)]
-        if missed:
-            self.push_later(missed)
-
-    def push_later(self, files: list[tuple[int, bytes]]) -> None:
-        """Hand (inode, bytes) to `on_prefetched` in a thread of their own, tried again
-        while the kernel does not know the inodes yet."""
+    def push_later(self, job: PushJob | list[tuple[int, bytes]]) -> PushJob:
+        """Hand (inode, bytes) to `on_prefetched` from a thread of its own (a push waits
+        for any read of the same file the kernel has in flight, so it must never run on
+        the thread that answers reads); those the kernel refuses are tried again once
+        their inodes are known (`PushJob.linked`), or after a few short pauses."""
+        if not isinstance(job, PushJob):
+            job = PushJob(job, linked=True)
         with self._guard:
             if self._pusher is None:
                 self._pusher = threading.Thread(target=self._push_loop, daemon=True,
                                                 name="rewindfs-push")
                 self._pusher.start()
-        self._pushes.put(files)
+        self._pushes.put(job)
+        return job
 
     def close(self) -> None:
         """Stop reading ahead and let go of the git process."""
@@ -203,13 +198,21 @@ class BlobReader:
         self._pipe.close()
 
     def _push_loop(self) -> None:
-        while (files := self._pushes.get()) is not None:
+        while (job := self._pushes.get()) is not None:
             push = self.on_prefetched
-            if push is None:
-                continue
-            missed = [(inode, data) for inode, data in files if not push(inode, data)]
-            for delay in PUSH_RETRY_DELAYS:  # the kernel did not know them yet
-                if not missed:
+            missed: list[tuple[int, bytes]] = []
+            waited = job.linked.is_set()
+            for inode, data in job.files if push is not None else ():
+                if push(inode, data):
+                    continue
+                if not waited:  # sent before the lister took the entries in: wait for it
+                    waited = True
+                    if job.linked.wait(LINK_WAIT) and push(inode, data):
+                        continue
+                missed.append((inode, data))
+            job.finish()
+            for delay in PUSH_RETRY_DELAYS:  # the kernel still does not know them
+                if not missed or push is None:
                     break
                 time.sleep(delay)
                 missed = [(inode, data) for inode, data in missed if not push(inode, data)]
@@ -323,6 +326,39 @@ class BlobReader:
             except OSError:
                 pass
         return tempfile.TemporaryFile()
+
+
+class PushJob:
+    """Files of one listing on their way to the kernel's page cache (BlobReader.push_later).
+
+    `linked` is set once the lister has taken in every entry (its listing reached its
+    end), so the kernel knows their inodes: a push refused before that is tried again
+    then. `when_done` lets the end of the listing wait for the pushes, so that the
+    reader's reads that follow find the pages there."""
+
+    def __init__(self, files: list[tuple[int, bytes]], linked: bool = False):
+        self.files = files
+        self.linked = threading.Event()
+        if linked:
+            self.linked.set()
+        self._lock = threading.Lock()
+        self._done = False
+        self._then: Callable[[], object] | None = None
+
+    def when_done(self, then: Callable[[], object]) -> bool:
+        """True when every push was made already; else `then()` is called (from the
+        pusher's thread) once they are."""
+        with self._lock:
+            if not self._done:
+                self._then = then
+            return self._done
+
+    def finish(self) -> None:
+        with self._lock:
+            self._done = True
+            then, self._then = self._then, None
+        if then is not None:
+            then()
 
 
 class _Walk:

@@ -47,6 +47,7 @@ import trio
 
 from rewindfs.fs import capabilities
 from rewindfs.fs.answers import guard_handlers
+from rewindfs.fs.blobs import PushJob
 from rewindfs.fs.cache import LruCache
 from rewindfs.fs.context import LISTING_CACHE_ENTRIES
 from rewindfs.fs.file import INLINE_READ_LIMIT
@@ -100,6 +101,7 @@ class RewindOperations(pyfuse3.Operations):
         self._dirs: dict[int, _OpenDir] = {}
         self._next_handle = 1
         self._pushed: set[int] = set()
+        self._listing_pushes: dict[int, PushJob] = {}  # directory inode -> its pushes
         # Listings of directories inside checkpoints never change: prepared once, they
         # make a warm opendir a dictionary lookup (bounded by entries, like the model's).
         self._listings: LruCache[int, Listing] = LruCache(LISTING_CACHE_ENTRIES,
@@ -276,17 +278,25 @@ class RewindOperations(pyfuse3.Operations):
             return
         if start_id < len(listing):
             # The last entries are on their way to the kernel: read ahead the files it
-            # will be asked for next.
+            # will be asked for next, and push those read already into its page cache
+            # once this reply is sent (a push names an inode the kernel must know).
             node_listed.prefetch()
-        elif self.no_open:
-            # The end of the listing: the reader took in every entry (the kernel made
-            # their inodes) before asking for more, and reads none of its files before
-            # this reply. Put those read ahead in the kernel's page cache now, so those
-            # reads never reach us; from a worker thread (a push waits for any read of
-            # the same file in flight, which this thread answers).
-            files = node_listed.listed()
+            files = node_listed.listed() if self.no_open else []
             if files:
-                await trio.to_thread.run_sync(node_listed.context.blobs.push, files)
+                if len(self._listing_pushes) >= MAX_REMEMBERED_PUSHES:
+                    self._listing_pushes.clear()
+                job = self._listing_pushes[node_listed.inode] = PushJob(files)
+                trio.lowlevel.current_trio_token().run_sync_soon(
+                    node_listed.context.blobs.push_later, job)
+        elif (job := self._listing_pushes.pop(node_listed.inode, None)) is not None:
+            # The end of the listing: the reader took in every entry (so the kernel
+            # knows their inodes) and reads none of its files before this reply. Let
+            # the pushes finish first, so those reads never reach us.
+            job.linked.set()
+            pushed = trio.Event()
+            token = trio.lowlevel.current_trio_token()
+            if not job.when_done(lambda: token.run_sync_soon(pushed.set)):
+                await pushed.wait()
 
     async def releasedir(self, fh: int) -> None:
         self._dirs.pop(fh, None)
