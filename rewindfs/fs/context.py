@@ -46,6 +46,7 @@ class Context:
         self.mode_mask = 0o777 if self.share_modes else PRIVATE_MASK
         self.started_ns = time.time_ns()
         self.failures = OnceLog(log)  # what went wrong, each said once in the mount log
+        self.readers: list[Context] = []  # made by reading_from (shared by all of them)
 
     def reading_from(self, browser: ObjectReader) -> Context:
         """This context reading trees and blobs through `browser` instead (another agent's
@@ -55,7 +56,15 @@ class Context:
         other.browser = browser  # type: ignore[assignment]
         other.blobs = BlobReader(browser, spool_dir=self.browser.layout.base,
                                  shared_with=self.blobs)
+        self.readers.append(other)
         return other
+
+    def close(self) -> None:
+        """Let go of what reading holds open (git processes), this context's and those
+        reading_from made."""
+        for context in [*self.readers, self]:
+            context.blobs.close()
+            context.browser.close()
 
     def blob(self, oid: str, size: int = 0) -> bytes:
         return self.blobs.whole(oid, size)

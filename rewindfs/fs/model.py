@@ -38,9 +38,8 @@ class Model:
         self.root = RootDir(self.context)
 
     def close(self) -> None:
-        """Let go of what reading the store holds open (a git process for big blobs)."""
-        self.context.blobs.close()
-        self.context.browser.close()
+        """Let go of what reading the store holds open (git processes)."""
+        self.context.close()
 
     def resolve(self, path: str | bytes) -> Node:
         """The node at `path` (relative to the mount). Links the mount made (`latest`,

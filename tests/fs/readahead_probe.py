@@ -1,12 +1,14 @@
 """A mount served in this process with its read requests counted, for
-test_fs_readahead: `python readahead_probe.py HOME MOUNTPOINT OUT.json [OIDS.json]`.
+test_fs_readahead: `python readahead_probe.py HOME MOUNTPOINT OUT.json [OIDS.json|-] [AGENT]`.
 
 It lists one checkpoint directory, waits until its files are read ahead, then reads
 each file and writes what the daemon saw to OUT.json: read requests before and
 after, the files pushed to the page cache, and each file's bytes as read. With
 OIDS.json (the blob ids of that directory's files), the checkpoint's top directory is
 listed first and the probe waits for those blobs to be read ahead from below it,
-reporting how many were in memory before their own directory was listed.
+reporting how many were in memory before their own directory was listed. With AGENT
+(kilo, opencode), the checkpoint is that agent's newest step (`<mnt>/AGENT/<project>/1`),
+read through its own snapshots.
 """
 
 from __future__ import annotations
@@ -44,7 +46,8 @@ class Counting(RewindOperations):
         return pushed
 
 
-def main(home: str, mnt: str, out: str, oids_file: str | None = None) -> None:
+def main(home: str, mnt: str, out: str, oids_file: str | None = None,
+         agent: str | None = None) -> None:
     ops = Counting(Model(Layout.for_home(home)))
     report: dict = {}
 
@@ -53,11 +56,14 @@ def main(home: str, mnt: str, out: str, oids_file: str | None = None) -> None:
             deadline = time.monotonic() + DEADLINE
             while not os.path.ismount(mnt) and time.monotonic() < deadline:
                 time.sleep(0.02)
-            project = next(p for p in Path(mnt).iterdir() if p.is_dir())
+            top = Path(mnt) / agent if agent else Path(mnt)
+            project = next(p for p in top.iterdir()
+                           if p.is_dir() and p.name not in ("kilo", "opencode"))
             checkpoint = project / os.readlink(project / "1")
-            blobs = ops.model.context.blobs
+            # The reader of the store's objects, or of the agent's snapshots
+            blobs = ops.model.resolve(str(checkpoint.relative_to(mnt))).context.blobs
             pushed = 0
-            if oids_file is not None:
+            if oids_file not in (None, "-"):
                 oids = json.loads(Path(oids_file).read_text())
                 os.listdir(checkpoint)
                 while not all(blobs.cached(o) for o in oids) and time.monotonic() < deadline:
@@ -67,7 +73,7 @@ def main(home: str, mnt: str, out: str, oids_file: str | None = None) -> None:
             names = sorted(os.listdir(checkpoint / "src"))
             while (blobs._pending or len(ops.pushed) <= pushed) and time.monotonic() < deadline:
                 time.sleep(0.02)  # the read-ahead is done (the test checks it was)
-            if oids_file is not None:
+            if oids_file not in (None, "-"):
                 while len(ops.pushed) < pushed + len(oids) and time.monotonic() < deadline:
                     time.sleep(0.02)  # pushed from memory once the listing was sent
             report["mode"] = ops.mode
@@ -87,4 +93,4 @@ def main(home: str, mnt: str, out: str, oids_file: str | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:5])
+    main(*sys.argv[1:6])

@@ -6,12 +6,14 @@ Data made as the agents make it (agentdata.py); the real CLIs' in test_sources_a
 from __future__ import annotations
 
 import errno
+import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from agentdata import sample
+from agentdata import AgentData, sample
 from conftest import isolated_git_env, wait_for
 
 from rewindfs.store import take
@@ -83,3 +85,36 @@ def test_mount_of_one_project_shows_its_agent_steps_only(tmp_path, mnt, run_rewi
     run_rewind("mount", str(mnt), "-C", str(data.project), env=data.env, check=True)
     assert sorted(os.listdir(mnt / "kilo")) == ["kilo-project"]
     assert Path(mnt / "kilo" / "kilo-project" / "1" / "b.txt").read_text() == "bye\n"
+
+
+PROBE = Path(__file__).resolve().parent.parent / "fs" / "readahead_probe.py"
+
+
+def test_a_steps_listed_files_are_pushed_into_the_page_cache(tmp_path, home, fuse_usable):
+    """Read ahead and pushed like our checkpoints' files (fs.blobs), even before our own
+    store exists (git reads Kilo's objects from an empty repository of its own): the
+    probe mount counts the reads that reach it; none does once the step's directory
+    was listed."""
+    from rewindfs.fs import capabilities
+
+    assert capabilities.patched(), "scripts/setup builds the patched pyfuse3"
+    expected = {f"f{i:03d}.txt": f"step file {i}\n" * (i + 1) for i in range(40)}
+    data = AgentData(tmp_path / "agent", "kilo",
+                     files={f"src/{name}": text.encode() for name, text in expected.items()})
+    data.session("many files")
+    data.turn("look")
+    data.step()
+    data.save()
+    assert not (home / "checkpoints" / "store").exists()  # none of our own yet
+    mnt, out, tmp = tmp_path / "mnt", tmp_path / "probe.json", tmp_path / "tmp"
+    mnt.mkdir()
+    tmp.mkdir()
+    subprocess.run([sys.executable, str(PROBE), str(home), str(mnt), str(out), "-", "kilo"],
+                   env={**os.environ, **data.env, "TMPDIR": str(tmp)}, check=True, timeout=180)
+    assert list(tmp.iterdir()) == []  # git's empty repository went with the mount
+    report = json.loads(out.read_text())
+    assert "error" not in report, report
+    assert "no-open" in report["mode"]
+    assert report["pushed"] >= len(expected)  # read ahead through Kilo's snapshots, pushed
+    assert report["files"] == expected
+    assert report["reads_after"] == report["reads_before"]  # no read reached the daemon

@@ -13,7 +13,9 @@ or went wrong is replaced on the next read.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
+import tempfile
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -27,13 +29,16 @@ BATCH = 256  # oids written at once: well under a pipe's 64 KiB, so git never bl
 
 class BlobPipe:
     """`alternates`: more object folders git may read from (another agent's snapshots,
-    store.foreign); they are named to git through the environment, never written down."""
+    store.foreign); they are named to git through the environment, never written down.
+    Before the store exists, git runs in an empty repository of its own instead (a
+    private temporary directory, removed by close)."""
 
     def __init__(self, layout: Layout, alternates: Sequence[Path] = ()):
         self.layout = layout
         self.alternates = tuple(alternates)
         self._proc: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()
+        self._stand_in: Path | None = None
 
     def read(self, oid: str) -> bytes:
         """The blob's bytes. KeyError when git does not have it; StoreError when git
@@ -96,6 +101,9 @@ class BlobPipe:
         a new one."""
         with self._lock:
             self._stop()
+            if self._stand_in is not None:
+                shutil.rmtree(self._stand_in, ignore_errors=True)
+                self._stand_in = None
 
     def _ask(self, oid: str, sink: Callable[[bytes], object]) -> int:
         proc = self._start()
@@ -142,14 +150,27 @@ class BlobPipe:
     def _start(self) -> subprocess.Popen[bytes]:
         if self._proc is None or self._proc.poll() is not None:
             env = git_env(self.layout)
+            git_dir = self.layout.store
             if self.alternates:
                 env["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = os.pathsep.join(map(str,
                                                                               self.alternates))
+                if not (git_dir / "objects").is_dir():
+                    git_dir = env["GIT_DIR"] = str(self._empty_repository())
             self._proc = subprocess.Popen(
                 [git_binary(), "cat-file", "--batch"], env=env,
-                cwd=self.layout.store, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                cwd=git_dir, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL)
         return self._proc
+
+    def _empty_repository(self) -> Path:
+        """A repository with nothing in it (what git needs to run in), made once."""
+        if self._stand_in is None:
+            path = Path(tempfile.mkdtemp(prefix="rewindfs-git-"))  # private: mode 0700
+            for folder in ("objects", "refs"):
+                (path / folder).mkdir()
+            (path / "HEAD").write_text("ref: refs/heads/main\n")
+            self._stand_in = path
+        return self._stand_in
 
     def _stop(self) -> None:
         proc, self._proc = self._proc, None
