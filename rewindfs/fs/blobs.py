@@ -6,10 +6,11 @@ the listing gives them (the order `tar`, `diff -r` and `grep -r` read them), by 
 git process of their own. Then, while no other listing is waiting, the directories
 below it are read ahead the same way, depth first (where those readers go next),
 within a window of PREFETCH_BUDGET bytes: a walk of a tree never stalls at a
-directory. Once the kernel knows a listed directory's files (`listed`: its listing
-reached its end), those in memory are handed on (`on_prefetched`: the mount puts
-them in the kernel's page cache, so the reads that follow never reach the daemon),
-and those still arriving are handed on as they arrive. A blob of SPOOL_MIN or more
+directory. When a directory's listing is sent (`listed`), its files in memory are
+handed on from a thread of their own (`push_later`, `on_prefetched`: the mount puts
+them in the kernel's page cache once it knows their inodes, so the reads that
+follow never reach the daemon), and those still arriving are handed on as they
+arrive. A blob of SPOOL_MIN or more
 is never whole in memory: git
 streams it into an unlinked temporary file (store.objects.catfile), and reads are served
 from there with pread; the spooled files are bounded by total size on disk, and

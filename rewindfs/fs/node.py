@@ -81,8 +81,8 @@ class Directory(Node):
         """Start reading what is likely to be read next (the directory is being listed)."""
 
     def listed(self) -> list[tuple[int, bytes]]:
-        """The kernel knows every entry now (the listing reached its end): the files read
-        ahead, (inode, bytes), to put in its page cache (fs.blobs.BlobReader.listed)."""
+        """The listing's last entries are on their way to the kernel: the files read ahead,
+        (inode, bytes), to put in its page cache once it knows them (fs.blobs)."""
         return []
 
 
