@@ -32,6 +32,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import BinaryIO
 
@@ -54,7 +55,9 @@ PREFETCH_WAIT = 10.0  # seconds a reader waits for a blob being read ahead
 # A push that names an inode the kernel has not made yet (the process that listed the
 # directory has not woken up to link its entries) is tried again after these pauses.
 PUSH_RETRY_DELAYS = (0.002, 0.01, 0.05)
-LINK_WAIT = 0.05  # seconds a push of a listing waits for the lister to take it in
+# Pauses (seconds) before a listing's push is tried again, when it was sent before the
+# lister took the entries in: it usually takes them a moment after the reply.
+LINK_PAUSES = (0.0002, 0.001, 0.05)
 
 
 class Spooled:
@@ -202,14 +205,13 @@ class BlobReader:
         while (job := self._pushes.get()) is not None:
             push = self.on_prefetched
             missed: list[tuple[int, bytes]] = []
-            waited = job.linked.is_set()
+            patient = not job.linked.is_set()
             for inode, data in job.files if push is not None else ():
                 if push(inode, data):
                     continue
-                if not waited:  # sent before the lister took the entries in: wait for it
-                    waited = True
-                    if job.linked.wait(LINK_WAIT) and push(inode, data):
-                        continue
+                if patient and _once_known(job, partial(push, inode, data)):
+                    continue
+                patient = False
                 missed.append((inode, data))
             job.finish()
             for delay in PUSH_RETRY_DELAYS:  # the kernel still does not know them
@@ -360,6 +362,19 @@ class PushJob:
             then, self._then = self._then, None
         if then is not None:
             then()
+
+
+def _once_known(job: PushJob, push: Callable[[], bool]) -> bool:
+    """push() again until it is taken: the listing's reply was sent before the lister
+    took its entries in (the kernel makes their inodes then), which takes a moment, and
+    is done at the latest when the listing reaches its end (`job.linked`)."""
+    for pause in LINK_PAUSES:
+        known = job.linked.wait(pause)
+        if push():
+            return True
+        if known:
+            return False
+    return False
 
 
 class _Walk:
