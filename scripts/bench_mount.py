@@ -19,7 +19,8 @@ Cases and targets (times are medians; ratio = rewindfs / native):
   warm find, find -ls, read-all (tar | cat), grep -r,
   diff -r checkpoint vs work tree           <= 1.2x native
   diff -r between two checkpoints           <= 0.5x native
-  cold read-all, cold diff -r vs work tree  faster than restic and borg
+  cold read-all, cold diff -r vs work tree  <= 1.5x native (issue 23), and faster than
+                                            restic and borg (when they take part)
 
 A benchmark, not a test: a missed target does not change the exit status.
 """
@@ -49,6 +50,7 @@ from bench_mount_subjects import (  # noqa: E402
 )
 
 OTHERS = ("restic", "borg")
+KILO = "rewindfs-kilo"
 
 
 @dataclass
@@ -62,8 +64,8 @@ class Case:
 
 WARM = "<= 1.2x native"
 BETWEEN = "<= 0.5x native"
-COLD = "faster than restic and borg"
-LIMITS = {WARM: 1.2, BETWEEN: 0.5}
+COLD = "<= 1.5x native, faster than restic and borg"
+LIMITS = {WARM: 1.2, BETWEEN: 0.5, COLD: 1.5}
 
 CASES = [
     Case("warm find", "find {new} > /dev/null", WARM),
@@ -130,12 +132,10 @@ def report(results: dict[str, dict[str, bl.Timing]], names: list[str],
         timing = results[case.name]
         med = {n: timing[n].median if n in timing else None for n in names}
         ratio_text, ratio = ratio_of(med["rewindfs"], med["native"])
-        if case.cold:
-            others = [med[n] for n in OTHERS if med.get(n) is not None]
-            met = "n/a (no restic/borg)" if not others else \
-                ("yes" if all(med["rewindfs"] < o for o in others) else "no")
-        else:
-            met = "n/a" if ratio is None else ("yes" if ratio <= LIMITS[case.target] else "no")
+        met = "n/a" if ratio is None else ("yes" if ratio <= LIMITS[case.target] else "no")
+        others = [med[n] for n in OTHERS if med.get(n) is not None]
+        if case.cold and met == "yes" and not all(med["rewindfs"] < o for o in others):
+            met = "no (restic or borg faster)"
         cells = []
         for n in extra:
             if n not in timing:
@@ -147,6 +147,10 @@ def report(results: dict[str, dict[str, bl.Timing]], names: list[str],
                      f"{bl.fmt_seconds(min(ours.samples))} / {bl.fmt_seconds(ours.median)}",
                      ratio_text, case.target, met, *cells])
     notes = [f"{tool} left out: {why}" for tool, why in left_out.items()]
+    kilo = [f"{case.name} {ratio_of(timing[KILO].median, timing['rewindfs'].median)[0]}"
+            for case in CASES if KILO in (timing := results[case.name])]
+    if kilo:  # its target: as fast as our checkpoints
+        notes.append(f"{KILO} / rewindfs (medians): {', '.join(kilo)}")
     return "\n".join([bl.markdown_table(header, rows), *([""] + notes if notes else [])])
 
 
@@ -226,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
             subjects.append(rewind_subject(home, tmp / "mnt-stock", name, "rewindfs-stock",
                                            "--no-kernel-cache"))
         if not args.no_agents:
-            names.append("rewindfs-kilo")
+            names.append(KILO)
             subjects.append(agent_subject(tmp, home, native_new, native_old, args.packed))
             sh(f"diff -r --no-dereference {subjects[-1].new} {native_new}")  # the same files
         names += OTHERS
