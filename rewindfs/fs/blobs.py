@@ -96,7 +96,9 @@ class BlobReader:
         self._queue: queue.SimpleQueue[tuple[list[str], int, Below | None] | None] = \
             queue.SimpleQueue()
         self._prefetcher: threading.Thread | None = None
-        self._pushes: queue.SimpleQueue[PushJob | None] = queue.SimpleQueue()
+        # a listing's pushes, or files read ahead that arrived after it
+        self._pushes: queue.SimpleQueue[PushJob | list[tuple[int, bytes]] | None] = \
+            queue.SimpleQueue()
         self._pusher: threading.Thread | None = None
         self._pipe = browser.new_pipe()  # its own git: never waits behind big reads
         self._oversized: tuple[str, Spooled] | None = None
@@ -173,20 +175,18 @@ class BlobReader:
         found = ((inode, self.memory.get(oid)) for inode, oid in ready)
         return [(inode, data) for inode, data in found if data is not None]
 
-    def push_later(self, job: PushJob | list[tuple[int, bytes]]) -> PushJob:
+    def push_later(self, files: PushJob | list[tuple[int, bytes]]) -> None:
         """Hand (inode, bytes) to `on_prefetched` from a thread of its own (a push waits
         for any read of the same file the kernel has in flight, so it must never run on
         the thread that answers reads); those the kernel refuses are tried again once
-        their inodes are known (`PushJob.linked`), or after a few short pauses."""
-        if not isinstance(job, PushJob):
-            job = PushJob(job, linked=True)
+        their inodes are known (a listing's, `PushJob.linked`), or after a few short
+        pauses."""
         with self._guard:
             if self._pusher is None:
                 self._pusher = threading.Thread(target=self._push_loop, daemon=True,
                                                 name="rewindfs-push")
                 self._pusher.start()
-        self._pushes.put(job)
-        return job
+        self._pushes.put(files)
 
     def close(self) -> None:
         """Stop reading ahead and let go of the git process."""
@@ -202,18 +202,20 @@ class BlobReader:
         self._pipe.close()
 
     def _push_loop(self) -> None:
-        while (job := self._pushes.get()) is not None:
+        while (item := self._pushes.get()) is not None:
+            job = item if isinstance(item, PushJob) else None
             push = self.on_prefetched
             missed: list[tuple[int, bytes]] = []
-            patient = not job.linked.is_set()
-            for inode, data in job.files if push is not None else ():
+            patient = job is not None and not job.linked.is_set()
+            for inode, data in (item.files if job is not None else item) if push else ():
                 if push(inode, data):
                     continue
                 if patient and _once_known(job, partial(push, inode, data)):
                     continue
                 patient = False
                 missed.append((inode, data))
-            job.finish()
+            if job is not None:
+                job.finish()
             for delay in PUSH_RETRY_DELAYS:  # the kernel still does not know them
                 if not missed or push is None:
                     break
@@ -339,11 +341,9 @@ class PushJob:
     then. `when_done` lets the end of the listing wait for the pushes, so that the
     reader's reads that follow find the pages there."""
 
-    def __init__(self, files: list[tuple[int, bytes]], linked: bool = False):
+    def __init__(self, files: list[tuple[int, bytes]]):
         self.files = files
         self.linked = threading.Event()
-        if linked:
-            self.linked.set()
         self._lock = threading.Lock()
         self._done = False
         self._then: Callable[[], object] | None = None

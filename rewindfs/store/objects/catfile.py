@@ -12,6 +12,7 @@ or went wrong is replaced on the next read.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -24,6 +25,8 @@ from rewindfs.store.objects.gitcli import git_binary, git_env
 from rewindfs.store.objects.layout import Layout
 
 CHUNK = 1024 * 1024
+PIPE_BUFFER = 1024 * 1024  # git's answers buffered: the pipe's size, and ours reading it
+F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)  # Linux
 BATCH = 256  # oids written at once: well under a pipe's 64 KiB, so git never blocks us
 
 
@@ -159,7 +162,12 @@ class BlobPipe:
             self._proc = subprocess.Popen(
                 [git_binary(), "cat-file", "--batch"], env=env,
                 cwd=git_dir, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL)
+                stderr=subprocess.DEVNULL, bufsize=PIPE_BUFFER)
+            assert self._proc.stdout is not None
+            try:  # git inflates further ahead, and each side wakes the other less often
+                fcntl.fcntl(self._proc.stdout.fileno(), F_SETPIPE_SZ, PIPE_BUFFER)
+            except OSError:
+                pass  # over the system's limit: the default 64 KiB pipe
         return self._proc
 
     def _empty_repository(self) -> Path:
