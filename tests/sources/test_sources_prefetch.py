@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -75,6 +76,39 @@ def test_a_directory_is_read_ahead_at_once(tmp_path):
     for entry in objects.repo[str(src.id)]:
         objects.blob(str(entry.id))
     assert read_bytes() - before == 0
+
+
+def test_the_directories_below_are_read_ahead_in_the_background(tmp_path):
+    if not Path(f"/proc/self/task/{threading.get_native_id()}/io").exists():
+        pytest.skip("no /proc/self/io (kernel without task I/O accounting): nothing to measure")
+    files = {f"src/deep/f{i:03}.txt": f"file {i}\n".encode() * 50 for i in range(40)}
+    data = AgentData(tmp_path, "opencode", files=files)
+    data.session("files deep down")
+    data.turn("look")
+    data.step()
+    data.save()
+    history = load(AGENTS["opencode"], data.project, data.data)
+    objects = ForeignObjects(history.objects.folders)
+    top = objects.repo[history.listed[0].step.start_tree]
+    [src] = [e for e in top if e.name == "src"]
+    [deep] = [e for e in objects.repo[str(src.id)] if e.name == "deep"]
+    assert len(drop_pages(data.gitdir / "objects")) >= 40
+    try:
+        before = read_bytes()
+        objects.prefetch(str(top.id))  # only the top is listed
+        deadline = time.monotonic() + 60
+        while read_bytes() - before < 40 * 4096 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert read_bytes() - before >= 40 * 4096  # deep/'s files too, two levels down
+
+        # So listing deep/ and reading its files (as the mount does next) reads no disk.
+        before = read_bytes()
+        objects.prefetch(str(deep.id))
+        for entry in objects.repo[str(deep.id)]:
+            objects.blob(str(entry.id))
+        assert read_bytes() - before == 0
+    finally:
+        objects.stop()
 
 
 def test_prefetch_of_what_is_gone_is_harmless(tmp_path):

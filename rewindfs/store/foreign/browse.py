@@ -58,4 +58,5 @@ class ForeignBrowser(ObjectReader):
         self._packs_seen = now
 
     def close(self) -> None:
+        self.objects.stop()
         self._pipe.close()

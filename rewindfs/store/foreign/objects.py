@@ -40,8 +40,11 @@ T = TypeVar("T")
 MAX_ALTERNATE_DEPTH = 5  # as git and libgit2
 _MISSING = (KeyError, pygit2.GitError, ValueError)
 PREFETCH_THREADS = 8  # opens in flight at once: a disk serves a queue faster than one read
-_prefetcher: ThreadPoolExecutor | None = None
-_prefetcher_lock = threading.Lock()
+CRAWL_TREES = 5_000  # trees read ahead below one listed directory
+MAX_ADVISED = 100_000  # trees remembered as read ahead (then forgotten all at once)
+BELOW = "rewind-prefetch-below"  # the threads reading ahead below a listed tree
+_pools: dict[str, ThreadPoolExecutor] = {}
+_pools_lock = threading.Lock()
 
 
 def object_folders(objects: Iterable[Path]) -> list[Path]:
@@ -88,6 +91,10 @@ class ForeignObjects:
         self.folders = object_folders(objects)
         self._local = threading.local()
         self._generation = 0
+        self._advised: set[str] = set()  # trees whose objects were asked for below a listing
+        self._planned: set[str] = set()  # trees the walk below a listing has on its way
+        self._crawl = 0  # the walk below a listed tree under way (an older one stops)
+        self._crawl_lock = threading.Lock()
 
     @property
     def repo(self) -> pygit2.Repository:
@@ -128,33 +135,85 @@ class ForeignObjects:
 
     def prefetch(self, tree_id: str) -> None:
         """Have the kernel read ahead the loose files of everything the tree names (its
-        files and subdirectories), all at once; waits only for the opens. Packed objects
-        and a tree that is gone are left alone: this only ever saves time."""
+        files and subdirectories), all at once; waits only for the opens. Then, in the
+        background, those of every tree below it, depth first in listing order (where
+        the mount's readers and its own read-ahead go next), without waiting: the disk
+        gets a long queue. A tree that walk asked for already is not asked again; one
+        outside it starts a new walk there. Packed objects and a tree that is gone are
+        left alone: this only ever saves time."""
         try:
             tree = self.repo[tree_id]
         except _MISSING:
             return
-        if not isinstance(tree, pygit2.Tree) or len(tree) < 2:
+        if not isinstance(tree, pygit2.Tree):
             return
+        with self._crawl_lock:
+            advised, planned = tree_id in self._advised, tree_id in self._planned
+            if not planned:
+                self._crawl += 1
+                crawl = self._crawl
         # (A gitlink names a commit of another repository: nothing to read.)
         oids = [str(entry.id) for entry in tree if entry.filemode != FileMode.COMMIT]
-        chunks = [oids[i::PREFETCH_THREADS] for i in range(PREFETCH_THREADS)]
-        list(_pool().map(lambda chunk: _read_ahead(self.folders, chunk), chunks))
+        if not advised and len(oids) > 1:
+            chunks = [oids[i::PREFETCH_THREADS] for i in range(PREFETCH_THREADS)]
+            list(_pool().map(lambda chunk: _read_ahead(self.folders, chunk), chunks))
+        below = [str(e.id) for e in tree if e.filemode == FileMode.TREE]
+        if not planned and below:
+            self._plan(below)
+            threading.Thread(target=self._walk_below, args=(crawl, below[::-1]),
+                             daemon=True, name=BELOW).start()
+
+    def stop(self) -> None:
+        """End the read-ahead below a listed tree (the mount is going)."""
+        with self._crawl_lock:
+            self._crawl += 1
+
+    def _walk_below(self, crawl: int, stack: list[str]) -> None:
+        for _ in range(CRAWL_TREES):
+            if not stack or crawl != self._crawl:
+                return
+            tree_id = stack.pop()
+            with self._crawl_lock:
+                if tree_id in self._advised:
+                    continue
+                self._advised.add(tree_id)
+            _read_ahead(self.folders, [tree_id], whole=True)  # here, not under the GIL
+            try:
+                tree = self.repo[tree_id]
+            except _MISSING:
+                continue
+            if not isinstance(tree, pygit2.Tree):
+                continue
+            oids = [str(e.id) for e in tree
+                    if e.filemode not in (FileMode.COMMIT, FileMode.TREE)]
+            for i in range(0, len(oids), 4):
+                _pool(BELOW).submit(_read_ahead, self.folders, oids[i:i + 4])
+            below = [str(e.id) for e in tree if e.filemode == FileMode.TREE]
+            self._plan(below)
+            stack += below[::-1]
+
+    def _plan(self, trees: list[str]) -> None:
+        with self._crawl_lock:
+            if len(self._planned) + len(self._advised) >= MAX_ADVISED:
+                self._planned.clear()
+                self._advised.clear()
+            self._planned.update(trees)
 
     def raw(self, oid: str) -> tuple[int, bytes]:
         """(git object type, content) of any object."""
         return self.read(f"object {oid[:8]}", lambda repo: repo.odb.read(oid)[:2])
 
 
-def _pool() -> ThreadPoolExecutor:
-    global _prefetcher
-    with _prefetcher_lock:
-        if _prefetcher is None:
-            _prefetcher = ThreadPoolExecutor(PREFETCH_THREADS, "rewind-prefetch")
-        return _prefetcher
+def _pool(name: str = "rewind-prefetch") -> ThreadPoolExecutor:
+    """The threads opening objects for a listed tree, or (another name) below it."""
+    with _pools_lock:
+        if name not in _pools:
+            _pools[name] = ThreadPoolExecutor(PREFETCH_THREADS, name)
+        return _pools[name]
 
 
-def _read_ahead(folders: list[Path], oids: list[str]) -> None:
+def _read_ahead(folders: list[Path], oids: list[str], whole: bool = False) -> None:
+    """Ask the kernel for these loose objects (`whole`: read them here, and wait)."""
     for oid in oids:
         for folder in folders:
             try:
@@ -163,7 +222,11 @@ def _read_ahead(folders: list[Path], oids: list[str]) -> None:
             except OSError:
                 continue  # packed, gone, or in another folder
             try:
-                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_WILLNEED)
+                if whole:
+                    while os.read(fd, 65536):
+                        pass
+                else:
+                    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_WILLNEED)
             except OSError:
                 pass
             finally:
