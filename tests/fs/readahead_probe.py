@@ -71,11 +71,9 @@ def main(home: str, mnt: str, out: str, oids_file: str | None = None,
                 report["cached_before_listing"] = sum(blobs.cached(o) for o in oids)
                 pushed = len(ops.pushed)
             names = sorted(os.listdir(checkpoint / "src"))
-            while (blobs._pending or len(ops.pushed) <= pushed) and time.monotonic() < deadline:
-                time.sleep(0.02)  # the read-ahead is done (the test checks it was)
-            if oids_file not in (None, "-"):
-                while len(ops.pushed) < pushed + len(oids) and time.monotonic() < deadline:
-                    time.sleep(0.02)  # pushed from memory once the listing was sent
+            files = [n for n in names if (checkpoint / "src" / n).is_file()]
+            while len(ops.pushed) < pushed + len(files) and time.monotonic() < deadline:
+                time.sleep(0.02)  # every file pushed (the test checks it was)
             report["mode"] = ops.mode
             report["pushed"] = len(ops.pushed)
             report["reads_before"] = ops.reads
