@@ -141,11 +141,8 @@ class ForeignObjects:
         gets a long queue. A tree that walk asked for already is not asked again; one
         outside it starts a new walk there. Packed objects and a tree that is gone are
         left alone: this only ever saves time."""
-        try:
-            tree = self.repo[tree_id]
-        except _MISSING:
-            return
-        if not isinstance(tree, pygit2.Tree):
+        tree = self._tree(tree_id)
+        if tree is None:
             return
         with self._crawl_lock:
             advised, planned = tree_id in self._advised, tree_id in self._planned
@@ -163,6 +160,14 @@ class ForeignObjects:
             threading.Thread(target=self._walk_below, args=(crawl, below[::-1]),
                              daemon=True, name=BELOW).start()
 
+    def _tree(self, tree_id: str) -> pygit2.Tree | None:
+        """The tree `tree_id` names, or None when it is gone or is no tree."""
+        try:
+            tree = self.repo[tree_id]
+        except _MISSING:
+            return None
+        return tree if isinstance(tree, pygit2.Tree) else None
+
     def stop(self) -> None:
         """End the read-ahead below a listed tree (the mount is going)."""
         with self._crawl_lock:
@@ -178,11 +183,8 @@ class ForeignObjects:
                     continue
                 self._advised.add(tree_id)
             _read_ahead(self.folders, [tree_id], whole=True)  # here, not under the GIL
-            try:
-                tree = self.repo[tree_id]
-            except _MISSING:
-                continue
-            if not isinstance(tree, pygit2.Tree):
+            tree = self._tree(tree_id)
+            if tree is None:
                 continue
             oids = [str(e.id) for e in tree
                     if e.filemode not in (FileMode.COMMIT, FileMode.TREE)]
