@@ -170,9 +170,9 @@ class Helper:
         self._remove_temp_files()
 
     def _close(self) -> None:
-        if self._pipe is not None:
-            os.close(self._pipe)
-            self._pipe = None
+        pipe, self._pipe = self._pipe, None  # forgotten first: abort() closes only once
+        if pipe is not None:
+            os.close(pipe)
 
     def _reap(self) -> None:
         if self._reaped:

@@ -56,9 +56,9 @@ class Tail:
             os.close(fd)
 
     def close(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+        fd, self._fd = self._fd, -1  # forgotten first, as in private.open_dir
+        if fd >= 0:
+            os.close(fd)
 
     def __del__(self) -> None:
         self.close()

@@ -107,8 +107,8 @@ class _GitLockfile:
             write_all(self.fd, text.encode())
             os.fsync(self.fd)
         finally:
-            os.close(self.fd)
-            self.fd = -1
+            fd, self.fd = self.fd, -1  # forgotten first: __exit__ must not close it again
+            os.close(fd)
         try:
             os.replace(self.lock, self.path)
         except OSError:
@@ -117,6 +117,7 @@ class _GitLockfile:
         fsync_dir(self.path.parent)
 
     def __exit__(self, *exc: object) -> None:
-        if self.fd >= 0:  # not committed: give the lock back
-            os.close(self.fd)
+        fd, self.fd = self.fd, -1
+        if fd >= 0:  # not committed: give the lock back
+            os.close(fd)
             self.lock.unlink(missing_ok=True)

@@ -74,8 +74,11 @@ def open_dir(path: str | os.PathLike[str], *, create: bool = True) -> int:
                     raise NotADirectoryError(exc.errno, "a symlink or a file is in the way",
                                              path) from None
                 raise
-            os.close(fd)
-            fd = inner
+            # Forgotten before it is closed: a Ctrl-C raised as the close returns must not
+            # make the handler below close the number again (EBADF, or by then another
+            # thread's file).
+            fd, outer = inner, fd
+            os.close(outer)
     except BaseException:
         os.close(fd)
         raise
