@@ -62,22 +62,30 @@ class RewindGroup(click.Group):
     def invoke(self, ctx: click.Context):
         # From here on Ctrl-C raises KeyboardInterrupt, so whatever the command holds (a
         # capture's temp files, a lock) is let go of before `rewind: interrupted`.
-        with interrupts.raising():
-            try:
-                result = super().invoke(ctx)
-            except click.exceptions.Exit as exc:
-                if exc.exit_code == 0:
-                    _say_notices(ctx)
+        try:
+            with interrupts.raising():
+                return self._invoke_reporting(ctx)
+        except KeyboardInterrupt as exc:
+            # Raised after the command's own handling (while its notices are said, as the
+            # block ends): click would end with "Aborted!" and status 1.
+            sys.exit(failure.handle(ctx.obj, exc))
+
+    def _invoke_reporting(self, ctx: click.Context):
+        try:
+            result = super().invoke(ctx)
+        except click.exceptions.Exit as exc:
+            if exc.exit_code == 0:
+                _say_notices(ctx)
+            raise
+        except (click.exceptions.ClickException, click.exceptions.Abort):
+            raise
+        except (Exception, KeyboardInterrupt) as exc:
+            code = failure.handle(ctx.obj, exc)
+            if code is None:
                 raise
-            except (click.exceptions.ClickException, click.exceptions.Abort):
-                raise
-            except (Exception, KeyboardInterrupt) as exc:
-                code = failure.handle(ctx.obj, exc)
-                if code is None:
-                    raise
-                sys.exit(code)
-            _say_notices(ctx)
-            return result
+            sys.exit(code)
+        _say_notices(ctx)
+        return result
 
 
 def _say_notices(ctx: click.Context) -> None:

@@ -71,6 +71,19 @@ def raise_outside_imports(_signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+def ask_again(_signum: int, frame: object) -> None:
+    """SIGALRM: the interrupt held back (inside an import, or lost in a callback) is
+    handed to whatever takes Ctrl-C now. That may be a block of work that only notes it
+    and winds down at its next poll (store.capture.interrupts.deferred): raised there
+    instead, inside one of libgit2's callbacks, it would fail the call with no error
+    message ("could not capture ...: no error", seen in a sweep)."""
+    current = _signal.getsignal(_signal.SIGINT)
+    if callable(current) and current is not raise_outside_imports:
+        current(_signal.SIGINT, frame)
+        return
+    raise_outside_imports(_signal.SIGINT, frame)
+
+
 class raising:  # noqa: N801 - used as a context manager, like contextlib's
     """Ctrl-C raises KeyboardInterrupt inside the block (the command's work; outside any
     import, see raise_outside_imports), when `install` had taken it over; it ends the
@@ -84,7 +97,7 @@ class raising:  # noqa: N801 - used as a context manager, like contextlib's
     def __enter__(self) -> None:
         self.ours = _signal.getsignal(_signal.SIGINT) is exit_at_once
         if self.ours:
-            self.alarm = _signal.signal(_signal.SIGALRM, raise_outside_imports)
+            self.alarm = _signal.signal(_signal.SIGALRM, ask_again)
             self.unraisable = sys.unraisablehook
             sys.unraisablehook = self._unraisable
             _signal.signal(_signal.SIGINT, raise_outside_imports)

@@ -197,3 +197,74 @@ def test_ctrl_c_in_a_callback_python_cannot_raise_from_is_raised_again(tmp_path)
     assert proc.stdout.splitlines() == ["KeyboardInterrupt after the fork"], \
         (proc.stdout, proc.stderr)
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+
+
+INTERRUPTED_WHILE_NOTICES_ARE_SAID = """
+import os, signal, sys
+from rewindfs.cli import group, main
+
+
+def interrupted(ctx):  # Ctrl-C lands once the command is done, as its notices are said
+    print("notices said", file=sys.stderr, flush=True)
+    os.kill(os.getpid(), signal.SIGINT)
+
+
+group._say_notices = interrupted
+sys.argv[0] = "rewind"
+main(["status"])
+"""
+
+
+def test_ctrl_c_after_the_work_is_interrupted_not_aborted(home, tmp_path):
+    """An interrupt raised after the command's own handling (its notices, the end of the
+    block that turns Ctrl-C into KeyboardInterrupt) is `rewind: interrupted`, 130: click
+    itself would print "Aborted!" and exit 1 (seen in a sweep)."""
+    env = {**os.environ, "HERMES_HOME": str(home), "HOME": str(tmp_path)}
+    proc = subprocess.run([sys.executable, "-c", INTERRUPTED_WHILE_NOTICES_ARE_SAID],
+                          capture_output=True, text=True, timeout=60, cwd=tmp_path, env=env)
+    assert proc.stderr.splitlines()[0] == "notices said", proc.stderr
+    assert (proc.returncode, proc.stderr.splitlines()[1:]) == (130, ["rewind: interrupted"]), \
+        proc.stderr
+
+
+RETRIED_INSIDE_A_CAPTURE = """
+import os, signal, sys, time
+from rewindfs.cli import interrupts
+from rewindfs.store.capture import interrupts as capture
+
+interrupts.install()
+interrupts.RETRY = 0.2  # time enough to enter the capture's block below first
+sys.path.insert(0, sys.argv[1])
+try:
+    with interrupts.raising():
+        import interrupted_module  # sends itself SIGINT half way through its body
+        print("retry armed" if signal.getitimer(signal.ITIMER_REAL)[0] > 0 else "not armed",
+              flush=True)
+        with capture.deferred():  # as a capture does around libgit2's callbacks
+            try:
+                deadline = time.monotonic() + 30
+                while not capture.requested() and time.monotonic() < deadline:
+                    time.sleep(0.01)
+                print("noted by the capture" if capture.requested() else "never came",
+                      flush=True)
+            except KeyboardInterrupt:
+                print("raised inside the capture", flush=True)
+                raise
+except KeyboardInterrupt:
+    print("KeyboardInterrupt after the capture", flush=True)
+"""
+
+
+def test_an_interrupt_held_back_by_an_import_is_noted_by_a_capture(tmp_path):
+    """The retry of an interrupt that landed inside an import goes to whatever takes
+    Ctrl-C when it comes: a capture's block notes it and winds down at its next poll,
+    and the interrupt is raised after the block. Raised inside the block, in one of
+    libgit2's callbacks, it failed the capture with "could not capture ...: no error"."""
+    (tmp_path / "interrupted_module.py").write_text(
+        "import os, signal\nos.kill(os.getpid(), signal.SIGINT)\nDONE = True\n")
+    proc = subprocess.run([sys.executable, "-c", RETRIED_INSIDE_A_CAPTURE, str(tmp_path)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.stdout.splitlines() == ["retry armed", "noted by the capture",
+                                        "KeyboardInterrupt after the capture"], \
+        (proc.stdout, proc.stderr)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
