@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import socket
+import sys
 import urllib.request
 from pathlib import Path
 
 import pytest
-from agentsim import ModelServer, Say, Shell, Write
+from agentsim import ModelServer, Say, Shell, Write, codexapp
 from agentsim.clis import BINARIES, Agent, binary, missing
+from agentsim.codexapp import CodexApp
 from agentsim.server import protocol_of
 
 AGENTS = sorted(BINARIES)
@@ -77,6 +79,32 @@ def test_server_refuses_other_hosts_as_a_proxy() -> None:
             conn.sendall(b"CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n")
             assert conn.recv(100).startswith(b"HTTP/1.1 403")
         assert srv.stray() == ["example.com:443"]
+
+
+# Answers each request in one write, a notification first: the pipe then holds both lines
+# at once, as it does for a late reader of the real app-server (CI under load).
+APP_SERVER_STANDIN = """
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" in message:
+        note = {"method": "configWarning", "params": {}}
+        answer = {"id": message["id"], "result": {"method": message["method"]}}
+        sys.stdout.write(json.dumps(note) + "\\n" + json.dumps(answer) + "\\n")
+        sys.stdout.flush()
+"""
+
+
+def test_codex_app_takes_an_answer_that_came_with_the_line_before_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    server = tmp_path / "app-server"
+    server.write_text(f"#!{sys.executable}\n{APP_SERVER_STANDIN}")
+    server.chmod(0o755)
+    monkeypatch.setattr(codexapp, "binary", lambda name: server)
+    with ModelServer([Say()]) as srv:
+        agent = Agent("codex", tmp_path / "home", tmp_path, srv)
+        with CodexApp(agent, timeout=30) as app:   # and its initialize, answered so too
+            assert app.call("hooks/list", {}) == {"method": "hooks/list"}
 
 
 @pytest.mark.parametrize("agent", AGENTS)

@@ -5,6 +5,7 @@ one the way its `/hooks` screen does (a `config/batchWrite` of ``hooks.state``).
 from __future__ import annotations
 
 import json
+import os
 import selectors
 import subprocess
 import time
@@ -21,6 +22,10 @@ class CodexApp:
         self.proc = subprocess.Popen(
             [str(exe), "app-server"], cwd=agent.project, env=agent.env(),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        assert self.proc.stdout
+        # Read with os.read only, never through proc.stdout's buffer (see _line).
+        self._out = self.proc.stdout.fileno()
+        self._read = b""   # what came from the server past the last whole line taken
         self.call("initialize", {"clientInfo": {"name": "rewindfs-tests", "version": "1"}})
         self._send({"jsonrpc": "2.0", "method": "initialized"})
 
@@ -36,22 +41,31 @@ class CodexApp:
         self.proc.stdin.write(json.dumps(message).encode() + b"\n")
         self.proc.stdin.flush()
 
+    def _line(self, method: str, deadline: float) -> bytes:
+        """The server's next line. Its answers and notifications come in whatever chunks
+        the pipe holds, so the lines already read are taken before waiting on the pipe
+        again (a buffered readline after select loses an answer read with the line before
+        it: the pipe is then empty and select waits out the deadline)."""
+        with selectors.DefaultSelector() as sel:
+            sel.register(self._out, selectors.EVENT_READ)
+            while b"\n" not in self._read:
+                left = deadline - time.monotonic()
+                assert left > 0 and sel.select(left), f"codex app-server: no answer to {method}"
+                chunk = os.read(self._out, 1 << 16)
+                assert chunk, f"codex app-server exited ({self.proc.poll()}) before {method}"
+                self._read += chunk
+        line, _, self._read = self._read.partition(b"\n")
+        return line
+
     def call(self, method: str, params: dict[str, Any]) -> Any:
         self.ids += 1
         self._send({"jsonrpc": "2.0", "id": self.ids, "method": method, "params": params})
         deadline = time.monotonic() + self.timeout
-        with selectors.DefaultSelector() as sel:
-            assert self.proc.stdout
-            sel.register(self.proc.stdout, selectors.EVENT_READ)
-            while True:
-                left = deadline - time.monotonic()
-                assert left > 0 and sel.select(left), f"codex app-server: no answer to {method}"
-                line = self.proc.stdout.readline()
-                assert line, f"codex app-server exited ({self.proc.poll()}) before {method}"
-                answer = json.loads(line)
-                if answer.get("id") == self.ids:
-                    assert "error" not in answer, answer
-                    return answer["result"]
+        while True:
+            answer = json.loads(self._line(method, deadline))
+            if answer.get("id") == self.ids:
+                assert "error" not in answer, answer
+                return answer["result"]
 
     def hooks(self) -> list[dict[str, Any]]:
         """The hooks Codex loads in the agent's project (key, command, currentHash,
