@@ -105,6 +105,7 @@ def test_codex_app_takes_an_answer_that_came_with_the_line_before_it(
         agent = Agent("codex", tmp_path / "home", tmp_path, srv)
         with CodexApp(agent, timeout=30) as app:   # and its initialize, answered so too
             assert app.call("hooks/list", {}) == {"method": "hooks/list"}
+    assert app.proc.returncode == 0   # it stopped at the end of its input, not by a kill
 
 
 @pytest.mark.parametrize("agent", AGENTS)

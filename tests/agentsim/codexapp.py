@@ -4,9 +4,11 @@ one the way its `/hooks` screen does (a `config/batchWrite` of ``hooks.state``).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import selectors
+import signal
 import subprocess
 import time
 from typing import Any
@@ -19,22 +21,39 @@ class CodexApp:
         exe = binary("codex")
         assert exe, missing("codex")
         self.agent, self.timeout, self.ids = agent, timeout, 0
+        # Its own process group: on a Node without process.execve, `codex` is a Node
+        # wrapper with the native server as its child, which a kill of the wrapper alone
+        # would leave running on the Codex home beside the next test's server.
         self.proc = subprocess.Popen(
             [str(exe), "app-server"], cwd=agent.project, env=agent.env(),
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            start_new_session=True)
         assert self.proc.stdout
         # Read with os.read only, never through proc.stdout's buffer (see _line).
         self._out = self.proc.stdout.fileno()
         self._read = b""   # what came from the server past the last whole line taken
-        self.call("initialize", {"clientInfo": {"name": "rewindfs-tests", "version": "1"}})
-        self._send({"jsonrpc": "2.0", "method": "initialized"})
+        try:
+            self.call("initialize", {"clientInfo": {"name": "rewindfs-tests", "version": "1"}})
+            self._send({"jsonrpc": "2.0", "method": "initialized"})
+        except BaseException:
+            self.__exit__()
+            raise
 
     def __enter__(self) -> CodexApp:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.proc.kill()
-        self.proc.wait(timeout=30)
+        # End of input is the app-server's own way to stop (a clean exit in well under a
+        # second here); the group kill is for one that does not.
+        assert self.proc.stdin and self.proc.stdout
+        with contextlib.suppress(OSError):
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)   # not reaped yet: the group is ours
+            self.proc.wait(timeout=30)
+        self.proc.stdout.close()
 
     def _send(self, message: dict[str, Any]) -> None:
         assert self.proc.stdin

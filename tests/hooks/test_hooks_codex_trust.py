@@ -43,6 +43,9 @@ def test_codex_trust_as_codex_sees_it(tmp_path: Path, home: Path, run_rewind,
         # Untrusted: Codex says so too, and a session runs the rm without the hook.
         with CodexApp(codex) as app:
             hook = _ours(app)
+        # Gone at the end of its input (the Node wrapper exits after the native server):
+        # no server of this test shares the Codex home with the next one.
+        assert app.proc.returncode == 0
         assert hook["trustStatus"] == "untrusted", hook
         row = _row(run_rewind, env)
         assert row["installed"] and not row["active"] and row["codex_trust"] == "untrusted"
