@@ -126,8 +126,8 @@ def _codex_setup(agent: Agent) -> None:
         'name = "scripted"\n'
         f'base_url = "{agent.server.url}/v1"\n'
         'wire_api = "responses"\n'
-        # Plugins would have every start sync a marketplace from GitHub (a network clone
-        # that can hold the app-server's hooks/list for a minute offline).
+        # Plugins would have every start sync a marketplace from GitHub (`git ls-remote`,
+        # a reach off the machine that the proxy refuses; it does not delay hooks/list).
         "\n[features]\nplugins = false\n")
 
 
