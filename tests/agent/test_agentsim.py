@@ -126,3 +126,4 @@ def test_real_agent_runs_scripted_shell_command_and_write(agent: str, tmp_path: 
     assert not (project / "important.txt").exists(), log
     assert (project / "notes.txt").read_text() == "scripted\n", log
     assert len(main) >= 3, log
+    assert not srv.stray(), log   # nothing it tried to reach was off this machine

@@ -128,7 +128,10 @@ def _codex_setup(agent: Agent) -> None:
         'wire_api = "responses"\n'
         # Plugins would have every start sync a marketplace from GitHub (`git ls-remote`,
         # a reach off the machine that the proxy refuses; it does not delay hooks/list).
-        "\n[features]\nplugins = false\n")
+        "\n[features]\nplugins = false\n"
+        # Analytics would send each session's metrics to ab.chatgpt.com (refused by the
+        # proxy, but a reach off the machine all the same).
+        "\n[analytics]\nenabled = false\n")
 
 
 def _codex_env(agent: Agent) -> dict[str, str]:
@@ -196,7 +199,14 @@ def _opencode_env(agent: Agent) -> dict[str, str]:
     flags = ("DISABLE_AUTOUPDATE", "DISABLE_MODELS_FETCH", "DISABLE_LSP_DOWNLOAD",
              "DISABLE_DEFAULT_PLUGINS", "DISABLE_SHARE")
     prefix = "KILO_" if agent.name == "kilo" else "OPENCODE_"
-    return {prefix + flag: "1" for flag in flags}
+    env = {prefix + flag: "1" for flag in flags}
+    # Each run fetches @opencode-ai/plugin from npm (for the config dir's plugins), and
+    # Kilo its gateway's model list from api.kilo.ai: both ask the scripted server instead,
+    # whose harmless answer they get past as they get past a refused proxy offline.
+    env["npm_config_registry"] = agent.server.url
+    if agent.name == "kilo":
+        env.update(KILO_API_URL=agent.server.url, KILO_TELEMETRY_LEVEL="off")  # PostHog
+    return env
 
 
 def _opencode_args(agent: Agent, prompt: str) -> list[str]:
