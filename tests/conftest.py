@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import forkrun
 import pytest
 
 REWIND = shutil.which("rewind", path=os.path.dirname(sys.executable))
@@ -216,20 +217,32 @@ def hcm(home: Path, monkeypatch: pytest.MonkeyPatch):
     return module
 
 
+@pytest.fixture(scope="session", autouse=True)
+def fork_server(tmp_path_factory) -> Iterator[forkrun.Server | None]:
+    """This worker's fork server (tests/forkrun.py); None with REWIND_TEST_EXEC=1."""
+    if REWIND is None or os.environ.get("REWIND_TEST_EXEC") == "1":
+        yield None
+        return
+    server = forkrun.Server(REWIND, rewind_env(None, tmp_path_factory.mktemp("forkrun-home")))
+    forkrun.server = server
+    yield server
+    forkrun.server = None
+    server.close()
+
+
 @pytest.fixture
-def run_rewind(child_env) -> Callable[..., subprocess.CompletedProcess]:
+def run_rewind(child_env, fork_server) -> Callable[..., subprocess.CompletedProcess]:
     """Run the installed `rewind` console script as a subprocess (environment: rewind_env;
-    pass env= to add or override variables)."""
+    pass env= to add or override variables): forked from this worker's fork server
+    (tests/forkrun.py), or exec'd where a fork could not start as an exec would."""
     if REWIND is None:
         pytest.fail("the `rewind` console script is not installed next to the interpreter")
 
     def run(*args: str, cwd: str | os.PathLike[str] | None = None,
             env: dict[str, str] | None = None, timeout: float = 30,
             check: bool = False) -> subprocess.CompletedProcess:
-        proc = subprocess.run(
-            [REWIND, *map(str, args)], cwd=cwd, env=child_env(**(env or {})),
-            capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
-        )
+        proc = forkrun.run(REWIND, list(args), cwd=cwd, env=child_env(**(env or {})),
+                           timeout=timeout)
         if check and proc.returncode != 0:
             raise AssertionError(
                 f"rewind {' '.join(map(str, args))} exited {proc.returncode}\n"

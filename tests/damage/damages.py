@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import forkrun
 from conftest import REWIND, isolated_git_env, rewind_env
 
 TIMEOUT = 60  # a command that takes this long is hung: without the fixes it never ends
@@ -72,8 +73,7 @@ class Damage:
 
 
 def run(home: Path, fake_home: Path, argv: list[str]) -> subprocess.CompletedProcess:
-    return subprocess.run([REWIND, *argv], env=rewind_env(home, fake_home), capture_output=True,
-                          text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL)
+    return forkrun.run(REWIND, argv, env=rewind_env(home, fake_home), timeout=TIMEOUT)
 
 
 def git(store: Path, *args: str) -> str:

@@ -31,6 +31,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import forkrun
 from conftest import REWIND
 from conftest import isolated_git_env as git_env
 
@@ -274,9 +275,7 @@ class Machine:
 
     def rewind(self, *args: object, cwd: Path | None = None, check: bool = True,
                timeout: float = 120, **env: str) -> subprocess.CompletedProcess:
-        proc = subprocess.run([REWIND, *map(str, args)], cwd=cwd, env=self.env(**env),
-                              capture_output=True, text=True, timeout=timeout,
-                              stdin=subprocess.DEVNULL)
+        proc = forkrun.run(REWIND, list(args), cwd=cwd, env=self.env(**env), timeout=timeout)
         if check and proc.returncode != 0:
             raise AssertionError(f"[{self.name}] rewind {' '.join(map(str, args))} exited "
                                  f"{proc.returncode}\nstdout: {proc.stdout}\n"

@@ -1,0 +1,254 @@
+"""`rewind` run as a fork of a process that has imported it already: the tests' runner.
+
+Each `rewind` process pays Python's start-up and rewindfs's imports, 100-200 ms of CPU,
+while most of the commands a test runs do a few ms of work: in ~2,000 processes that was
+about a third of the suite's CPU (docs/performance.md, "The test suite"). Here one server
+per test worker imports the CLI once and forks for each run, as hooks.helper does for an
+agent's checkpoints. The child is set up as an exec of the launcher would leave it (its
+arguments, environment, working directory and umask; descriptors 0-2 and no other;
+libgit2's config search path for the new HOME) and runs the launcher's code: a real,
+separate process running the real CLI against the real store, sharing only the imports.
+
+What forks cannot stand in for execs the launcher as before:
+- runs whose start-up is the subject (tests/cli's quick paths, import guards, Ctrl-C
+  during start-up), and runs a test signals or finds by pid: those tests start their own
+  processes, not through this runner;
+- an environment that changes how Python itself starts (PYTHON*, the locale, the TLS
+  certificates pygit2 reads at import) from the server's;
+- every run, with REWIND_TEST_EXEC=1 in the tests' environment.
+
+The server runs as `python tests/forkrun.py SOCKET`, its stdin a pipe from the test
+worker: it ends when the worker goes. One connection per run (a SOCK_SEQPACKET socket):
+the request with the three descriptors, then the child's pid, then its exit status.
+"""
+
+from __future__ import annotations
+
+import json
+import locale
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+# What must match between a run's environment and the server's for a fork to start as an
+# exec would: Python reads these once, at start-up or when pygit2 is imported.
+STARTUP_PREFIXES = ("PYTHON", "LC_", "LANG", "SSL_CERT_")
+MESSAGE = 1 << 20  # the largest request: an environment, arguments and a directory
+
+
+def _startup_env(env: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in env.items() if k.startswith(STARTUP_PREFIXES)}
+
+
+class Server:
+    """The client side: one server process, started on first use, per test worker."""
+
+    def __init__(self, rewind: str, env: dict[str, str]):
+        self.rewind = rewind
+        self.env = env
+        self.lock = threading.Lock()
+        self.proc: subprocess.Popen | None = None
+        self.failed = False
+        self.dir = Path(tempfile.mkdtemp(prefix="rewind-forkrun-"))
+        self.path = str(self.dir / "socket")
+
+    def usable(self, env: dict[str, str], cwd: str | os.PathLike[str] | None) -> bool:
+        """Whether a fork starts as an exec would (else exec: a missing `cwd` is
+        subprocess's error to raise)."""
+        return (not self.failed and _startup_env(env) == _startup_env(self.env)
+                and (cwd is None or os.path.isdir(cwd)))
+
+    def _start(self) -> None:
+        with self.lock:
+            if self.proc is not None:
+                return
+            self.proc = subprocess.Popen(
+                [sys.executable, __file__, self.path, self.rewind], env=self.env,
+                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                cwd="/", start_new_session=True)
+            assert self.proc.stdout is None and self.proc.stderr is not None
+            ready = self.proc.stderr.readline()  # "ready" once it listens and has imported all
+            if ready != b"ready\n":
+                self.failed = True
+                raise RuntimeError(f"the fork server did not start: {ready!r}")
+
+    def run(self, args: list[str], cwd: str | os.PathLike[str] | None, env: dict[str, str],
+            timeout: float | None) -> subprocess.CompletedProcess:
+        """As subprocess.run([rewind, *args], capture_output=True, text=True,
+        stdin=DEVNULL, cwd=cwd, env=env, timeout=timeout)."""
+        self._start()
+        umask = os.umask(0o022)
+        os.umask(umask)
+        request = json.dumps({"args": args, "cwd": os.fspath(cwd or os.getcwd()), "env": env,
+                              "umask": umask}).encode()
+        with open(os.devnull, "rb") as stdin, tempfile.TemporaryFile() as out, \
+                tempfile.TemporaryFile() as err, \
+                socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as conn:
+            try:
+                conn.connect(self.path)
+                socket.send_fds(conn, [request], [stdin.fileno(), out.fileno(), err.fileno()])
+                pid = int(conn.recv(64))
+            except (OSError, ValueError) as exc:  # the server died: exec from now on
+                self.failed = True
+                print(f"forkrun: the fork server failed ({exc}); exec'ing rewind instead",
+                      file=sys.stderr)
+                return subprocess.run([self.rewind, *args], cwd=cwd, env=env, text=True,
+                                      capture_output=True, timeout=timeout,
+                                      stdin=subprocess.DEVNULL)
+            conn.settimeout(timeout)
+            try:
+                status = conn.recv(64)
+            except TimeoutError:
+                os.kill(pid, signal.SIGKILL)
+                conn.settimeout(None)
+                conn.recv(64)
+                raise subprocess.TimeoutExpired([self.rewind, *args], timeout or 0,
+                                                _read(out), _read(err)) from None
+            return subprocess.CompletedProcess([self.rewind, *args], int(status),
+                                               _read(out), _read(err))
+
+    def close(self) -> None:
+        if self.proc is not None:
+            assert self.proc.stdin is not None
+            self.proc.stdin.close()  # the server ends at EOF
+            self.proc.wait(timeout=30)
+            self.proc.stderr.close()  # type: ignore[union-attr]
+        for leftover in self.dir.iterdir():
+            leftover.unlink()
+        self.dir.rmdir()
+
+
+# This worker's server (conftest's fork_server sets it), for runners outside fixtures.
+server: Server | None = None
+
+
+def run(rewind: str, args: list[str], *, cwd: str | os.PathLike[str] | None = None,
+        env: dict[str, str], timeout: float | None = None) -> subprocess.CompletedProcess:
+    """subprocess.run([rewind, *args], capture_output=True, text=True, stdin=DEVNULL,
+    ...): forked from this worker's server where it can stand in for the exec."""
+    args = [os.fspath(a) if isinstance(a, os.PathLike) else str(a) for a in args]
+    if server is not None and server.usable(env, cwd):
+        return server.run(args, cwd, env, timeout)
+    return subprocess.run([rewind, *args], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def _read(file) -> str:
+    """What a child wrote, as subprocess.run's text mode decodes it (universal newlines)."""
+    file.seek(0)
+    text = file.read().decode(locale.getpreferredencoding(False))
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+# The server ---------------------------------------------------------------------------
+
+PRELOAD = ("pygit2", "click", "rich.console", "rich.table", "rich.text", "rich.markup",
+           "rich.pager", "rich.panel", "rich.progress", "sqlite3", "concurrent.futures",
+           "isal.isal_zlib", "urllib.parse")
+
+
+def _preload() -> None:
+    """Every module of rewindfs a command may import (none runs code at import beyond
+    definitions, but `rewindfs.cli`'s Ctrl-C handler: as at any start), and the libraries
+    they import lazily. Not the mount's (rewindfs.fs: its daemon is always a process of
+    its own), nor `__main__` modules."""
+    import importlib
+    import pkgutil
+
+    import rewindfs
+
+    for name in PRELOAD:
+        importlib.import_module(name)
+    for found in pkgutil.walk_packages(rewindfs.__path__, "rewindfs."):
+        if found.name.startswith("rewindfs.fs") or found.name.endswith(".__main__"):
+            continue
+        importlib.import_module(found.name)
+    from rewindfs.cli import group
+
+    group.load_all()
+
+
+def serve(path: str, rewind: str) -> None:
+    """Accept runs until stdin ends; each is forked and reported. No `with` or `finally`
+    here: the child unwinds this stack when its command exits."""
+    _preload()
+    import gc
+
+    gc.freeze()  # the children share these pages instead of copying them on first touch
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    listener.bind(path)
+    listener.listen(64)
+    poller = select.poll()
+    poller.register(listener, select.POLLIN)
+    poller.register(0, select.POLLIN)
+    running: dict[int, tuple[int, socket.socket]] = {}  # pidfd -> (pid, connection)
+    os.write(2, b"ready\n")
+    quiet = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(quiet, 2)  # nobody reads this pipe from now on: it must never fill up
+    os.close(quiet)
+    while True:
+        for fd, _events in poller.poll():
+            if fd == 0:
+                return  # the test worker is gone
+            if fd == listener.fileno():
+                conn, _ = listener.accept()
+                data, fds, _flags, _addr = socket.recv_fds(conn, MESSAGE, 3)
+                pid = os.fork()
+                if pid == 0:
+                    _child(json.loads(data), fds, rewind)  # never returns
+                for received in fds:
+                    os.close(received)
+                pidfd = os.pidfd_open(pid)
+                running[pidfd] = (pid, conn)
+                poller.register(pidfd, select.POLLIN)
+                conn.send(str(pid).encode())
+                continue
+            pid, conn = running.pop(fd)
+            poller.unregister(fd)
+            os.close(fd)
+            _, status = os.waitpid(pid, 0)
+            try:
+                conn.send(str(os.waitstatus_to_exitcode(status)).encode())
+            except OSError:
+                pass  # the test gave up on it (a timeout)
+            conn.close()
+
+
+def _child(request: dict, fds: list[int], rewind: str) -> None:
+    """Become `rewind ARGS` as exec would have started it, and run it."""
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+    os.closerange(3, 1 << 16)  # the server's sockets, the received copies: nothing else
+    os.umask(request["umask"])
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    _git_search_path()
+    sys.argv = [rewind, *request["args"]]
+    from rewindfs.cli import main
+
+    sys.exit(main())  # the interpreter exits as the launcher's would (atexit, flushing)
+
+
+def _git_search_path() -> None:
+    """libgit2 looked for the user's and XDG config below HOME when pygit2 was imported
+    (in the server): look where this run's HOME says, as libgit2 would have guessed."""
+    import pygit2
+    from pygit2.enums import ConfigLevel
+
+    home = os.environ.get("HOME", "")
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    pygit2.settings.search_path[ConfigLevel.GLOBAL] = home
+    pygit2.settings.search_path[ConfigLevel.XDG] = os.path.join(xdg, "git")
+
+
+if __name__ == "__main__":
+    # As the launcher's: its own folder first on the path (not this one's).
+    sys.path[0] = os.path.dirname(sys.argv[2])
+    serve(sys.argv[1], sys.argv[2])
