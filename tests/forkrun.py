@@ -200,8 +200,9 @@ def serve(path: str, rewind: str) -> None:
                 conn, _ = listener.accept()
                 data, fds, _flags, _addr = socket.recv_fds(conn, MESSAGE, 3)
                 pid = os.fork()
-                if pid == 0:
-                    _child(json.loads(data), fds, rewind)  # never returns
+                if pid == 0:  # never returns
+                    _child(json.loads(data), fds, rewind,
+                           [listener, conn, *(c for _, c in running.values())])
                 for received in fds:
                     os.close(received)
                 pidfd = os.pidfd_open(pid)
@@ -220,10 +221,13 @@ def serve(path: str, rewind: str) -> None:
             conn.close()
 
 
-def _child(request: dict, fds: list[int], rewind: str) -> None:
+def _child(request: dict, fds: list[int], rewind: str, sockets: list[socket.socket]
+           ) -> None:
     """Become `rewind ARGS` as exec would have started it, and run it."""
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
+    for sock in sockets:  # closed below: their objects must never close the numbers again
+        sock.detach()
     os.closerange(3, 1 << 16)  # the server's sockets, the received copies: nothing else
     os.umask(request["umask"])
     os.chdir(request["cwd"])
