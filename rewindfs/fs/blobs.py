@@ -192,10 +192,14 @@ class BlobReader:
         """Stop reading ahead and let go of the git process."""
         with self._guard:
             thread, self._prefetcher = self._prefetcher, None
-            pusher, self._pusher = self._pusher, None
         if thread is not None:
             self._queue.put(None)
             thread.join()
+        # Only now: a blob the read-ahead was bringing hands its push to the pusher, which
+        # would start a second one if this one were let go of first (and the one stop
+        # could then end either, leaving this join waiting for ever).
+        with self._guard:
+            pusher, self._pusher = self._pusher, None
         if pusher is not None:
             self._pushes.put(None)
             pusher.join()
