@@ -46,6 +46,10 @@ def _startup_env(env: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in env.items() if k.startswith(STARTUP_PREFIXES)}
 
 
+class Unavailable(Exception):
+    """The server is gone (run() then execs)."""
+
+
 class Server:
     """The client side: one server process, started on first use, per test worker."""
 
@@ -81,12 +85,13 @@ class Server:
     def run(self, args: list[str], cwd: str | os.PathLike[str] | None, env: dict[str, str],
             timeout: float | None) -> subprocess.CompletedProcess:
         """As subprocess.run([rewind, *args], capture_output=True, text=True,
-        stdin=DEVNULL, cwd=cwd, env=env, timeout=timeout)."""
+        stdin=DEVNULL, cwd=cwd, env=env, timeout=timeout); Unavailable when the server
+        is gone."""
         self._start()
         umask = os.umask(0o022)
         os.umask(umask)
-        request = json.dumps({"args": args, "cwd": os.fspath(cwd or os.getcwd()), "env": env,
-                              "umask": umask}).encode()
+        request = json.dumps({"args": args, "cwd": os.path.abspath(cwd or os.getcwd()),
+                              "env": env, "umask": umask}).encode()
         with open(os.devnull, "rb") as stdin, tempfile.TemporaryFile() as out, \
                 tempfile.TemporaryFile() as err, \
                 socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as conn:
@@ -96,11 +101,7 @@ class Server:
                 pid = int(conn.recv(64))
             except (OSError, ValueError) as exc:  # the server died: exec from now on
                 self.failed = True
-                print(f"forkrun: the fork server failed ({exc}); exec'ing rewind instead",
-                      file=sys.stderr)
-                return subprocess.run([self.rewind, *args], cwd=cwd, env=env, text=True,
-                                      capture_output=True, timeout=timeout,
-                                      stdin=subprocess.DEVNULL)
+                raise Unavailable(exc) from None
             conn.settimeout(timeout)
             try:
                 status = conn.recv(64)
@@ -134,7 +135,11 @@ def run(rewind: str, args: list[str], *, cwd: str | os.PathLike[str] | None = No
     ...): forked from this worker's server where it can stand in for the exec."""
     args = [os.fspath(a) if isinstance(a, os.PathLike) else str(a) for a in args]
     if server is not None and server.usable(env, cwd):
-        return server.run(args, cwd, env, timeout)
+        try:
+            return server.run(args, cwd, env, timeout)
+        except Unavailable as exc:
+            print(f"forkrun: the fork server failed ({exc}); exec'ing rewind instead",
+                  file=sys.stderr)
     return subprocess.run([rewind, *args], cwd=cwd, env=env, capture_output=True, text=True,
                           timeout=timeout, stdin=subprocess.DEVNULL)
 

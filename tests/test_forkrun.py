@@ -1,0 +1,90 @@
+"""The tests' fork server (tests/forkrun.py) stands in for an exec of `rewind`: the same
+output, errors and exit status, the run's own environment and directory, and an exec
+again once the server is gone."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+
+import forkrun
+import pytest
+from conftest import REWIND
+
+AGE = re.compile(r"\b(now|\d+ ?(s|sec|seconds?|m|min|minutes?|h|hours?) ago)\b")
+
+
+def same(text: str) -> str:
+    """Output with its ages blanked: a second may pass between the two runs."""
+    return AGE.sub("AGE", text)
+
+
+def exec_run(args: list[str], cwd, env) -> subprocess.CompletedProcess:
+    return subprocess.run([REWIND, *args], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=60, stdin=subprocess.DEVNULL)
+
+
+@pytest.fixture
+def server(fork_server):
+    if fork_server is None:
+        pytest.skip("REWIND_TEST_EXEC=1: every run is exec'd")
+    return fork_server
+
+
+def test_forked_runs_answer_as_exec_ones(server, project, child_env, run_rewind):
+    (project / "ünïcode – naïve.txt").write_text("é\n")
+    run_rewind("checkpoint", "-m", "first", cwd=project, check=True)
+    (project / "README.md").write_text("changed\n")
+    env = child_env()
+    cases = [["--version"], ["list"], ["list", "--json"], ["log", "README.md"], ["diff", "--stat"],
+             ["show", "1:ünïcode – naïve.txt"], ["diff", "nosuch"], ["restore"],
+             ["no-such-verb"]]
+    for args in cases:
+        forked = server.run(args, project, env, 60)
+        assert forked.args == [REWIND, *args]
+        want = exec_run(args, project, env)
+        assert (forked.returncode, same(forked.stdout), same(forked.stderr)) == \
+            (want.returncode, same(want.stdout), same(want.stderr)), args
+    assert any(server.run(a, project, env, 60).returncode != 0 for a in cases)  # errors too
+
+
+def test_a_run_gets_its_own_directory_and_environment(server, tmp_path, child_env):
+    """What each run sets is what the command sees: HERMES_HOME from its environment,
+    the project from its directory (one server, runs in turn with others' settings)."""
+
+    homes = {"a": tmp_path / "home-a", "b": tmp_path / "home-b"}
+    for name, home in homes.items():
+        project = tmp_path / name
+        project.mkdir()
+        (project / "f.txt").write_text(name)
+        got = server.run(["checkpoint", "-m", name], project, child_env(HERMES_HOME=str(home)),
+                         60)
+        assert got.returncode == 0, got.stderr
+    for name, home in homes.items():
+        env = child_env(HERMES_HOME=str(home))
+        mine = json.loads(server.run(["list", "--json"], tmp_path / name, env, 60).stdout)
+        assert [c["reason"] for c in mine] == [name]
+        other = "b" if name == "a" else "a"
+        assert json.loads(server.run(["list", "--json"], tmp_path / other, env, 60).stdout) == []
+
+
+def test_runs_exec_once_the_server_is_gone(fork_server, tmp_path, child_env):
+    """A dead server is said once on stderr, and the run is exec'd instead."""
+    if fork_server is None:
+        pytest.skip("REWIND_TEST_EXEC=1: every run is exec'd")
+    lone = forkrun.Server(REWIND, fork_server.env)
+    try:
+        env = child_env()
+        assert lone.run(["--version"], tmp_path, env, 60).returncode == 0
+        lone.proc.kill()
+        lone.proc.wait()
+        saved, forkrun.server = forkrun.server, lone
+        try:
+            got = forkrun.run(REWIND, ["--version"], cwd=tmp_path, env=env, timeout=60)
+        finally:
+            forkrun.server = saved
+        assert got.returncode == 0 and "version" in got.stdout
+        assert lone.failed and not lone.usable(env, tmp_path)
+    finally:
+        lone.close()
