@@ -159,8 +159,7 @@ class Tail:
     def _packs_after(self, at: int) -> Packs:
         out: Packs = {}
         while (at := self.data.find(b"\n" + PACKS, at + 1)) >= 0:
-            stop = self.data.find(b"\n", at + 1)
-            text = opened(self.data[at + 1: len(self.data) if stop < 0 else stop])
+            text = self._text_at(at)
             if text is not None:
                 try:
                     out.update(json.loads(text[len(PACKS):]))
