@@ -22,7 +22,7 @@ and says what is wrong the one way it always does.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from rewindfs.store.history.checkpoint import Checkpoint
@@ -40,14 +40,17 @@ class Surprise(Exception):
     """The chain past the first screen does not read as its summary says."""
 
 
-def summarize(chain: list[Record], shallow: list[int], labels: list[str] | None) -> Summary:
-    """The summary of `chain` (newest first, whole) under `shallow`; `labels`: the labelled
-    commit ids to say the chain's membership of (None: not asked)."""
+def summarize(chain: Sequence[Record | Checkpoint], shallow: list[int],
+              labels: list[str] | None) -> Summary:
+    """The summary of `chain` (newest first, whole: records, or the quick path's
+    checkpoints) under `shallow`; `labels`: the labelled commit ids to say the chain's
+    membership of (None: not asked)."""
     wanted = set(labels or ())
+    last = chain[-1]
     return Summary(tip=chain[0].id, shallow=shallow, count=len(chain),
                    numbered=sum(not r.pre_rollback for r in chain),
-                   oldest=min(r.time for r in chain), bottom=chain[-1].id,
-                   root=chain[-1].parent is None,
+                   oldest=min(r.time for r in chain), bottom=last.id,
+                   root=last.root if isinstance(last, Checkpoint) else last.parent is None,
                    labels=None if labels is None else sorted(wanted),
                    in_chain={r.id: r.pre_rollback for r in chain if r.id in wanted}, packs={})
 

@@ -161,12 +161,8 @@ def _remember(odb: RawOdb, h16: str, chain: list[Checkpoint], shallow: list[int]
     if not chain or not tail.ok or recordfile.shallow_key(odb.store) != shallow \
             or odb.boundaries() != stop:
         return
-    summary = recordfile.Summary(
-        tip=chain[0].id, shallow=shallow, count=len(chain),
-        numbered=sum(not cp.pre_rollback for cp in chain), oldest=min(cp.time for cp in chain),
-        bottom=chain[-1].id, root=chain[-1].root, labels=sorted(labels),
-        in_chain={cp.id: cp.pre_rollback for cp in chain if cp.id in labels},
-        packs=tail.packs())
+    summary = listpage.summarize(chain, shallow, list(labels))
+    summary.packs = tail.packs()
     recordfile.append(tail.path, [summary.line()])
 
 
@@ -181,14 +177,8 @@ class _Recorded:
     def get(self, commit_id: str, newer: bool = False) -> Record:
         record = self.tail.get(commit_id, newer)
         if record is not None:
-            if record.where:
-                try:
-                    st = os.stat(f"{self.odb.objects}/{commit_id[:2]}/{commit_id[2:]}")
-                    intact = [st.st_size, st.st_mtime_ns] == record.where
-                except OSError:
-                    intact = False
-                if not intact:
-                    self.odb.read_kind(commit_id, COMMIT)  # the record stands if it reads
+            if record.where and not recordfile.loose_unchanged(self.odb.objects, record):
+                self.odb.read_kind(commit_id, COMMIT)  # the record stands if it reads
             return record
         found = commit(self.odb, commit_id)
         reason, trailers = parse_message(found.message)
