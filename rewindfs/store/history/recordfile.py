@@ -107,6 +107,17 @@ class Summary:
         return found if len(found.tip) == 40 and found.count > 0 else None
 
 
+def loose_unchanged(objects: str | Path, record: Record) -> bool:
+    """Whether the loose object file `record` was read from (`where`) is still the one it
+    was: same size and mtime (a rewritten or replaced file is read again)."""
+    commit_id = record.id
+    try:
+        st = os.stat(f"{objects}/{commit_id[:2]}/{commit_id[2:]}")
+    except OSError:
+        return False
+    return [st.st_size, st.st_mtime_ns] == record.where
+
+
 def cache_path(store: Path, h16: str) -> Path:
     """The project's records, in the store at `store`."""
     return store / CACHES / f"{h16}.history"

@@ -226,12 +226,7 @@ class Recall:
     def _intact(self, record: Record) -> bool:
         if not record.where:
             return self.packs_ok()
-        commit_id = record.id
-        try:
-            st = os.stat(f"{self.objects}/{commit_id[:2]}/{commit_id[2:]}")
-        except OSError:
-            return False
-        return st.st_size == record.where[0] and st.st_mtime_ns == record.where[1]
+        return recordfile.loose_unchanged(self.objects, record)
 
     def packs_now(self) -> Packs:
         if self._packs_now is None:
