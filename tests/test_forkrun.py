@@ -69,11 +69,9 @@ def test_a_run_gets_its_own_directory_and_environment(server, tmp_path, child_en
         assert json.loads(server.run(["list", "--json"], tmp_path / other, env, 60).stdout) == []
 
 
-def test_runs_exec_once_the_server_is_gone(fork_server, tmp_path, child_env):
+def test_runs_exec_once_the_server_is_gone(server, tmp_path, child_env):
     """A dead server is said once on stderr, and the run is exec'd instead."""
-    if fork_server is None:
-        pytest.skip("REWIND_TEST_EXEC=1: every run is exec'd")
-    lone = forkrun.Server(REWIND, fork_server.env)
+    lone = forkrun.Server(REWIND, server.env)
     try:
         env = child_env()
         assert lone.run(["--version"], tmp_path, env, 60).returncode == 0
