@@ -97,7 +97,7 @@ def main(argv: list[str]) -> int:
         done = run_uv(uv, ["--offline", "--no-index", "--no-deps", "--reinstall", *args[1:]],
                       env)
         if done.returncode != 0:
-            names = ' '.join(Path(a).name for a in args[1:])
+            names = " ".join(Path(a).name for a in args[1:] if not a.startswith("-"))
             print(f"setup: uv could not install {names} ({last_line(done)}); "
                   "using pip", file=sys.stderr)
         return done.returncode
@@ -107,8 +107,10 @@ def main(argv: list[str]) -> int:
         print(f"setup: installing with pip ({e})", file=sys.stderr)
         return 1
     env.update(extra_env)
-    # uv's cache holds each index's answers apart, so freshness is per configuration.
-    key = hashlib.sha256("\0".join(options).encode()).hexdigest()[:12]
+    # uv's cache holds each index's answers apart, so freshness is per configuration (and
+    # per uv cache: UV_CACHE_DIR or XDG_CACHE_HOME name another one).
+    where = [env.get("UV_CACHE_DIR", ""), env.get("XDG_CACHE_HOME", "")]
+    key = hashlib.sha256("\0".join(options + where).encode()).hexdigest()[:12]
     cache = os.environ.get("REWINDFS_CACHE") or Path(
         os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rewindfs"
     stamp = Path(cache) / "uv" / f"online-{key}"
@@ -128,6 +130,7 @@ def main(argv: list[str]) -> int:
     print(f"setup: uv could not install {' '.join(args)} ({last_line(online or done)}); "
           "using pip", file=sys.stderr)
     return 1
+
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
