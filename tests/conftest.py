@@ -419,6 +419,20 @@ def mnt(fuse_usable, tmp_path: Path) -> Iterator[Path]:
     force_unmount(path)
 
 
+@pytest.fixture
+def agent_session(tmp_path_factory: pytest.TempPathFactory):
+    """`agent_session("kilo")`: a fresh copy of the session the real agent recorded once for
+    the whole run (tests/agentsim/recorded.py; mark the test with its ON_WORKER group)."""
+    from agentsim.recorded import Recordings  # it imports this module's make_git_repo
+
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the run's directory, which every worker shares
+    sessions = Recordings(base)
+    yield sessions
+    sessions.close()
+
+
 def wait_for(predicate: Callable[[], bool], what: str, deadline: float = DEADLINE) -> None:
     end = time.monotonic() + deadline
     while time.monotonic() < end:

@@ -13,6 +13,7 @@ import pytest
 from agentsim import ModelServer, Say, Shell, Write, codexapp
 from agentsim.clis import BINARIES, Agent, binary, missing
 from agentsim.codexapp import CodexApp
+from agentsim.recorded import ON_WORKER
 from agentsim.server import protocol_of
 
 AGENTS = sorted(BINARIES)
@@ -108,10 +109,27 @@ def test_codex_app_takes_an_answer_that_came_with_the_line_before_it(
     assert app.proc.returncode == 0   # it stopped at the end of its input, not by a kill
 
 
-@pytest.mark.parametrize("agent", AGENTS)
-def test_real_agent_runs_scripted_shell_command_and_write(agent: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("agent", [pytest.param(a, marks=ON_WORKER[a]) if a in ON_WORKER else a
+                                   for a in AGENTS])
+def test_real_agent_runs_scripted_shell_command_and_write(agent: str, tmp_path: Path,
+                                                          agent_session) -> None:
     if binary(agent) is None:
         pytest.skip(missing(agent))
+    if agent in ON_WORKER:
+        # Kilo and OpenCode: the session the suite records once (agentsim.recorded; a Kilo
+        # run is ~10 s of CPU), which wrote a file, ran sed and rm, over two turns.
+        recorded = agent_session(agent)
+        facts, project = recorded.facts, recorded.project
+        log = "\n".join([*(f"{r['stdout']}\n{r['stderr']}" for r in facts["runs"]), facts["log"]])
+        assert [r["returncode"] for r in facts["runs"]] == [0, 0], log
+        assert "first turn done" in facts["runs"][0]["stdout"], log
+        assert "second turn done" in facts["runs"][1]["stdout"], log
+        assert (project / "new.txt").read_text() == "created by the agent\n", log
+        assert (project / "a.txt").read_text() == "hello edited\n", log
+        assert not (project / "b.txt").exists(), log
+        assert facts["requests"].count("chat") >= 5, log   # 3 tool results, 2 turns' ends
+        assert not facts["stray"], log   # nothing it tried to reach was off this machine
+        return
     project = tmp_path / "proj"
     project.mkdir()
     (project / "important.txt").write_text("keep me\n")

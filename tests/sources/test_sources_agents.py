@@ -5,78 +5,18 @@ keeps them past the agent's own `git gc`."""
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
-import shutil
 import subprocess
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from agentsim import ModelServer, Say, Shell, Write
 from agentsim.clis import Agent, binary, missing
+from agentsim.recorded import ON_WORKER
 from conftest import isolated_git_env, make_git_repo, wait_for
 
-MOVES = [Write("new.txt", "created by the agent\n"), Shell("sed -i 's/hello/hello edited/' a.txt"),
-         Say("first turn done"), Shell("rm b.txt"), Say("second turn done")]
-
-
-# The tests that share a recording run on one xdist worker, one after another
-# (scripts/test's --dist loadgroup): none waits on the lock while another holds it.
-ON_KILOS_WORKER = pytest.mark.xdist_group("recorded-kilo")
-ON_OPENCODES_WORKER = pytest.mark.xdist_group("recorded-opencode")
-
-
-def _record(name: str, root: Path) -> None:
-    """One real session of `name`, two turns, in `root` (project/ and agent-home/)."""
-    project = root / "project"
-    make_git_repo(project, {"a.txt": b"hello\n", "b.txt": b"bye\n"})
-    with ModelServer(MOVES, project=str(project)) as server:
-        agent = Agent(name, root / "agent-home", project, server)
-        for prompt, resume in (("make changes", False), ("delete b", True)):
-            run = agent.run(prompt, resume=resume)
-            assert run.returncode == 0, f"{run.stdout[-2000:]}\n{run.stderr[-3000:]}"
-        # (Telemetry and update checks went to the server as proxy and were refused there.)
-    # The agent really did it: the files changed as scripted.
-    assert (project / "new.txt").read_text() == "created by the agent\n"
-    assert (project / "a.txt").read_text() == "hello edited\n"
-    assert not (project / "b.txt").exists()
-
-
-@pytest.fixture
-def agent_session(tmp_path_factory) -> Iterator[Callable[[str], tuple[Path, dict[str, str]]]]:
-    """A session of the real agent, recorded once per test run and handed to each test
-    that asks as a fresh copy of the recording, in the very place it was made (Kilo and
-    OpenCode key their snapshots by the project's path, and OpenCode's name its `.git`):
-    a Kilo session is two runs of seconds each. The copy is the test's alone until it
-    ends (a lock shared by the xdist workers), so a test may change anything in it."""
-    held: list[int] = []
-
-    def session(name: str) -> tuple[Path, dict[str, str]]:
-        if binary(name) is None:
-            pytest.skip(missing(name))
-        base = tmp_path_factory.getbasetemp()
-        if os.environ.get("PYTEST_XDIST_WORKER"):
-            base = base.parent  # the run's directory, which every worker shares
-        root, pristine = base / f"recorded-{name}", base / f"recorded-{name}.pristine"
-        fd = os.open(base / f"recorded-{name}.lock", os.O_CREAT | os.O_RDWR, 0o600)
-        held.append(fd)
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        shutil.rmtree(root, ignore_errors=True)
-        if not pristine.exists():
-            _record(name, root)
-            partial = pristine.with_suffix(".partial")
-            shutil.rmtree(partial, ignore_errors=True)
-            shutil.copytree(root, partial, symlinks=True)
-            partial.rename(pristine)
-        else:
-            shutil.copytree(pristine, root, symlinks=True)
-        return root / "project", {"XDG_DATA_HOME": str(root / "agent-home" / ".local" / "share")}
-
-    yield session
-    for fd in held:
-        os.close(fd)  # the recording's lock, for the next test that wants it
+ON_KILOS_WORKER, ON_OPENCODES_WORKER = ON_WORKER["kilo"], ON_WORKER["opencode"]
 
 
 def snapshot_git(env: dict[str, str], agent: str, *args: str) -> str:
@@ -90,7 +30,8 @@ def snapshot_git(env: dict[str, str], agent: str, *args: str) -> str:
 @pytest.mark.parametrize("name", [pytest.param("kilo", marks=ON_KILOS_WORKER),
                                   pytest.param("opencode", marks=ON_OPENCODES_WORKER)])
 def test_steps_of_a_real_session(name, agent_session, run_rewind, mnt):
-    project, env = agent_session(name)
+    recorded = agent_session(name)
+    project, env = recorded.project, recorded.env
 
     def rewind(*args, **kw):
         return run_rewind(*args, cwd=project, env=env, check=True, **kw)
@@ -127,7 +68,8 @@ def test_steps_of_a_real_session(name, agent_session, run_rewind, mnt):
 def test_a_kilo_session_kept_past_its_gc(agent_session, run_rewind):
     """Done when: imported, a Kilo session survives `git gc --prune=now` in Kilo's snapshot
     repository (once Kilo's own pins are gone, as its 7-day cleanup drops them)."""
-    project, env = agent_session("kilo")
+    recorded = agent_session("kilo")
+    project, env = recorded.project, recorded.env
 
     def rewind(*args, **kw):
         return run_rewind(*args, cwd=project, env=env, **kw)
@@ -155,7 +97,8 @@ def test_a_moved_opencode_project(agent_session, run_rewind):
     """OpenCode keeps committed objects only in the project's own .git (its snapshot repo
     names it in objects/info/alternates). Moved, the project is found by its id and its
     objects in their new place."""
-    project, env = agent_session("opencode")
+    recorded = agent_session("opencode")
+    project, env = recorded.project, recorded.env
     alternates = snapshot_git(env, "opencode", "rev-parse", "--git-path",
                               "objects/info/alternates").strip()
     assert Path(alternates).read_text().strip() == str(project / ".git" / "objects")
