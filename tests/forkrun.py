@@ -9,6 +9,11 @@ arguments, environment, working directory and umask; descriptors 0-2 and no othe
 libgit2's config search path for the new HOME) and runs the launcher's code: a real,
 separate process running the real CLI against the real store, sharing only the imports.
 
+A run may also start the click group itself (`entry="group"`: what click prints for
+ARGS, with none of rewindfs.cli's quick answers before it), as
+`python -c "from rewindfs.cli.group import run; run(ARGS, 'rewind')"` would: the tests
+of the quick paths compare their answers with it.
+
 What forks cannot stand in for execs the launcher as before:
 - runs whose start-up is the subject (tests/cli's quick paths, import guards, Ctrl-C
   during start-up), and runs a test signals or finds by pid: those tests start their own
@@ -83,15 +88,16 @@ class Server:
                 raise RuntimeError(f"the fork server did not start: {ready!r}")
 
     def run(self, args: list[str], cwd: str | os.PathLike[str] | None, env: dict[str, str],
-            timeout: float | None) -> subprocess.CompletedProcess:
-        """As subprocess.run([rewind, *args], capture_output=True, text=True,
+            timeout: float | None, entry: str = "main", text: bool = True
+            ) -> subprocess.CompletedProcess:
+        """As subprocess.run(command(rewind, args, entry), capture_output=True, text=text,
         stdin=DEVNULL, cwd=cwd, env=env, timeout=timeout); Unavailable when the server
         is gone."""
         self._start()
         umask = os.umask(0o022)
         os.umask(umask)
         request = json.dumps({"args": args, "cwd": os.path.abspath(cwd or os.getcwd()),
-                              "env": env, "umask": umask}).encode()
+                              "env": env, "umask": umask, "entry": entry}).encode()
         with open(os.devnull, "rb") as stdin, tempfile.TemporaryFile() as out, \
                 tempfile.TemporaryFile() as err, \
                 socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as conn:
@@ -109,10 +115,11 @@ class Server:
                 os.kill(pid, signal.SIGKILL)
                 conn.settimeout(None)
                 conn.recv(64)
-                raise subprocess.TimeoutExpired([self.rewind, *args], timeout or 0,
-                                                _read(out), _read(err)) from None
-            return subprocess.CompletedProcess([self.rewind, *args], int(status),
-                                               _read(out), _read(err))
+                raise subprocess.TimeoutExpired(command(self.rewind, args, entry),
+                                                timeout or 0, _read(out, text),
+                                                _read(err, text)) from None
+            return subprocess.CompletedProcess(command(self.rewind, args, entry), int(status),
+                                               _read(out, text), _read(err, text))
 
     def close(self) -> None:
         if self.proc is not None:
@@ -129,26 +136,45 @@ class Server:
 server: Server | None = None
 
 
+ENTRIES = ("main", "group")  # the launcher's code; the click group run directly
+
+
+def command(rewind: str, args: list[str], entry: str = "main") -> list[str]:
+    """The command line an exec of `entry` runs."""
+    if entry == "group":
+        code = f"from rewindfs.cli.group import run; run({args!r}, 'rewind')"
+        return [sys.executable, "-c", code]
+    return [rewind, *args]
+
+
 def run(rewind: str, args: list[str], *, cwd: str | os.PathLike[str] | None = None,
-        env: dict[str, str], timeout: float | None = None) -> subprocess.CompletedProcess:
-    """subprocess.run([rewind, *args], capture_output=True, text=True, stdin=DEVNULL,
-    ...): forked from this worker's server where it can stand in for the exec."""
+        env: dict[str, str], timeout: float | None = None, entry: str = "main",
+        text: bool = True) -> subprocess.CompletedProcess:
+    """subprocess.run(command(rewind, args, entry), capture_output=True, text=text,
+    stdin=DEVNULL, ...): forked from this worker's server where it can stand in for the
+    exec."""
+    assert entry in ENTRIES, entry
     args = [os.fspath(a) if isinstance(a, os.PathLike) else str(a) for a in args]
     if server is not None and server.usable(env, cwd):
         try:
-            return server.run(args, cwd, env, timeout)
+            return server.run(args, cwd, env, timeout, entry, text)
         except Unavailable as exc:
             print(f"forkrun: the fork server failed ({exc}); exec'ing rewind instead",
                   file=sys.stderr)
-    return subprocess.run([rewind, *args], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=timeout, stdin=subprocess.DEVNULL)
+    return subprocess.run(command(rewind, args, entry), cwd=cwd, env=env,
+                          capture_output=True, text=text, timeout=timeout,
+                          stdin=subprocess.DEVNULL)
 
 
-def _read(file) -> str:
-    """What a child wrote, as subprocess.run's text mode decodes it (universal newlines)."""
+def _read(file, text: bool = True) -> str | bytes:
+    """What a child wrote: its bytes, or as subprocess.run's text mode decodes them
+    (universal newlines)."""
     file.seek(0)
-    text = file.read().decode(locale.getpreferredencoding(False))
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+    data = file.read()
+    if not text:
+        return data
+    decoded = data.decode(locale.getpreferredencoding(False))
+    return decoded.replace("\r\n", "\n").replace("\r", "\n")
 
 
 # The server ---------------------------------------------------------------------------
@@ -239,6 +265,12 @@ def _child(request: dict, fds: list[int], rewind: str, sockets: list[socket.sock
     os.environ.clear()
     os.environ.update(request["env"])
     _git_search_path()
+    if request["entry"] == "group":  # as `python -c "...; run(ARGS, 'rewind')"`
+        sys.argv = ["-c"]
+        from rewindfs.cli.group import run
+
+        run(request["args"], "rewind")
+        sys.exit(0)
     sys.argv = [rewind, *request["args"]]
     from rewindfs.cli import main
 

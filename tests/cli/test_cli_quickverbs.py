@@ -5,14 +5,15 @@ click commands print byte for byte, and import neither click, rich nor pygit2; w
 are not sure of (errors, warnings, Hermes checkpoints without stats, a change) goes to
 click.
 
-Each comparison runs the real `rewind` and, beside it, the click group run directly.
-Both take `rewind list`'s ages (`5s ago`) from the same function, each at its own
-moment: ages are compared as words, with everything around them byte for byte."""
+Each comparison runs the real `rewind` (exec'd: which modules its start-up imports is the
+point) and, beside it, the click group run directly (forked from the tests' fork server,
+tests/forkrun.py: only what it prints is compared). Both take `rewind list`'s ages
+(`5s ago`) from the same function, each at its own moment: ages are compared as words,
+with everything around them byte for byte."""
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -20,8 +21,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import forkrun
 import pytest
-from conftest import DAY, REWIND, wait_for
+from conftest import DAY, REWIND, rewind_env, wait_for
 
 from rewindfs.hooks import helper
 from rewindfs.store import project_hash, set_label, take
@@ -34,9 +36,7 @@ def both(args: list[str], cwd, env: dict[str, str]):
     """(quick run, click run, modules the quick run imported)."""
     quick = subprocess.run([sys.executable, "-X", "importtime", REWIND, *args], cwd=cwd,
                            env=env, capture_output=True, stdin=subprocess.DEVNULL, timeout=60)
-    code = f"from rewindfs.cli.group import run; run({args!r}, 'rewind')"
-    slow = subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True,
-                          stdin=subprocess.DEVNULL, timeout=60)
+    slow = forkrun.run(REWIND, args, cwd=cwd, env=env, timeout=60, entry="group", text=False)
     modules, err = set(), []
     for line in quick.stderr.decode(errors="replace").splitlines():
         if line.startswith("import time:") and "|" in line:
@@ -59,9 +59,7 @@ def same_output(args: list[str], cwd, env) -> set[str]:
 
 @pytest.fixture
 def env(home, tmp_path):
-    out = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "REWIND_"))}
-    out.update(HERMES_HOME=str(home), HOME=str(tmp_path), LC_ALL="C.UTF-8")
-    return out
+    return rewind_env(home, tmp_path)
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 import click
+import forkrun
 import pytest
 from conftest import REWIND
 
@@ -43,9 +44,11 @@ def heavy(names: set[str]) -> set[str]:
 
 @pytest.mark.parametrize("args", [["--version"], ["--help"], ["-h"], ["list", "--help"],
                                   ["restore", "-h"]])
-def test_version_and_help_import_no_click_nor_store(args):
-    names, proc = imported(*args, env={"COLUMNS": "100"})
+def test_version_and_help_import_no_click_nor_store(args, child_env):
+    env = child_env(COLUMNS="100")
+    names, proc = imported(*args, env=env)
     assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.decode() == click_help(args, env).stdout  # and print click's answer
     assert heavy(names) == set(), sorted(heavy(names))
     ours = {n for n in names if n.startswith("rewindfs")}
     assert ours <= {"rewindfs", "rewindfs.cli", "rewindfs.cli.interrupts", "rewindfs.cli.quick",
@@ -58,12 +61,10 @@ def test_version_is_the_installed_one():
     assert __version__ == version("rewindfs")
 
 
-def click_help(args: list[str], columns: str) -> subprocess.CompletedProcess:
-    """What click itself prints for `rewind ARGS` (the group run directly, no cli.quick)."""
-    code = f"from rewindfs.cli.group import run; run({args!r}, 'rewind')"
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env={**os.environ, "COLUMNS": columns}, timeout=60,
-                          stdin=subprocess.DEVNULL)
+def click_help(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
+    """What click itself prints for `rewind ARGS` (the group run directly, no cli.quick;
+    forked from the tests' fork server: what it prints is the point, not its start-up)."""
+    return forkrun.run(REWIND, args, env=env, timeout=60, entry="group")
 
 
 HELP_CASES = [[*path, flags[-1]] for path, (flags, _text) in helptexts.TEXTS.items()] + \
@@ -71,21 +72,27 @@ HELP_CASES = [[*path, flags[-1]] for path, (flags, _text) in helptexts.TEXTS.ite
 
 
 @pytest.mark.parametrize("args", HELP_CASES, ids=" ".join)
-def test_quick_help_is_what_click_prints(args):
+def test_quick_help_is_what_click_prints(args, child_env, monkeypatch):
     """The pre-rendered help (cli.helptexts) is byte for byte what click prints, at every
-    width it is used for; on a narrower terminal click answers itself."""
+    width it is used for; on a narrower terminal click answers itself. Both are forked
+    from the tests' fork server (the quick one runs the launcher's code, cli.main): what
+    they print is the point here; which modules an exec'd start-up imports is
+    test_version_and_help_import_no_click_nor_store's."""
     for columns in ("80", "100"):
-        want = click_help(args, columns)
+        monkeypatch.setenv("COLUMNS", columns)
+        assert quick.answer(args, quick.PROG) is not None, columns  # cli.quick answers it
+        env = child_env(COLUMNS=columns)
+        want = click_help(args, env)
         assert want.returncode == 0 and not want.stderr, want.stderr
-        got = subprocess.run([REWIND, *args], capture_output=True, text=True, timeout=60,
-                             env={**os.environ, "COLUMNS": columns}, stdin=subprocess.DEVNULL)
+        got = forkrun.run(REWIND, args, env=env, timeout=60)
         assert (got.returncode, got.stdout, got.stderr) == (0, want.stdout, ""), columns
 
 
-def test_narrow_terminal_help_comes_from_click():
-    names, proc = imported("list", "--help", env={"COLUMNS": "60"})
+def test_narrow_terminal_help_comes_from_click(child_env):
+    env = child_env(COLUMNS="60")
+    names, proc = imported("list", "--help", env=env)
     assert "click" in names
-    assert proc.stdout.decode() == click_help(["list", "--help"], "60").stdout
+    assert proc.stdout.decode() == click_help(["list", "--help"], env).stdout
 
 
 @pytest.mark.parametrize("columns", ["", "0", "x", "40", "52", "79", "80", "81", "300"])
