@@ -16,9 +16,13 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import forkrun
 import pytest
+
+if TYPE_CHECKING:
+    from agentsim.recorded import Recordings
 
 REWIND = shutil.which("rewind", path=os.path.dirname(sys.executable))
 DAY = 86400
@@ -420,10 +424,10 @@ def mnt(fuse_usable, tmp_path: Path) -> Iterator[Path]:
 
 
 @pytest.fixture
-def agent_session(tmp_path_factory: pytest.TempPathFactory):
+def agent_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Recordings]:
     """`agent_session("kilo")`: a fresh copy of the session the real agent recorded once for
     the whole run (tests/agentsim/recorded.py; mark the test with its ON_WORKER group)."""
-    from agentsim.recorded import Recordings  # it imports this module's make_git_repo
+    from agentsim.recorded import Recordings  # not at the top: it imports make_git_repo
 
     base = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):

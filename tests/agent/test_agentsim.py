@@ -127,7 +127,7 @@ def test_real_agent_runs_scripted_shell_command_and_write(agent: str, tmp_path: 
         assert (project / "new.txt").read_text() == "created by the agent\n", log
         assert (project / "a.txt").read_text() == "hello edited\n", log
         assert not (project / "b.txt").exists(), log
-        assert facts["requests"].count("chat") >= 5, log   # 3 tool results, 2 turns' ends
+        assert facts["requests"].count("chat") >= 5, log   # a request per move: 3 tools, 2 ends
         assert not facts["stray"], log   # nothing it tried to reach was off this machine
         return
     project = tmp_path / "proj"
