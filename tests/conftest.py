@@ -43,6 +43,15 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked `long` (seconds each) first, the rest in their usual order: xdist's
+    workers take tests in this order, and a worker that drew one of these last would run
+    it alone while the other cores idle. (xdist still hands out its groups, largest
+    first, before single tests.)"""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)
+
+
 # git run against the store must not see the user's or the system's config.
 GIT_ISOLATION = {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1",
                  "GIT_CONFIG_SYSTEM": "/dev/null"}

@@ -109,6 +109,7 @@ def test_codex_app_takes_an_answer_that_came_with_the_line_before_it(
     assert app.proc.returncode == 0   # it stopped at the end of its input, not by a kill
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("agent", [pytest.param(a, marks=ON_WORKER[a]) if a in ON_WORKER else a
                                    for a in AGENTS])
 def test_real_agent_runs_scripted_shell_command_and_write(agent: str, tmp_path: Path,

@@ -18,6 +18,8 @@ import sys
 
 import pytest
 
+# Each waits out the watchdog's deadlines (seconds): started first (tests/conftest.py).
+pytestmark = pytest.mark.long
 TIMEOUT = 60
 
 DRIVER = r"""

@@ -186,6 +186,7 @@ def test_watchdog_ends_a_command_stuck_in_libgit2(store, project, store_dir, run
     assert "no progress" in one_line(proc)
 
 
+@pytest.mark.long
 def test_ctrl_c_ends_a_command_stuck_in_libgit2(store, project, store_dir, child_env, run_rewind,
                                                 stock_pygit2):
     _stuck_store(run_rewind, project, store_dir)

@@ -149,6 +149,7 @@ def test_mode_is_reported(store, project, mnt, home, run_rewind, mode):
 # -- invalidation, seen by a shell that already listed everything ---------------------------
 
 
+@pytest.mark.long
 def test_new_pruned_relabelled_checkpoints_and_projects(store, project, mount, shell,
                                                         run_rewind, store_git, tmp_path):
     h16 = project_hash(project)
@@ -216,6 +217,7 @@ def test_a_shell_inside_a_checkpoint_keeps_its_bytes(store, project, mount, shel
 # -- memory ----------------------------------------------------------------------------------
 
 
+@pytest.mark.long
 def test_memory_bounded_with_many_big_files_open(store, project, foreground, mode):
     # The report: 1,076 MiB RSS with 800 MiB open, kept after closing. Half that open
     # (100 x 4 MiB) still shows such a leak at more than twice the bound below.
@@ -344,6 +346,7 @@ def test_refused_places(store, project, run_rewind, fuse_usable, tmp_path):
             force_unmount(path)
 
 
+@pytest.mark.long
 def test_gc_repack_while_a_cached_mount_is_read(store, project, mount, store_dir):
     """Files read for the first time (so the daemon reads the store, not its caches)
     while `git gc` repacks and deletes the packs they are in."""

@@ -223,6 +223,7 @@ def test_shell_inside_a_checkpoint_does_not_drift(store, project, mount):
         os.close(fd)
 
 
+@pytest.mark.long
 def test_reads_stay_correct_while_pruning_and_gc_run(store, project, mount, store_dir,
                                                      files_of):
     sample(project)
@@ -277,6 +278,7 @@ def rss_anon_kib(pid: int) -> int:
     raise AssertionError("no RssAnon")
 
 
+@pytest.mark.long
 def test_memory_stays_bounded_reading_a_big_checkpoint(store, project, foreground):
     files, size = 80, 4 * MiB  # 320 MiB of distinct, quickly compressible blobs
     for i in range(files):

@@ -16,7 +16,7 @@ from agentsim import ModelServer, Say, Shell, Write
 from agentsim.clis import BINARIES, Agent, binary, missing
 
 AGENTS = sorted(BINARIES)
-pytestmark = pytest.mark.usefixtures("no_helper_left")
+pytestmark = [pytest.mark.usefixtures("no_helper_left"), pytest.mark.long]
 
 
 def _config_files(home: Path) -> dict[str, bytes]:

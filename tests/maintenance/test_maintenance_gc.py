@@ -107,6 +107,7 @@ def test_checkpoints_racing_gc_lose_nothing(store, layout, tmp_path, fsck):
     fsck()
 
 
+@pytest.mark.long
 def test_long_lived_reader_reads_through_gc(store, layout, tmp_path):
     """A reader that keeps its repository open (as the mount does) keeps reading every
     kept checkpoint while boundaries move and gc repacks and prunes underneath it."""
@@ -138,6 +139,7 @@ def test_long_lived_reader_reads_through_gc(store, layout, tmp_path):
 
 # -- a real mount --------------------------------------------------------------------------
 
+@pytest.mark.long
 def test_mounted_reader_keeps_reading_through_gc(store, layout, tmp_path, mount):
     wd = tmp_path / "proj"
     wd.mkdir()

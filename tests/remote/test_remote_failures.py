@@ -76,6 +76,7 @@ def test_two_machines_push_the_same_path_at_once(tmp_path: Path):
     assert reasons == ["by a", "by b"]
 
 
+@pytest.mark.long
 def test_push_killed_while_sending(tmp_path: Path):
     """SIGKILL to the pushing process group while the remote is receiving the pack: the
     remote keeps none of it and stays consistent; the next push completes."""

@@ -18,6 +18,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from test_restore_helpers import checkpoint
 
 from rewindfs import restore as rs
@@ -26,6 +27,7 @@ from rewindfs.restore.apply import apply
 from rewindfs.restore.plan import CHMOD, Action, Plan
 from rewindfs.store.history.trees import EXECUTABLE, Entry
 
+pytestmark = pytest.mark.long  # each races for seconds: started first (tests/conftest.py)
 SECONDS = 10.0
 ROUNDS = 20_000
 PAIRS = 20

@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "scripts" / "bench_mount.py"
 
@@ -48,6 +50,7 @@ def test_check_others_without_borg_on_path(tmp_path):
     assert "restic: left out: restic is not installed" in proc.stdout.splitlines()
 
 
+@pytest.mark.long
 def test_a_quick_run_leaves_borg_out_and_prints_the_table(fuse_usable, tmp_path):
     """The whole bench, tiny and once, with borg unable to mount: the table comes, with
     borg left out and why; no timing is looked at (nor the machine's caches dropped)."""

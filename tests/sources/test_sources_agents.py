@@ -16,6 +16,7 @@ from agentsim.clis import Agent, binary, missing
 from agentsim.recorded import ON_WORKER
 from conftest import isolated_git_env, make_git_repo, wait_for
 
+pytestmark = pytest.mark.long  # real agent runs: started first (tests/conftest.py)
 ON_KILOS_WORKER, ON_OPENCODES_WORKER = ON_WORKER["kilo"], ON_WORKER["opencode"]
 
 

@@ -127,6 +127,7 @@ HOLDER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.long
 def test_locked_database_is_one_line_not_a_hang(tmp_path, run_rewind):
     data = sample(tmp_path)
     holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(data.database())],

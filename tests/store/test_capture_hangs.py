@@ -135,6 +135,7 @@ def test_ctrl_c_kills_a_hung_child_first(big, pack_dir, store_dir, home, tmp_pat
     assert tip_of(store_dir, big) is None  # nothing recorded
 
 
+@pytest.mark.long
 def test_a_hung_child_is_killed_and_its_share_read_by_the_parent(big, pack_dir, store_dir,
                                                                   home, tmp_path):
     proc = start(big, rewind_env(home, tmp_path / "user-home", REWIND_STALL_SECONDS="3"))

@@ -181,6 +181,7 @@ def run(home, tmp_path, project, store_git, files_of):
     return Run(home, tmp_path, project, store_git, files_of)
 
 
+@pytest.mark.long
 def test_killed_at_random_moments(run):
     seed = int(os.environ.get("FAULT_SEED") or random.SystemRandom().randrange(10**6))
     print(f"fault injection seed {seed} (FAULT_SEED={seed} replays it)")
