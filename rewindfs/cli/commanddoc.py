@@ -61,7 +61,8 @@ ENVIRONMENT = [
                              "(a damaged store, a hung network filesystem), before it is "
                              "ended with one line and exit status 3; also how long a large "
                              "checkpoint's second process may before the first reads its "
-                             "share itself (default 120; 0 turns these watchdogs off)."),
+                             "share itself (default 120; 0 turns these watchdogs off; a "
+                             "limit under 8 s also checks for progress every eighth of it)."),
     ("REWIND_LOOSE_GUARD", "on or off: force rewindfs's own verified reader of loose objects "
                            "(the default with a stock pygit2, whose libgit2 can hang on a "
                            "truncated one). `rewind status` says which reader is in use."),

@@ -8,12 +8,14 @@ thread is stuck. rewindfs fixes the known cause at the root (patches/libgit2,
 store.objects.odbguard); this is the backstop for unknown ones, and it must work
 without the GIL:
 
-* A thread of the command writes a heartbeat byte every second, but only when the
-  command got somewhere since the last one (store.objects.liveness): work was counted
-  (every long loop's interrupt poll counts), its main thread used CPU (it runs, it is
-  not parked in one call that waits forever), or the command waits on purpose (a lock
-  another process holds, a prompt, the pager, git's gc). The beats stop when the GIL
-  is held, and when the main thread sits in a call without any of that.
+* A thread of the command writes a heartbeat byte every second (an eighth of the limit
+  below, when that is shorter: a short limit still leaves room for several late beats
+  on a loaded machine), but only when the command got somewhere since the last one
+  (store.objects.liveness): work was counted (every long loop's interrupt poll
+  counts), its main thread used CPU (it runs, it is not parked in one call that waits
+  forever), or the command waits on purpose (a lock another process holds, a prompt,
+  the pager, git's gc). The beats stop when the GIL is held, and when the main thread
+  sits in a call without any of that.
 * A small helper, forked before the command starts, waits for the beats. After
   `REWIND_STALL_SECONDS` (default 120) without one, while the command is not
   stopped (Ctrl-Z), it prints one line and sends SIGQUIT.
@@ -22,9 +24,9 @@ without the GIL:
   the stuck process exits at once, with status 3 (store damaged), GIL or not.
 
 Ctrl-C while stuck: the helper ignores SIGINT, but notices it; when no heartbeat
-follows within 2 seconds it ends the command the same way (exit 3, saying so). A
-beat sent after the Ctrl-C (progress made since) clears it: the command handled or
-ignored it (the pager's way) and goes on, and is judged by the stall limit again.
+follows within two beats (2 seconds) it ends the command the same way (exit 3, saying
+so). A beat sent after the Ctrl-C (progress made since) clears it: the command handled
+or ignored it (the pager's way) and goes on, and is judged by the stall limit again.
 The helper watches the command through a pidfd opened before the fork, so it can
 never watch (or signal) another process that reused the pid, and exits as soon as
 the command does. A held flock is released by the kernel on exit; git lock files a
@@ -44,12 +46,18 @@ import time
 from rewindfs.store.objects import liveness
 
 ENV = liveness.ENV
-BEAT_SECONDS = 1.0
-INTERRUPT_GRACE = 2.0
+BEAT_SECONDS = 1.0  # at most; an eighth of a shorter limit (beat_seconds)
+BEATS_PER_LIMIT = 8
+GRACE_BEATS = 2  # after a Ctrl-C, beats the helper waits for before ending the command
 
 
 def stall_seconds() -> float:
     return liveness.stall_seconds()
+
+
+def beat_seconds(limit: float) -> float:
+    """The heartbeat's period for a stall limit of `limit` seconds."""
+    return min(BEAT_SECONDS, limit / BEATS_PER_LIMIT)
 
 
 def start() -> None:
@@ -84,8 +92,9 @@ def start() -> None:
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     os.close(pidfd)
     os.close(read_end)
-    threading.Thread(target=_beat, args=(write_end, threading.main_thread().ident),
-                     name="rewind-heartbeat", daemon=True).start()
+    threading.Thread(target=_beat, name="rewind-heartbeat", daemon=True,
+                     args=(write_end, threading.main_thread().ident, beat_seconds(limit))
+                     ).start()
 
 
 def _exit_on_sigquit() -> bool:
@@ -100,7 +109,7 @@ def _exit_on_sigquit() -> bool:
         return False
 
 
-def _beat(fd: int, main: int | None) -> None:
+def _beat(fd: int, main: int | None, period: float) -> None:
     last = None
     while True:
         now = _position(main)
@@ -110,7 +119,7 @@ def _beat(fd: int, main: int | None) -> None:
             except OSError:
                 return  # the helper is gone: nothing to tell
         last = now
-        time.sleep(BEAT_SECONDS)
+        time.sleep(period)
 
 
 def _position(main: int | None) -> tuple[int, int]:
@@ -125,6 +134,7 @@ def _position(main: int | None) -> tuple[int, int]:
 
 def _watch(pidfd: int, beats: int, limit: float) -> None:
     """The helper: end the command when it stops beating, or ignores Ctrl-C while stuck."""
+    period = beat_seconds(limit)
     interrupted: list[float] = []
     signal.signal(signal.SIGINT, lambda *_: interrupted.append(time.monotonic()))
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
@@ -136,7 +146,7 @@ def _watch(pidfd: int, beats: int, limit: float) -> None:
     last = time.monotonic()
     while True:
         try:
-            events = dict(poller.poll(1000 * BEAT_SECONDS))
+            events = dict(poller.poll(1000 * period))
         except InterruptedError:
             events = {}
         if pidfd in events:
@@ -148,14 +158,14 @@ def _watch(pidfd: int, beats: int, limit: float) -> None:
             # A beat sent after a Ctrl-C shows progress made since: the command goes on
             # (it handled or ignored the interrupt). One that may have been sent just
             # before it arrived (within a beat) proves nothing.
-            if interrupted and last - interrupted[-1] > BEAT_SECONDS * 1.5:
+            if interrupted and last - interrupted[-1] > period * 1.5:
                 interrupted.clear()
             continue
         now = time.monotonic()
         if _stopped(parent):
             last = now  # Ctrl-Z: not stuck, just paused
             continue
-        if interrupted and now - max(interrupted[0], last) >= INTERRUPT_GRACE:
+        if interrupted and now - max(interrupted[0], last) >= GRACE_BEATS * period:
             _end(pidfd, "interrupted while stuck inside libgit2 (a damaged store?); "
                         "run `rewind check`")
             return
