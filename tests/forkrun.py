@@ -88,11 +88,11 @@ class Server:
                 raise RuntimeError(f"the fork server did not start: {ready!r}")
 
     def run(self, args: list[str], cwd: str | os.PathLike[str] | None, env: dict[str, str],
-            timeout: float | None, entry: str = "main", text: bool = True
-            ) -> subprocess.CompletedProcess:
+            timeout: float | None, entry: str = "main", text: bool = True,
+            stdout: int | None = None) -> subprocess.CompletedProcess:
         """As subprocess.run(command(rewind, args, entry), capture_output=True, text=text,
-        stdin=DEVNULL, cwd=cwd, env=env, timeout=timeout); Unavailable when the server
-        is gone."""
+        stdin=DEVNULL, cwd=cwd, env=env, timeout=timeout), with stdout=`stdout` when
+        given (not captured then); Unavailable when the server is gone."""
         self._start()
         umask = os.umask(0o022)
         os.umask(umask)
@@ -103,7 +103,8 @@ class Server:
                 socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as conn:
             try:
                 conn.connect(self.path)
-                socket.send_fds(conn, [request], [stdin.fileno(), out.fileno(), err.fileno()])
+                socket.send_fds(conn, [request], [stdin.fileno(), out.fileno()
+                                                  if stdout is None else stdout, err.fileno()])
                 pid = int(conn.recv(64))
             except (OSError, ValueError) as exc:  # the server died: exec from now on
                 self.failed = True
@@ -119,7 +120,8 @@ class Server:
                                                 timeout or 0, _read(out, text),
                                                 _read(err, text)) from None
             return subprocess.CompletedProcess(command(self.rewind, args, entry), int(status),
-                                               _read(out, text), _read(err, text))
+                                               None if stdout is not None else _read(out, text),
+                                               _read(err, text))
 
     def close(self) -> None:
         if self.proc is not None:
@@ -149,20 +151,22 @@ def command(rewind: str, args: list[str], entry: str = "main") -> list[str]:
 
 def run(rewind: str, args: list[str], *, cwd: str | os.PathLike[str] | None = None,
         env: dict[str, str], timeout: float | None = None, entry: str = "main",
-        text: bool = True) -> subprocess.CompletedProcess:
+        text: bool = True, stdout: int | None = None) -> subprocess.CompletedProcess:
     """subprocess.run(command(rewind, args, entry), capture_output=True, text=text,
-    stdin=DEVNULL, ...): forked from this worker's server where it can stand in for the
-    exec."""
+    stdin=DEVNULL, ...), its output to the descriptor `stdout` instead when given (a
+    pipe to another process): forked from this worker's server where it can stand in
+    for the exec."""
     assert entry in ENTRIES, entry
     args = [os.fspath(a) if isinstance(a, os.PathLike) else str(a) for a in args]
     if server is not None and server.usable(env, cwd):
         try:
-            return server.run(args, cwd, env, timeout, entry, text)
+            return server.run(args, cwd, env, timeout, entry, text, stdout)
         except Unavailable as exc:
             print(f"forkrun: the fork server failed ({exc}); exec'ing rewind instead",
                   file=sys.stderr)
     return subprocess.run(command(rewind, args, entry), cwd=cwd, env=env,
-                          capture_output=True, text=text, timeout=timeout,
+                          stdout=subprocess.PIPE if stdout is None else stdout,
+                          stderr=subprocess.PIPE, text=text, timeout=timeout,
                           stdin=subprocess.DEVNULL)
 
 

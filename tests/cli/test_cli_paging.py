@@ -5,10 +5,12 @@ listing printed a chunk at a time is the one table printed at once."""
 from __future__ import annotations
 
 import io
+import os
 import subprocess
 import time
 from pathlib import Path
 
+import forkrun
 import pygit2
 import pytest
 from conftest import REWIND, rewind_env
@@ -66,15 +68,34 @@ def shell(command: str, home: Path, tmp_path: Path, **env: str) -> bytes:
                           capture_output=True, check=True, timeout=120).stdout
 
 
+def through_head(args: list[str], env: dict[str, str], lines: int) -> bytes:
+    """What `head -n LINES` reads of `rewind ARGS | head -n LINES`: a real pipe to a real
+    head, which stops reading early; the run forked from the tests' fork server (how a
+    listing meets a reader that went away is the point here, not its start-up)."""
+    read_end, write_end = os.pipe()
+    with os.fdopen(read_end, "rb") as source:
+        head = subprocess.Popen(["head", "-n", str(lines)], stdin=source,
+                                stdout=subprocess.PIPE)
+    try:
+        forkrun.run(REWIND, args, env=env, timeout=120, stdout=write_end)
+    finally:
+        os.close(write_end)
+    out, _ = head.communicate(timeout=120)
+    assert head.returncode == 0
+    return out
+
+
 @pytest.mark.parametrize("args", [("list",), ("log", "."), ("log", "notes3.txt")])
 def test_the_first_lines_through_head_are_the_start_of_the_whole(long_history, home,
                                                                    tmp_path, args):
-    cmd = f"{REWIND} {' '.join(args)} -C {long_history}"
-    whole = shell(cmd, home, tmp_path).splitlines()
+    env = rewind_env(home, tmp_path / "user-home", TERM="xterm")
+    command = [*args, "-C", str(long_history)]
+    whole = forkrun.run(REWIND, command, env=env, timeout=120, text=False)
+    assert whole.returncode == 0, whole.stderr
+    whole = whole.stdout.splitlines()
     assert len(whole) > 30
     for n in (1, 5, 61, 150):
-        head = shell(f"{cmd} | head -n {n}", home, tmp_path).splitlines()
-        assert head == whole[:n]
+        assert through_head(command, env, n).splitlines() == whole[:n]
 
 
 def test_a_pager_reading_one_screen_sees_the_start_of_the_whole(long_history, home,
