@@ -29,21 +29,6 @@ PROJECT_COMMANDS = {"checkpoint", "checkpoint-edited", "label", "restore", "rest
 
 
 @dataclass
-class Template:
-    root: Path
-    project: Path
-    packed: bool
-
-    @property
-    def store(self) -> Path:
-        return self.root / "home" / "checkpoints" / "store"
-
-    @property
-    def other(self) -> Path:
-        return self.root / "other"
-
-
-@dataclass
 class Ids:
     h16: str
     tip: str
@@ -56,6 +41,22 @@ class Ids:
     notes: str  # the notes commit of proj (the restore recorded modes on its tip)
     notes_tree: str
     note_blob: str
+
+
+@dataclass
+class Template:
+    root: Path
+    project: Path
+    packed: bool
+    ids: Ids  # the same in every copy (the objects copied byte for byte, the same project)
+
+    @property
+    def store(self) -> Path:
+        return self.root / "home" / "checkpoints" / "store"
+
+    @property
+    def other(self) -> Path:
+        return self.root / "other"
 
 
 @dataclass
@@ -100,15 +101,16 @@ def make_template(root: Path, packed: bool) -> Template:
     (project / "src" / "b.py").write_text("print('c')\n" * 50)
     ok("checkpoint", str(project), "-m", "three")
     ok("restore", "2", "-C", str(project), "--yes")  # writes restores.jsonl and a note
-    template = Template(root, project, packed)
-    template.other.mkdir()
-    (template.other / OTHER_FILE[0]).write_bytes(OTHER_FILE[1])
-    ok("checkpoint", str(template.other), "-m", "other")
+    other = root / "other"
+    other.mkdir()
+    (other / OTHER_FILE[0]).write_bytes(OTHER_FILE[1])
+    ok("checkpoint", str(other), "-m", "other")
+    store = home / "checkpoints" / "store"
     if packed:
-        git(template.store, "repack", "-a", "-d", "-q")
-        git(template.store, "prune-packed")
+        git(store, "repack", "-a", "-d", "-q")
+        git(store, "prune-packed")
     shutil.copytree(project, root / "proj-pristine", symlinks=True)
-    return template
+    return Template(root, project, packed, ids_of(store, project))
 
 
 def make_templates(base: Path) -> dict[bool, Template]:
@@ -303,15 +305,14 @@ DAMAGES: dict[str, Damage] = {
 
 def prepare(template: Template, case: Path, damage: Damage | None) -> tuple[Path, Ids]:
     """A copy of the template's store under `case`, with `damage` done to it (None: whole);
-    the project put back as the template left it."""
+    the project put back as the template left it. The ids are the template's: asking
+    git for them again in each copy was ~10 git processes a copy."""
     home = case / "home"
     shutil.copytree(template.root / "home", home, symlinks=True)
     shutil.rmtree(template.project)
     shutil.copytree(template.root / "proj-pristine", template.project, symlinks=True)
-    store = home / "checkpoints" / "store"
-    ids = ids_of(store, template.project)
     if damage is not None:
-        damage.apply(store, ids)
-    return home, ids
+        damage.apply(home / "checkpoints" / "store", template.ids)
+    return home, template.ids
 
 
