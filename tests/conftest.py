@@ -243,6 +243,19 @@ def fork_server(tmp_path_factory) -> Iterator[forkrun.Server | None]:
     server.close()
 
 
+@pytest.fixture(scope="session")
+def mount_server(tmp_path_factory) -> Iterator[forkrun.Server | None]:
+    """This worker's fork server for foreground mounts (imported rewindfs.fs too), started
+    on the first forked mount; None with REWIND_TEST_EXEC=1."""
+    if REWIND is None or os.environ.get("REWIND_TEST_EXEC") == "1":
+        yield None
+        return
+    server = forkrun.Server(REWIND, rewind_env(None, tmp_path_factory.mktemp("forkrun-home")),
+                            mount=True)
+    yield server
+    server.close()
+
+
 @pytest.fixture
 def run_rewind(child_env, fork_server) -> Callable[..., subprocess.CompletedProcess]:
     """Run the installed `rewind` console script as a subprocess (environment: rewind_env;
@@ -488,15 +501,23 @@ def stop_hooks_helper(home: Path) -> None:
 
 class Foreground:
     """`rewind mount --foreground` as a child of the test (its pid to measure or signal,
-    its log in a file: a pipe nobody reads would stall a chatty mount)."""
+    its log in a file: a pipe nobody reads would stall a chatty mount); forked from
+    `server` (tests/forkrun.py) where a fork starts as an exec would."""
 
-    def __init__(self, mnt: Path, env: dict[str, str], flags: tuple[str, ...], log: Path):
+    def __init__(self, mnt: Path, env: dict[str, str], flags: tuple[str, ...], log: Path,
+                 server: forkrun.Server | None = None):
         self.mnt = mnt
         self.log = log
-        with open(log, "wb") as out:
-            self.proc = subprocess.Popen([REWIND, "mount", "--foreground", str(mnt), *flags],
-                                         env=env, stdin=subprocess.DEVNULL,
-                                         stdout=subprocess.DEVNULL, stderr=out)
+        args = ["mount", "--foreground", str(mnt), *flags]
+        forked: forkrun.Spawned | None = None
+        with open(log, "wb") as out, open(os.devnull, "r+b") as null:
+            if server is not None and server.usable(env, None):
+                try:
+                    forked = server.spawn(args, None, env, [null, null, out])
+                except forkrun.Unavailable as exc:
+                    print(f"forkrun: the mount server failed ({exc}); exec'ing the mount")
+            self.proc = forked or subprocess.Popen([REWIND, *args], env=env, stdin=null,
+                                                   stdout=null, stderr=out)
         wait_for(lambda: os.path.ismount(mnt) or self.proc.poll() is not None, "the mount")
         assert self.proc.poll() is None, f"the mount exited: {self.output()}"
 
@@ -518,16 +539,20 @@ class Foreground:
 
 
 @pytest.fixture
-def foreground(mnt: Path, child_env, tmp_path: Path) -> Iterator[Callable[..., Foreground]]:
-    """foreground(*flags, env={...}): the one launcher of a foreground mount at `mnt`;
-    every one started is stopped (killed if it must be) at teardown."""
+def foreground(mnt: Path, child_env, tmp_path: Path,
+               request: pytest.FixtureRequest) -> Iterator[Callable[..., Foreground]]:
+    """foreground(*flags, env={...}, forked=False): the one launcher of a foreground
+    mount at `mnt`; every one started is stopped (killed if it must be) at teardown.
+    forked=True forks it from the mount server (tests/forkrun.py): for tests whose
+    subject is what the mount answers, not its start-up, memory or process."""
     started: list[Foreground] = []
 
     def start(*flags: str, env: dict[str, str] | None = None,
-              at: Path | None = None) -> Foreground:
+              at: Path | None = None, forked: bool = False) -> Foreground:
         where = at or mnt
         log = tmp_path / f"mount-{len(started)}.log"
-        started.append(Foreground(where, child_env(**(env or {})), flags, log))
+        server = request.getfixturevalue("mount_server") if forked else None
+        started.append(Foreground(where, child_env(**(env or {})), flags, log, server))
         return started[-1]
 
     yield start

@@ -22,9 +22,16 @@ What forks cannot stand in for execs the launcher as before:
   certificates pygit2 reads at import) from the server's;
 - every run, with REWIND_TEST_EXEC=1 in the tests' environment.
 
-The server runs as `python tests/forkrun.py SOCKET`, its stdin a pipe from the test
-worker: it ends when the worker goes. One connection per run (a SOCK_SEQPACKET socket):
-the request with the three descriptors, then the child's pid, then its exit status.
+A second server (`Server(..., mount=True)`) has imported the mount too (rewindfs.fs,
+pyfuse3, trio: ~250 ms of a mount's ~300 ms of CPU to start) and starts foreground mounts
+a test asked for by `spawn`: a Popen-like handle to a process still running, signalled
+through its pidfd. The CLI's server leaves the mount out: every child of a server pays
+for the server's heap (the pages its exit writes to), and few runs are mounts.
+
+The server runs as `python tests/forkrun.py SOCKET REWIND [mount]`, its stdin a pipe from
+the test worker: it ends when the worker goes. One connection per run (a SOCK_SEQPACKET
+socket): the request with the three descriptors, then the child's pid (with its pidfd),
+then its exit status.
 """
 
 from __future__ import annotations
@@ -55,12 +62,57 @@ class Unavailable(Exception):
     """The server is gone (run() then execs)."""
 
 
+class Spawned:
+    """A forked run still going: what tests use of subprocess.Popen (pid, poll, wait,
+    send_signal, kill). Signals go through the child's pidfd (never to a reused pid);
+    its exit status comes from the server, which reaps it."""
+
+    def __init__(self, args: list[str], conn: socket.socket, pid: int, pidfd: int):
+        self.args = args
+        self.conn = conn
+        self.pid = pid
+        self.pidfd = pidfd
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            ready, _, _ = select.select([self.conn], [], [], 0)
+            if ready:
+                self._ended(self.conn.recv(64))
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is None:
+            self.conn.settimeout(timeout)
+            try:
+                self._ended(self.conn.recv(64))
+            except TimeoutError:
+                raise subprocess.TimeoutExpired(self.args, timeout or 0) from None
+        assert self.returncode is not None
+        return self.returncode
+
+    def send_signal(self, sig: int) -> None:
+        if self.poll() is None:
+            signal.pidfd_send_signal(self.pidfd, sig)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def _ended(self, status: bytes) -> None:
+        if not status:
+            raise RuntimeError(f"the fork server is gone: {self.args} unaccounted for")
+        self.returncode = int(status)
+        self.conn.close()
+        os.close(self.pidfd)
+
+
 class Server:
     """The client side: one server process, started on first use, per test worker."""
 
-    def __init__(self, rewind: str, env: dict[str, str]):
+    def __init__(self, rewind: str, env: dict[str, str], mount: bool = False):
         self.rewind = rewind
         self.env = env
+        self.mount = mount
         self.lock = threading.Lock()
         self.proc: subprocess.Popen | None = None
         self.failed = False
@@ -78,7 +130,8 @@ class Server:
             if self.proc is not None:
                 return
             self.proc = subprocess.Popen(
-                [sys.executable, __file__, self.path, self.rewind], env=self.env,
+                [sys.executable, __file__, self.path, self.rewind,
+                 *(["mount"] if self.mount else [])], env=self.env,
                 stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                 cwd="/", start_new_session=True)
             assert self.proc.stdout is None and self.proc.stderr is not None
@@ -93,19 +146,12 @@ class Server:
         """As subprocess.run(command(rewind, args, entry), capture_output=True, text=text,
         stdin=DEVNULL, cwd=cwd, env=env, timeout=timeout), with stdout=`stdout` when
         given (not captured then); Unavailable when the server is gone."""
-        self._start()
-        umask = os.umask(0o022)
-        os.umask(umask)
-        request = json.dumps({"args": args, "cwd": os.path.abspath(cwd or os.getcwd()),
-                              "env": env, "umask": umask, "entry": entry}).encode()
         with open(os.devnull, "rb") as stdin, tempfile.TemporaryFile() as out, \
                 tempfile.TemporaryFile() as err, \
-                socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as conn:
+                self._request(args, cwd, env, [stdin, out if stdout is None else stdout, err],
+                              entry) as conn:
             try:
-                conn.connect(self.path)
-                socket.send_fds(conn, [request], [stdin.fileno(), out.fileno()
-                                                  if stdout is None else stdout, err.fileno()])
-                pid = int(conn.recv(64))
+                pid = int(conn.recv(64))  # (the pidfd sent along is closed unread)
             except (OSError, ValueError) as exc:  # the server died: exec from now on
                 self.failed = True
                 raise Unavailable(exc) from None
@@ -122,6 +168,39 @@ class Server:
             return subprocess.CompletedProcess(command(self.rewind, args, entry), int(status),
                                                None if stdout is not None else _read(out, text),
                                                _read(err, text))
+
+    def spawn(self, args: list[str], cwd: str | os.PathLike[str] | None,
+              env: dict[str, str], stdio: list) -> Spawned:
+        """As subprocess.Popen([rewind, *args], stdin=, stdout=, stderr= the three files
+        of `stdio`, cwd=cwd, env=env); Unavailable when the server is gone."""
+        conn = self._request(args, cwd, env, stdio)
+        try:
+            data, fds, _flags, _addr = socket.recv_fds(conn, 64, 1)
+            return Spawned([self.rewind, *args], conn, int(data), fds[0])
+        except (OSError, ValueError, IndexError) as exc:
+            conn.close()
+            self.failed = True
+            raise Unavailable(exc) from None
+
+    def _request(self, args: list[str], cwd: str | os.PathLike[str] | None,
+                 env: dict[str, str], stdio: list, entry: str = "main") -> socket.socket:
+        """A connection to the server that asked it to fork a run (`stdio`: its three
+        files or descriptors)."""
+        self._start()
+        umask = os.umask(0o022)
+        os.umask(umask)
+        request = json.dumps({"args": args, "cwd": os.path.abspath(cwd or os.getcwd()),
+                              "env": env, "umask": umask, "entry": entry}).encode()
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            conn.connect(self.path)
+            socket.send_fds(conn, [request],
+                            [f if isinstance(f, int) else f.fileno() for f in stdio])
+        except OSError as exc:  # the server died: exec from now on
+            conn.close()
+            self.failed = True
+            raise Unavailable(exc) from None
+        return conn
 
     def close(self) -> None:
         if self.proc is not None:
@@ -186,22 +265,24 @@ def _read(file, text: bool = True) -> str | bytes:
 PRELOAD = ("pygit2", "click", "rich.console", "rich.table", "rich.text", "rich.markup",
            "rich.pager", "rich.panel", "rich.progress", "sqlite3", "concurrent.futures",
            "isal.isal_zlib", "urllib.parse")
+MOUNT_PRELOAD = ("pyfuse3", "trio")
 
 
-def _preload() -> None:
+def _preload(mount: bool) -> None:
     """Every module of rewindfs a command may import (none runs code at import beyond
     definitions, but `rewindfs.cli`'s Ctrl-C handler: as at any start), and the libraries
-    they import lazily. Not the mount's (rewindfs.fs: its daemon is always a process of
-    its own), nor `__main__` modules."""
+    they import lazily; the mount's (rewindfs.fs, pyfuse3, trio) only in the mount's
+    server; never `__main__` modules."""
     import importlib
     import pkgutil
 
     import rewindfs
 
-    for name in PRELOAD:
+    for name in (*PRELOAD, *(MOUNT_PRELOAD if mount else ())):
         importlib.import_module(name)
     for found in pkgutil.walk_packages(rewindfs.__path__, "rewindfs."):
-        if found.name.startswith("rewindfs.fs") or found.name.endswith(".__main__"):
+        if (found.name.startswith("rewindfs.fs") and not mount
+                or found.name.endswith(".__main__")):
             continue
         importlib.import_module(found.name)
     from rewindfs.cli import group
@@ -209,10 +290,10 @@ def _preload() -> None:
     group.load_all()
 
 
-def serve(path: str, rewind: str) -> None:
+def serve(path: str, rewind: str, mount: bool) -> None:
     """Accept runs until stdin ends; each is forked and reported. No `with` or `finally`
     here: the child unwinds this stack when its command exits."""
-    _preload()
+    _preload(mount)
     import gc
 
     gc.freeze()  # the children share these pages instead of copying them on first touch
@@ -243,7 +324,7 @@ def serve(path: str, rewind: str) -> None:
                 pidfd = os.pidfd_open(pid)
                 running[pidfd] = (pid, conn)
                 poller.register(pidfd, select.POLLIN)
-                conn.send(str(pid).encode())
+                socket.send_fds(conn, [str(pid).encode()], [pidfd])
                 continue
             pid, conn = running.pop(fd)
             poller.unregister(fd)
@@ -296,4 +377,4 @@ def _git_search_path() -> None:
 if __name__ == "__main__":
     # As the launcher's: its own folder first on the path (not this one's).
     sys.path[0] = os.path.dirname(sys.argv[2])
-    serve(sys.argv[1], sys.argv[2])
+    serve(sys.argv[1], sys.argv[2], sys.argv[3:] == ["mount"])

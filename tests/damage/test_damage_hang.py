@@ -240,7 +240,7 @@ def test_truncated_commit_never_freezes_the_mount(libgit2, store, project, store
     (project / "README.md").write_text("changed\n")
     run_rewind("checkpoint", project, "-m", "two", check=True)
     truncate(loose(store_dir, tip(store_dir, project)))
-    mounted = foreground(env=env)
+    mounted = foreground(env=env, forked=True)  # stock: exec'd (PYTHONPATH)
     # Each `ls` ends (with an error for what cannot be read); none is stuck in D state.
     for args in (["ls", str(mounted.mnt)], ["ls", "-R", str(mounted.mnt)]):
         done = subprocess.run(args, capture_output=True, text=True, timeout=TIMEOUT)
@@ -262,7 +262,7 @@ def test_mount_answers_eio_for_the_damaged_file_only(libgit2, damage, store, pro
         truncate(loose(store_dir, blob))
     else:
         loose(store_dir, blob).unlink()
-    mounted = foreground(env=env)
+    mounted = foreground(env=env, forked=True)  # stock: exec'd (PYTHONPATH)
     docs = mounted.mnt / "proj" / "1" / "docs"
     assert sorted(os.listdir(docs)) == ["guide.txt", "notes.txt"]
     assert (docs / "guide.txt").read_text() == "line 1\nline 2\nline 3\n"
