@@ -16,8 +16,8 @@ of the quick paths compare their answers with it.
 
 What forks cannot stand in for execs the launcher as before:
 - runs whose start-up is the subject (tests/cli's quick paths, import guards, Ctrl-C
-  during start-up), and runs a test signals or finds by pid: those tests start their own
-  processes, not through this runner;
+  during start-up), and runs a test signals or finds by pid (but the foreground mounts
+  started by `spawn`, below): those tests start their own processes;
 - an environment that changes how Python itself starts (PYTHON*, the locale, the TLS
   certificates pygit2 reads at import) from the server's;
 - every run, with REWIND_TEST_EXEC=1 in the tests' environment.
