@@ -1,12 +1,15 @@
 """The tests' fork server (tests/forkrun.py) stands in for an exec of `rewind`: the same
 output, errors and exit status, the run's own environment and directory, and an exec
-again once the server is gone."""
+again once the server is gone; the mount's server starts a foreground mount a test can
+signal."""
 
 from __future__ import annotations
 
 import json
 import re
+import signal
 import subprocess
+from pathlib import Path
 
 import forkrun
 import pytest
@@ -86,3 +89,23 @@ def test_runs_exec_once_the_server_is_gone(server, tmp_path, child_env):
         assert lone.failed and not lone.usable(env, tmp_path)
     finally:
         lone.close()
+
+
+def test_a_spawned_mount_is_a_child_of_the_mount_server(mount_server, foreground, store,
+                                                        project, run_rewind, tmp_path):
+    """A forked foreground mount serves, is signalled through its pidfd and reports its
+    status through the server: SIGTERM unmounts (0), SIGKILL is -9."""
+    if mount_server is None:
+        pytest.skip("REWIND_TEST_EXEC=1: every mount is exec'd")
+    run_rewind("checkpoint", project, "-m", "one", check=True)
+    mounted = foreground(forked=True)
+    assert isinstance(mounted.proc, forkrun.Spawned)
+    parent = Path(f"/proc/{mounted.pid}/stat").read_text().rsplit(")", 1)[1].split()[1]
+    assert int(parent) == mount_server.proc.pid  # forked by the server, not exec'd
+    assert (mounted.mnt / project.name / "1" / "README.md").exists()
+    assert mounted.proc.poll() is None
+    assert mounted.stop() == 0
+    killed = foreground(forked=True, at=tmp_path / "mnt2")
+    killed.proc.kill()
+    assert killed.proc.wait(timeout=30) == -signal.SIGKILL
+    assert killed.proc.poll() == -signal.SIGKILL
