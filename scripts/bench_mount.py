@@ -157,7 +157,9 @@ def report(results: dict[str, dict[str, bl.Timing]], names: list[str],
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--files", type=int, default=5_000, help="files in the project (5000)")
+    p.add_argument("--files", type=int, default=5_000,
+                   help="files in the project (5000; its bytes and node_modules scale "
+                        "with it: 50 MiB and 2,000 at 5000)")
     p.add_argument("--repeats", type=int, default=5, metavar="N", help="warm repeats (5)")
     p.add_argument("--cold-repeats", type=int, default=3, metavar="N", help="cold repeats (3)")
     p.add_argument("--no-others", action="store_true", help="skip restic and borg")
@@ -185,11 +187,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def prepare(tmp: Path, files: int, rep: bl.Reporter) -> tuple[Path, Path, str]:
-    """The project with two checkpoints (the second after ~1% of files changed)."""
+    """The project with two checkpoints (the second after ~1% of files changed). Its
+    bytes and node_modules files scale with `files` (a 40-file quick run wrote the full
+    run's 50 MiB in 40 files and copied, backed up and read them all)."""
     from rewindfs.store import Layout, Store, take
 
     work, home = tmp / "work", tmp / "home"
-    project = bl.generate_project(work, files=files)
+    project = bl.generate_project(work, files=files, total_bytes=files * 50 * bl.MiB // 5_000,
+                                  node_modules_files=files * 2 // 5)
     rep.progress(f"generated {project.describe()}")
     store = Store(Layout.for_home(home))
     take(store, work, "bench: before edits")
