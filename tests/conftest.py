@@ -437,6 +437,27 @@ def fuse_usable(tmp_path_factory: pytest.TempPathFactory) -> None:
     assert proc.returncode == 0, f"the FUSE probe failed (exit {proc.returncode}): {said}"
 
 
+BIG_FILES, BIG_SIZE = 100, 4 << 20
+
+
+@pytest.fixture(scope="session")
+def big_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A HERMES_HOME whose one checkpoint of `proj` holds BIG_FILES files big{i}.bin of
+    BIG_SIZE bytes (distinct blobs, each a random 16 KiB repeated: quick to store), made
+    once per test worker: the memory tests only mount it and read, and writing and
+    checkpointing its 400 MiB was a third of what each of them spent."""
+    from rewindfs.store import Layout, Store, take
+
+    base = tmp_path_factory.mktemp("big-checkpoint")
+    project = base / "proj"
+    project.mkdir()
+    for i in range(BIG_FILES):
+        (project / f"big{i}.bin").write_bytes(os.urandom(16 << 10) * (BIG_SIZE // (16 << 10)))
+    home = base / "hermes-home"
+    take(Store(Layout(home / "checkpoints")), project, "big")
+    return home
+
+
 @pytest.fixture
 def mnt(fuse_usable, tmp_path: Path) -> Iterator[Path]:
     """A mountpoint that is always unmounted afterwards, whatever the test did."""

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from conftest import force_unmount, isolated_git_env, wait_for
+from conftest import BIG_FILES, BIG_SIZE, force_unmount, isolated_git_env, wait_for
 from test_fs_mount import MiB, rss_anon_kib, sample, tree_on_disk
 
 from rewindfs.fs import capabilities
@@ -218,16 +218,12 @@ def test_a_shell_inside_a_checkpoint_keeps_its_bytes(store, project, mount, shel
 
 
 @pytest.mark.long
-def test_memory_bounded_with_many_big_files_open(store, project, foreground, mode):
+def test_memory_bounded_with_many_big_files_open(big_checkpoint, foreground, mode):
     # The report: 1,076 MiB RSS with 800 MiB open, kept after closing. Half that open
     # (100 x 4 MiB) still shows such a leak at more than twice the bound below.
-    files, size = 100, 4 * MiB
-    chunk = os.urandom(16 * 1024)  # repeats within zlib's window: quick to store
-    for i in range(files):
-        (project / f"big{i}.bin").write_bytes((i.to_bytes(4, "little") + chunk *
-                                               (size // len(chunk)))[:size])
-    take(store, project, "big")
-    mounted = foreground(*(["--no-kernel-cache"] if mode == "stock" else []))
+    files, size = BIG_FILES, BIG_SIZE
+    mounted = foreground(*(["--no-kernel-cache"] if mode == "stock" else []),
+                         env={"HERMES_HOME": str(big_checkpoint)})
     baseline = rss_anon_kib(mounted.pid)
     peak = baseline
     handles = [open(mounted.mnt / "proj" / "1" / f"big{i}.bin", "rb") for i in range(files)]

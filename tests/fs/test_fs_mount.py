@@ -279,12 +279,9 @@ def rss_anon_kib(pid: int) -> int:
 
 
 @pytest.mark.long
-def test_memory_stays_bounded_reading_a_big_checkpoint(store, project, foreground):
-    files, size = 80, 4 * MiB  # 320 MiB of distinct, quickly compressible blobs
-    for i in range(files):
-        (project / f"big{i}.bin").write_bytes(os.urandom(16 * 1024) * (size // (16 * 1024)))
-    take(store, project, "big")
-    mounted = foreground()
+def test_memory_stays_bounded_reading_a_big_checkpoint(big_checkpoint, foreground):
+    files = 80  # 320 MiB of distinct, quickly compressible blobs, read one after another
+    mounted = foreground(env={"HERMES_HOME": str(big_checkpoint)})
     baseline = rss_anon_kib(mounted.pid)
     peak = baseline
     for i in range(files):
