@@ -131,6 +131,11 @@ def test_long_lived_reader_reads_through_gc(store, layout, tmp_path):
             except (KeyError, pygit2.GitError) as exc:
                 failures.append(f"round {round_}: {exc}")
             overlapped += not done.is_set()
+            # A pause between reads lets the gc's thread have the GIL: a loop that
+            # never lets go hands it over only every switch interval, and the gc's
+            # many small steps (each git process it starts and reads) then took ~100 s
+            # in a run of this test alone.
+            done.wait(0.001)
         worker.join()
         assert flatten_tree(reader, reader[commit].peel(pygit2.Commit).tree) == expected
     assert not failures, failures[:3]
