@@ -26,8 +26,10 @@ import time
 from pathlib import Path
 
 FRESH_DAYS = 7
-# Settings of pip's that change nothing uv would install.
+# Settings of pip's that change nothing uv would install (config-file: PIP_CONFIG_FILE,
+# whose settings `pip config list` has already read in).
 HARMLESS = {
+    "config-file",
     "cache-dir", "default-timeout", "disable-pip-version-check", "no-cache-dir", "no-color",
     "no-input", "progress-bar", "quiet", "retries", "root-user-action", "timeout", "verbose",
     "no-warn-script-location", "require-virtualenv", "break-system-packages", "log",
@@ -72,6 +74,9 @@ def index_options(settings: dict[str, str]) -> tuple[list[str], dict[str, str]]:
         elif name == "no-index":
             if value.lower() in ("1", "true", "yes", "on"):
                 args.append("--no-index")
+        elif name == "constraint":  # a list in pip: each file caps what it resolves
+            for place in words:
+                args += ["--constraint", place]
         elif name == "cert":
             env["SSL_CERT_FILE"] = value
         elif name not in HARMLESS:
