@@ -9,6 +9,9 @@ arguments, environment, working directory and umask; descriptors 0-2 and no othe
 libgit2's config search path for the new HOME) and runs the launcher's code: a real,
 separate process running the real CLI against the real store, sharing only the imports.
 
+A forked run ends as the interpreter would, but for the teardown of its modules (see
+_exit): runs that check what is printed on the way out ask for that too (finalize=True).
+
 A run may also start the click group itself (`entry="group"`: what click prints for
 ARGS, with none of rewindfs.cli's quick answers before it), as
 `python -c "from rewindfs.cli.group import run; run(ARGS, 'rewind')"` would: the tests
@@ -142,14 +145,15 @@ class Server:
 
     def run(self, args: list[str], cwd: str | os.PathLike[str] | None, env: dict[str, str],
             timeout: float | None, entry: str = "main", text: bool = True,
-            stdout: int | None = None) -> subprocess.CompletedProcess:
+            stdout: int | None = None, finalize: bool = False) -> subprocess.CompletedProcess:
         """As subprocess.run(command(rewind, args, entry), capture_output=True, text=text,
         stdin=DEVNULL, cwd=cwd, env=env, timeout=timeout), with stdout=`stdout` when
-        given (not captured then); Unavailable when the server is gone."""
+        given (not captured then); `finalize`: the child's interpreter frees every
+        module on its way out (see _exit); Unavailable when the server is gone."""
         with open(os.devnull, "rb") as stdin, tempfile.TemporaryFile() as out, \
                 tempfile.TemporaryFile() as err, \
                 self._request(args, cwd, env, [stdin, out if stdout is None else stdout, err],
-                              entry) as conn:
+                              entry, finalize) as conn:
             try:
                 pid = int(conn.recv(64))  # (the pidfd sent along is closed unread)
             except (OSError, ValueError) as exc:  # the server died: exec from now on
@@ -183,14 +187,16 @@ class Server:
             raise Unavailable(exc) from None
 
     def _request(self, args: list[str], cwd: str | os.PathLike[str] | None,
-                 env: dict[str, str], stdio: list, entry: str = "main") -> socket.socket:
+                 env: dict[str, str], stdio: list, entry: str = "main",
+                 finalize: bool = False) -> socket.socket:
         """A connection to the server that asked it to fork a run (`stdio`: its three
         files or descriptors)."""
         self._start()
         umask = os.umask(0o022)
         os.umask(umask)
         request = json.dumps({"args": args, "cwd": os.path.abspath(cwd or os.getcwd()),
-                              "env": env, "umask": umask, "entry": entry}).encode()
+                              "env": env, "umask": umask, "entry": entry,
+                              "finalize": finalize}).encode()
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             conn.connect(self.path)
@@ -230,16 +236,17 @@ def command(rewind: str, args: list[str], entry: str = "main") -> list[str]:
 
 def run(rewind: str, args: list[str], *, cwd: str | os.PathLike[str] | None = None,
         env: dict[str, str], timeout: float | None = None, entry: str = "main",
-        text: bool = True, stdout: int | None = None) -> subprocess.CompletedProcess:
+        text: bool = True, stdout: int | None = None, finalize: bool = False
+        ) -> subprocess.CompletedProcess:
     """subprocess.run(command(rewind, args, entry), capture_output=True, text=text,
     stdin=DEVNULL, ...), its output to the descriptor `stdout` instead when given (a
     pipe to another process): forked from this worker's server where it can stand in
-    for the exec."""
+    for the exec (`finalize`: see _exit)."""
     assert entry in ENTRIES, entry
     args = [os.fspath(a) if isinstance(a, os.PathLike) else str(a) for a in args]
     if server is not None and server.usable(env, cwd):
         try:
-            return server.run(args, cwd, env, timeout, entry, text, stdout)
+            return server.run(args, cwd, env, timeout, entry, text, stdout, finalize)
         except Unavailable as exc:
             print(f"forkrun: the fork server failed ({exc}); exec'ing rewind instead",
                   file=sys.stderr)
@@ -350,16 +357,48 @@ def _child(request: dict, fds: list[int], rewind: str, sockets: list[socket.sock
     os.environ.clear()
     os.environ.update(request["env"])
     _git_search_path()
-    if request["entry"] == "group":  # as `python -c "...; run(ARGS, 'rewind')"`
-        sys.argv = ["-c"]
-        from rewindfs.cli.group import run
+    try:
+        if request["entry"] == "group":  # as `python -c "...; run(ARGS, 'rewind')"`
+            sys.argv = ["-c"]
+            from rewindfs.cli.group import run
 
-        run(request["args"], "rewind")
-        sys.exit(0)
-    sys.argv = [rewind, *request["args"]]
-    from rewindfs.cli import main
+            run(request["args"], "rewind")
+        else:
+            sys.argv = [rewind, *request["args"]]
+            from rewindfs.cli import main
 
-    sys.exit(main())  # the interpreter exits as the launcher's would (atexit, flushing)
+            main()
+        code = 0
+    except SystemExit as exc:
+        if not (exc.code is None or isinstance(exc.code, int)) or request["finalize"]:
+            raise  # the interpreter prints a message and exits, as the launcher's would
+        code = exc.code or 0
+    _exit(code)
+
+
+def _exit(code: int) -> None:
+    """End the run as the interpreter would, leaving out only the teardown of modules.
+
+    What a command can see of Python's exit is kept, in its order: the wait for threads
+    that are not daemons, the atexit functions, the flush of stdout and stderr (where that
+    fails, the interpreter does the whole exit itself, and reports it as it would have).
+    What is left out is freeing the objects of every module: in a fork that writes to
+    most of the server's pages, so the kernel copies each first (~22 ms of CPU a run, two
+    thirds of a `rewind list`, over 3,000 runs a suite). rewindfs keeps nothing alive to
+    the end whose finalizer does more than close a descriptor, which the exit closes;
+    runs asked with finalize=True (the damage matrix, which checks that nothing is
+    printed on the way out) still free it all.
+    """
+    import atexit
+
+    threading._shutdown()  # type: ignore[attr-defined]  # what Py_FinalizeEx calls first
+    atexit._run_exitfuncs()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except Exception:
+        sys.exit(code)
+    os._exit(code)
 
 
 def _git_search_path() -> None:

@@ -6,9 +6,11 @@ signal."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import subprocess
+import sys
 from pathlib import Path
 
 import forkrun
@@ -109,3 +111,38 @@ def test_a_spawned_mount_is_a_child_of_the_mount_server(mount_server, foreground
     killed.proc.kill()
     assert killed.proc.wait(timeout=30) == -signal.SIGKILL
     assert killed.proc.poll() == -signal.SIGKILL
+
+
+EXIT_PROBE = """
+import atexit, sys, threading, time
+sys.path.insert(0, {tests!r})
+import forkrun
+atexit.register(lambda: open({out!r}, "a").write("atexit\\n"))
+def late():
+    time.sleep(0.3)
+    open({out!r}, "a").write("thread\\n")
+threading.Thread(target=late).start()
+sys.stdout.write("unflushed")
+forkrun._exit(7)
+"""
+
+
+@pytest.mark.parametrize("reader", ["reads", "gone"])
+def test_the_quick_exit_keeps_what_a_command_sees(tmp_path, reader):
+    """forkrun._exit, which ends forked runs: threads waited for, then atexit, then stdout
+    flushed, as Python's own exit; a flush that fails is Python's to report (120)."""
+    out = tmp_path / "order.txt"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # a buffered stdout
+    code = EXIT_PROBE.format(tests=str(Path(__file__).parent), out=str(out))
+    if reader == "reads":
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              env=env, timeout=60)
+        assert (proc.returncode, proc.stdout) == (7, "unflushed"), proc.stderr
+    else:  # stdout a pipe nobody reads any more
+        read_end, write_end = os.pipe()
+        os.close(read_end)
+        proc = subprocess.run([sys.executable, "-c", code], stdout=write_end,
+                              stderr=subprocess.PIPE, text=True, env=env, timeout=60)
+        os.close(write_end)
+        assert proc.returncode == 120 and "Exception ignored" in proc.stderr, proc.stderr
+    assert out.read_text() == "thread\natexit\n"

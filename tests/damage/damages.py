@@ -74,7 +74,10 @@ class Damage:
 
 
 def run(home: Path, fake_home: Path, argv: list[str]) -> subprocess.CompletedProcess:
-    return forkrun.run(REWIND, argv, env=rewind_env(home, fake_home), timeout=TIMEOUT)
+    # finalize: the matrix checks that nothing is printed on the way out, the modules'
+    # teardown included.
+    return forkrun.run(REWIND, argv, env=rewind_env(home, fake_home), timeout=TIMEOUT,
+                       finalize=True)
 
 
 def git(store: Path, *args: str) -> str:
