@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -15,6 +16,7 @@ import pytest
 from conftest import wait_for
 from test_hooks_fastpath import log_lines, payload, settle, stamped
 
+import rewindfs
 from rewindfs.hooks import helper
 
 pytestmark = pytest.mark.usefixtures("no_helper_left")
@@ -32,7 +34,7 @@ print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'pygit2'
 def hook(home: Path, cwd: Path, command: str, call: str, **env: str) -> list[str]:
     done = subprocess.run(
         [sys.executable, "-c", HOOK, payload(cwd, command, call)], capture_output=True, text=True,
-        timeout=60, env={"PATH": os.environ["PATH"], "HERMES_HOME": str(home),
+        timeout=60, cwd="/", env={"PATH": os.environ["PATH"], "HERMES_HOME": str(home),
                          "HOME": str(home.parent), **env})
     assert done.returncode == 0 and done.stderr == "", done.stderr
     return json.loads(done.stdout)
@@ -75,22 +77,25 @@ def test_the_helper_answers_nothing_changed_from_the_stamp(project: Path, home: 
     assert len(listed(run_rewind, project)) == 1
 
 
-def test_a_stale_helper_gives_way(project: Path, home: Path, run_rewind) -> None:
+def test_a_stale_helper_gives_way(project: Path, home: Path, run_rewind, tmp_path: Path) -> None:
+    # The hooks run a copy of rewindfs (first on their path), which the test then changes
+    # as an upgrade or an edit would: touching the tree every test worker runs would make
+    # the helpers of tests running beside this one stale too.
+    code = tmp_path / "code"
+    shutil.copytree(Path(rewindfs.__file__).parent, code / "rewindfs",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    on_path = {"PYTHONPATH": str(code)}
     (project / "package.json").write_text("{}\n")
-    hook(home, project, "rm -rf build", "t1")
+    hook(home, project, "rm -rf build", "t1", **on_path)
     wait_for(lambda: helper_of(home) is not None, "the helper to start")
     stale = helper_of(home)
-    # rewindfs changes under the running helper (an upgrade, an edit): its code is stale.
-    source = Path(helper.__file__).parent / "__init__.py"
+    source = code / "rewindfs" / "hooks" / "__init__.py"
     before = source.stat()
     # (an hour past now: past the newest source file too, whatever its mtime)
     os.utime(source, ns=(before.st_atime_ns, time.time_ns() + 10**9 * 3600))
-    try:
-        (project / "README.md").write_text("changed\n")
-        assert "pygit2" in hook(home, project, "rm -rf build", "t2")   # taken here instead
-        wait_for(lambda: helper_of(home) != stale, "the stale helper to exit")
-    finally:
-        os.utime(source, ns=(before.st_atime_ns, before.st_mtime_ns))
+    (project / "README.md").write_text("changed\n")
+    assert "pygit2" in hook(home, project, "rm -rf build", "t2", **on_path)   # taken here
+    wait_for(lambda: helper_of(home) != stale, "the stale helper to exit")
     assert len(listed(run_rewind, project)) == 2
     assert "by the helper" not in log_lines(home)[-1]
 
