@@ -6,6 +6,7 @@ Everything works on real git stores in tmp dirs; nothing here mocks git.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import select
@@ -443,19 +444,45 @@ BIG_FILES, BIG_SIZE = 100, 4 << 20
 @pytest.fixture(scope="session")
 def big_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A HERMES_HOME whose one checkpoint of `proj` holds BIG_FILES files big{i}.bin of
-    BIG_SIZE bytes (distinct blobs, each a random 16 KiB repeated: quick to store), made
-    once per test worker: the memory tests only mount it and read, and writing and
-    checkpointing its 400 MiB was a third of what each of them spent."""
+    BIG_SIZE bytes (distinct blobs, each a random 16 KiB repeated: quick to store), for the
+    memory tests, which only mount it and read. Made once per run by the first worker that
+    asks (the others wait on its lock) and copied for each worker; the files are deleted
+    once stored, so their 400 MiB never reach the disk."""
     from rewindfs.store import Layout, Store, take
 
-    base = tmp_path_factory.mktemp("big-checkpoint")
-    project = base / "proj"
-    project.mkdir()
-    for i in range(BIG_FILES):
-        (project / f"big{i}.bin").write_bytes(os.urandom(16 << 10) * (BIG_SIZE // (16 << 10)))
-    home = base / "hermes-home"
-    take(Store(Layout(home / "checkpoints")), project, "big")
+    made = shared_dir(tmp_path_factory) / "big-checkpoint"
+    with open(f"{made}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (made / "done").exists():
+            shutil.rmtree(made, ignore_errors=True)
+            project = made / "proj"
+            project.mkdir(parents=True)
+            for i in range(BIG_FILES):
+                (project / f"big{i}.bin").write_bytes(
+                    os.urandom(16 << 10) * (BIG_SIZE // (16 << 10)))
+            take(Store(Layout(made / "hermes-home" / "checkpoints")), project, "big")
+            for stored in project.iterdir():
+                stored.unlink()
+            (made / "done").touch()
+    home = tmp_path_factory.mktemp("big-checkpoint") / "hermes-home"
+
+    def link_objects(source: str, target: str) -> None:
+        # git never changes an object or pack file once written (its 112 MB pack is
+        # linked, not copied); the rest is this worker's own
+        if f"{os.sep}objects{os.sep}" in source:
+            os.link(source, target)
+        else:
+            shutil.copy2(source, target)
+
+    shutil.copytree(made / "hermes-home", home, symlinks=True, copy_function=link_objects)
     return home
+
+
+def shared_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The run's own temporary directory, which every xdist worker shares (each worker's
+    basetemp is a folder of it)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
 @pytest.fixture
@@ -472,10 +499,7 @@ def agent_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Recordin
     the whole run (tests/agentsim/recorded.py; mark the test with its ON_WORKER group)."""
     from agentsim.recorded import Recordings  # not at the top: it imports make_git_repo
 
-    base = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        base = base.parent  # the run's directory, which every worker shares
-    sessions = Recordings(base)
+    sessions = Recordings(shared_dir(tmp_path_factory))
     yield sessions
     sessions.close()
 
