@@ -67,13 +67,15 @@ def test_uv_resolves_under_pips_constraint(pip_env: Path, tmp_path: Path) -> Non
     args, env = uv_pip.index_options(uv_pip.pip_settings())
     wanted = tmp_path / "wanted.txt"
     wanted.write_text("rwtoy\n")
-    done = subprocess.run([uv, "pip", "compile", "--no-config", "--offline", "-q", *args,
-                           str(wanted)], capture_output=True, text=True,
-                          env={**os.environ, **env}, cwd=tmp_path)
+
+    def compile_(options: list[str]) -> subprocess.CompletedProcess:
+        return subprocess.run([uv, "pip", "compile", "--no-config", "--offline", "-q",
+                               *options, str(wanted)], capture_output=True, text=True,
+                              env={**os.environ, **env}, cwd=tmp_path)
+
+    done = compile_(args)
     assert done.returncode == 0, done.stderr
     assert "rwtoy==1.0" in done.stdout, done.stdout
     # Without the cap uv would have taken 2.0: the constraint is what chose 1.0.
-    free = [a for a in args if a not in ("--constraint", str(pip_env))]
-    done = subprocess.run([uv, "pip", "compile", "--no-config", "--offline", "-q", *free,
-                           str(wanted)], capture_output=True, text=True, cwd=tmp_path)
+    done = compile_([a for a in args if a not in ("--constraint", str(pip_env))])
     assert "rwtoy==2.0" in done.stdout, done.stdout + done.stderr
