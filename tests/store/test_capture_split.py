@@ -44,13 +44,30 @@ def check_exact(store_dir: Path, result, files, proj: Path, tmp_path: Path) -> N
     assert not list((store_dir / "objects" / "pack").glob("tmp_*"))
 
 
-def test_split_capture_is_the_checkpoint_one_process_takes(split_small, store, tmp_path,
-                                                           store_dir, fsck, store_git):
+@pytest.fixture
+def helpers(monkeypatch) -> list[splitstore.Helper | None]:
+    """Every Helper.start's answer, to see what became of the child."""
+    started: list[splitstore.Helper | None] = []
+    real = splitstore.Helper.start.__func__
+
+    def start(cls, *args):
+        started.append(real(cls, *args))
+        return started[-1]
+    monkeypatch.setattr(splitstore.Helper, "start", classmethod(start))
+    return started
+
+
+def test_split_capture_is_the_checkpoint_one_process_takes(split_small, helpers, store,
+                                                           tmp_path, store_dir, fsck,
+                                                           store_git):
     proj = tmp_path / "proj"
     files = make_project(proj, n=FILES)
     assert splitstore.worth_it([(b"", os.lstat(proj))] * 200, 0)
     result = take(store, proj, "first")
     assert result.taken
+    # the child stored its share: not given up (the parent would have stored it too)
+    assert len(helpers) == 1 and helpers[0] is not None, "no child was forked"
+    assert helpers[0].gave_up is None, f"the child was given up: {helpers[0].gave_up}"
     assert len(packs(store_dir)) == 3  # the parent's blobs, the child's blobs, the trees
     for pack in packs(store_dir):
         store_git("verify-pack", str(pack.with_suffix(".idx")))
@@ -87,15 +104,27 @@ PARENT = [0]
 CHILD_MARK = [Path()]
 
 
-@pytest.mark.parametrize("how", ["fails at once", "killed with a sealed pack"])
-def test_a_failed_child_share_is_stored_by_the_parent(how, split_small, monkeypatch, store,
-                                                      tmp_path, store_dir, fsck):
+def _child_raises(parent):
+    _forked_child_says_so()
+    raise OSError(28, "No space left on device")
+
+
+@pytest.mark.parametrize("how, why", [
+    ("fails at once", "it ended (exit status 1) without its whole answer"),
+    ("raises", "it failed: OSError: [Errno 28] No space left on device"),
+    ("killed with a sealed pack", "it ended (killed by signal 9) without its whole answer"),
+])
+def test_a_failed_child_share_is_stored_by_the_parent(how, why, split_small, helpers,
+                                                      monkeypatch, store, tmp_path,
+                                                      store_dir, fsck):
     proj = tmp_path / "proj"
     files = make_project(proj, n=FILES)
     PARENT[0] = os.getpid()
     CHILD_MARK[0] = tmp_path / "child-ran"
     if how == "fails at once":
         monkeypatch.setattr(splitstore, "_child", _failing_child)
+    elif how == "raises":  # what the child raises is what the parent is told
+        monkeypatch.setattr(splitstore, "_die_with_parent", _child_raises)
     else:
         monkeypatch.setattr(splitstore.PackWriter, "seal",
                             _child_killed_after_sealing(splitstore.PackWriter.seal))
@@ -104,6 +133,7 @@ def test_a_failed_child_share_is_stored_by_the_parent(how, split_small, monkeypa
     # the scenario happened: a child was forked, and it failed where the case says
     assert CHILD_MARK[0].exists(), "no child was forked: the parent stored everything alone"
     assert int(CHILD_MARK[0].read_text()) != os.getpid()
+    assert helpers[0].gave_up == why
     assert len(packs(store_dir)) == 2  # the child's pack never became visible
     fsck()
     check_exact(store_dir, result, files, proj, tmp_path)

@@ -27,6 +27,7 @@ process behind.
 from __future__ import annotations
 
 import ctypes
+import logging
 import mmap
 import os
 import pickle
@@ -47,6 +48,7 @@ MIN_BYTES = 16 << 20
 FILE_OVERHEAD = 16 << 10  # per-file cost (open, stat, read, Python) in bytes' worth
 _PROGRESS = struct.Struct("=QQ")  # files done, bytes done
 _PR_SET_PDEATHSIG = 1
+log = logging.getLogger(__name__)
 
 Item = tuple[bytes, os.stat_result]  # (path relative to the root, the walk's lstat)
 # (path, fileread outcome, blob id, index entry fields): plain data, cheap to pickle
@@ -82,6 +84,8 @@ class Helper:
         self._pack_dir = pack_dir
         self._sealed: tuple[str, Path, Path] | None = None
         self._oids: set[bytes] = set()
+        self._status: int | None = None  # the child's wait status, once reaped
+        self.gave_up: str | None = None  # why the child's share was not used, if it was not
 
     @classmethod
     def start(cls, objects_dir: Path, root: bytes, items: list[Item], cap: int
@@ -93,9 +97,10 @@ class Helper:
         read_end, write_end = os.pipe()
         try:
             pid = os.fork()
-        except OSError:
+        except OSError as exc:
             os.close(read_end)
             os.close(write_end)
+            log.info("no child for the split capture: %s", exc)
             return None
         if pid == 0:  # the child: never returns
             os.close(read_end)
@@ -132,7 +137,7 @@ class Helper:
                     interrupts.check()  # the child's work is this capture's progress
                 elif stall and time.monotonic() - moved > stall:
                     self.abort()  # hung: its share is read by the parent instead
-                    return None
+                    return self._give_up(f"no progress for {stall:g} s")
         except BaseException:
             self.abort()  # first: never wait for a child's whole share on Ctrl-C
             raise
@@ -142,13 +147,30 @@ class Helper:
             done, results, sealed = pickle.loads(b"".join(chunks))
         except Exception:  # cut short or garbled: the child died midway
             self._remove_temp_files()
-            return None
-        if done is not True or len(results) != len(self.items):
+            return self._give_up(f"it ended ({self._ended()}) without its whole answer")
+        if done is not True:  # it failed, and says why
             self._remove_temp_files()
-            return None
+            return self._give_up(f"it failed: {results}")
+        if len(results) != len(self.items):
+            self._remove_temp_files()
+            return self._give_up(f"it answered for {len(results)} of {len(self.items)} files")
         self._sealed = sealed
         self._oids = {oid for _rel, _outcome, oid, _fields in results if oid is not None}
         return results
+
+    def _give_up(self, why: str) -> None:
+        self.gave_up = why
+        log.info("the split capture's child (pid %d) was given up, its %d files are "
+                 "stored by the parent: %s", self.pid, len(self.items), why)
+        return None
+
+    def _ended(self) -> str:
+        status = self._status
+        if status is None:
+            return "reaped elsewhere"
+        if os.WIFSIGNALED(status):
+            return f"killed by signal {os.WTERMSIG(status)}"
+        return f"exit status {os.waitstatus_to_exitcode(status)}"
 
     def publish(self) -> set[bytes]:
         """Make the child's pack visible (after `results`); the ids it holds."""
@@ -179,7 +201,7 @@ class Helper:
             return
         self._reaped = True
         try:
-            os.waitpid(self.pid, 0)
+            self._status = os.waitpid(self.pid, 0)[1]
         except ChildProcessError:  # reaped already (the caller's SIGCHLD handler, say)
             pass
 
@@ -216,6 +238,11 @@ def _child(pipe: int, shared: mmap.mmap, parent: int, objects_dir: Path, root: b
         payload = pickle.dumps((True, results, sealed), protocol=pickle.HIGHEST_PROTOCOL)
         write_all(pipe, payload)
         status = 0
+    except Exception as exc:  # said to the parent, which stores the share itself
+        try:
+            write_all(pipe, pickle.dumps((False, f"{type(exc).__name__}: {exc}", None)))
+        except Exception:  # noqa: BLE001 - the parent sees a cut-short answer instead
+            pass
     finally:
         os._exit(status)  # never run the parent's cleanup code (atexit, libgit2 frees)
 
