@@ -5,6 +5,7 @@ parent dies."""
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import subprocess
@@ -78,6 +79,52 @@ def test_split_capture_is_the_checkpoint_one_process_takes(split_small, helpers,
     before = index.read_bytes()
     assert not take(store, proj, "again").taken
     assert index.read_bytes() == before
+
+
+class _Garbage:
+    """A cycle (so only the garbage collector frees it) whose finalizer leaves its pid."""
+
+    def __init__(self, marks: Path):
+        self.marks, self.me = marks, self
+
+    def __del__(self):
+        (self.marks / str(os.getpid())).touch()
+
+
+def test_the_child_never_finalizes_the_parents_garbage(monkeypatch, store_dir, tmp_path):
+    """Garbage not yet collected when the child is forked (an agent's temp directory, a
+    file with buffered writes) is the parent's: finalized in the child, it would be
+    finalized twice (the directory removed under the parent, the buffer written twice).
+    A capture runs with the collector off anyway (capture.workdir); the helper must not
+    depend on it, so it is started here with the collector on."""
+    proj = tmp_path / "proj"
+    files = make_project(proj, n=FILES)
+    items = [(os.fsencode(rel), os.lstat(proj / rel)) for rel in sorted(files)]
+    marks = tmp_path / "finalized"
+    marks.mkdir()
+    real_fork = os.fork
+
+    def fork():
+        garbage = _Garbage(marks)
+        pid = real_fork()
+        del garbage  # garbage in both processes now: a cycle, left to the collector
+        return pid
+    monkeypatch.setattr(os, "fork", fork)
+    thresholds = gc.get_threshold()
+    gc.set_threshold(1)  # a collection at (nearly) every allocation, the child's included
+    try:
+        assert gc.isenabled()
+        helper = splitstore.Helper.start(store_dir / "objects", os.fsencode(proj), items,
+                                         1 << 30)
+        assert helper is not None and gc.isenabled()  # the parent collects again
+        results = helper.results(lambda: None)
+    finally:
+        gc.set_threshold(*thresholds)
+    # the child stored every file (thousands of allocations) and was reaped
+    assert results is not None and len(results) == len(items) and helper._reaped
+    helper.publish()
+    gc.collect()
+    assert sorted(p.name for p in marks.iterdir()) == [str(os.getpid())]
 
 
 def _forked_child_says_so() -> None:

@@ -5,7 +5,8 @@ Threads do not help here: the per-file work is mostly Python, and a second threa
 fighting for the GIL made a 200,000-file capture slower, not faster. A child process
 has its own interpreter. It is forked (not spawned) so it starts at once with
 everything it needs, and it touches only plain Python, hashlib and ISA-L — never
-libgit2, whose state is the parent's.
+libgit2, whose state is the parent's — and never collects garbage, which is the
+parent's too (its finalizers would run twice).
 
 What the child hands back, through a pipe, is what the parent would have known had it
 read the files itself: each file's outcome, blob id and index entry fields, plus its
@@ -27,6 +28,7 @@ process behind.
 from __future__ import annotations
 
 import ctypes
+import gc
 import logging
 import mmap
 import os
@@ -95,16 +97,22 @@ class Helper:
         shared = mmap.mmap(-1, _PROGRESS.size)
         parent = os.getpid()
         read_end, write_end = os.pipe()
+        collecting = gc.isenabled()
+        gc.disable()  # the child never collects, from its first instruction (see _child)
         try:
             pid = os.fork()
         except OSError as exc:
-            os.close(read_end)
-            os.close(write_end)
-            log.info("no child for the split capture: %s", exc)
-            return None
+            pid, failed = -1, exc
         if pid == 0:  # the child: never returns
             os.close(read_end)
             _child(write_end, shared, parent, objects_dir, root, items, cap)
+        if collecting:
+            gc.enable()
+        if pid < 0:
+            os.close(read_end)
+            os.close(write_end)
+            log.info("no child for the split capture: %s", failed)
+            return None
         os.close(write_end)
         return cls(pid, read_end, shared, items, objects_dir / "pack")
 
@@ -215,6 +223,11 @@ class Helper:
 
 def _child(pipe: int, shared: mmap.mmap, parent: int, objects_dir: Path, root: bytes,
            items: list[Item], cap: int) -> None:
+    """Store `items` and send what the parent needs; runs with the garbage collector off
+    (Helper.start): the parent's garbage not yet collected (its temp directories, open
+    files with buffered writes, libgit2 objects) would otherwise be finalized a second
+    time here, removing the parent's directories, writing its buffers twice, freeing
+    libgit2 state. What the child allocates is freed when it exits."""
     status = 1
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
