@@ -6,6 +6,7 @@ parent dies."""
 from __future__ import annotations
 
 import gc
+import logging
 import os
 import signal
 import subprocess
@@ -60,14 +61,15 @@ def helpers(monkeypatch) -> list[splitstore.Helper | None]:
 
 def test_split_capture_is_the_checkpoint_one_process_takes(split_small, helpers, store,
                                                            tmp_path, store_dir, fsck,
-                                                           store_git):
+                                                           store_git, caplog):
+    caplog.set_level(logging.INFO, logger=splitstore.__name__)  # why there was no child
     proj = tmp_path / "proj"
     files = make_project(proj, n=FILES)
     assert splitstore.worth_it([(b"", os.lstat(proj))] * 200, 0)
     result = take(store, proj, "first")
     assert result.taken
     # the child stored its share: not given up (the parent would have stored it too)
-    assert len(helpers) == 1 and helpers[0] is not None, "no child was forked"
+    assert len(helpers) == 1 and helpers[0] is not None, f"no child: {caplog.text}"
     assert helpers[0].gave_up is None, f"the child was given up: {helpers[0].gave_up}"
     assert len(packs(store_dir)) == 3  # the parent's blobs, the child's blobs, the trees
     for pack in packs(store_dir):
