@@ -257,9 +257,11 @@ def serve(idle: float) -> None:
             with conn:
                 if _peer_uid(conn) != os.getuid():
                     continue
+                me = os.getpid()
                 if os.fork() == 0:
                     server.close()
-                    _answer(conn, key, ToolCall)
+                    os.close(lock)  # the lock is held as long as the helper lives, no longer
+                    _answer(conn, key, ToolCall, me)
                     os._exit(0)
         try:
             os.unlink(_address(fd))
@@ -267,7 +269,7 @@ def serve(idle: float) -> None:
             pass
 
 
-def _answer(conn: socket.socket, key: str, tool_call) -> None:
+def _answer(conn: socket.socket, key: str, tool_call, helper_pid: int) -> None:
     try:
         conn.settimeout(30)
         request = _receive(conn)
@@ -275,7 +277,11 @@ def _answer(conn: socket.socket, key: str, tool_call) -> None:
             return
         if request.get("code") != key:
             _send(conn, {"ok": False, "stale": True})
-            os.kill(os.getppid(), signal.SIGTERM)   # the next hook starts a current one
+            # The next hook starts a current one. Only while the helper is this child's
+            # parent: once it is gone, the parent is whoever adopted the child (init, a
+            # subreaper), and its pid may be anyone's.
+            if os.getppid() == helper_pid:
+                os.kill(helper_pid, signal.SIGTERM)
             return
         os.environ.clear()
         os.environ.update(request.get("env") or {})

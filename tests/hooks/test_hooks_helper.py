@@ -109,3 +109,55 @@ def test_an_idle_helper_exits_and_none_starts_when_off(project: Path, home: Path
     (project / "README.md").write_text("changed\n")
     hook(home, project, "rm -rf build", "t2", REWIND_HOOK_HELPER="0")
     assert helper_of(home) is None
+
+
+ORPHANED = r"""
+import ctypes, json, os, signal, socket, subprocess, sys, time
+from pathlib import Path
+from rewindfs.hooks import helper
+
+def until(what, check):
+    deadline = time.monotonic() + 60
+    while not check():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.01)
+
+ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: orphans below are ours
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})  # kept pending, to be seen
+folder = Path(sys.argv[1])
+proc = subprocess.Popen([sys.executable, "-m", "rewindfs.hooks.helper"])
+until("the helper", lambda: helper.running(folder) == proc.pid)
+fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+sock.connect(helper._address(fd))
+children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
+until("the helper's child for this connection", lambda: children.read_text().split())
+child = int(children.read_text().split()[0])
+proc.kill()
+proc.wait()
+def parent_of(pid):
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+until("the child to be adopted", lambda: parent_of(child) == os.getpid())
+running = helper.running(folder)  # the child is still waiting for its request
+helper._send(sock, {"code": "another rewindfs"})
+answer = helper._receive(sock)
+os.waitpid(child, 0)  # whatever it sent before exiting is pending here by now
+print(json.dumps({"answer": answer, "running": running,
+                  "sigterm": signal.SIGTERM in signal.sigpending()}))
+"""
+
+
+def test_an_orphaned_answer_signals_no_one(home: Path) -> None:
+    """The helper is killed while its child for a connection waits for the request: the
+    helper counts as gone at once (its lock is not the child's), and the child, answering
+    'stale', signals no one (its parent is now whoever adopted it, here the driver)."""
+    folder = home / "rewind-hooks"
+    done = subprocess.run([sys.executable, "-c", ORPHANED, str(folder)], capture_output=True,
+                          text=True, timeout=120, cwd="/",
+                          env={"PATH": os.environ["PATH"], "HERMES_HOME": str(home),
+                               "HOME": str(home.parent), "REWIND_HOOK_HELPER_IDLE": "60"})
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert seen["answer"] == {"ok": False, "stale": True}  # the scenario: it answered
+    assert seen["running"] is None
+    assert seen["sigterm"] is False
