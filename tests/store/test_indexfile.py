@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import isolated_git_env
 
-from rewindfs.store.objects.indexfile import index_objects
+from rewindfs.store.objects.indexfile import could_hold_its_entries, index_objects
 
 
 def git(repo: Path, *args: str) -> str:
@@ -38,6 +38,7 @@ def test_entries_and_cache_tree_as_git_lists_them(tmp_path, version):
     git(repo, "add", "src/b.py")  # invalidates the cache tree along src/
     data = (repo / ".git" / "index").read_bytes()
     assert int.from_bytes(data[4:8], "big") == version
+    assert could_hold_its_entries(repo / ".git" / "index")
     entries, trees = index_objects(data)
     listed = [line.split(None, 3) for line in git(repo, "ls-files", "-s", "-z").split("\0")
               if line]
@@ -54,3 +55,22 @@ def test_entries_and_cache_tree_as_git_lists_them(tmp_path, version):
 def test_not_an_index_is_refused():
     with pytest.raises(ValueError):
         index_objects(b"garbage" * 10)
+
+
+def test_a_header_counting_more_entries_than_fit_is_damaged(tmp_path):
+    """What libgit2 is never given (it sizes its tables by the count before reading)."""
+    path = tmp_path / "index"
+
+    def index(count: int, entries: int) -> Path:
+        path.write_bytes(b"DIRC" + (2).to_bytes(4, "big") + count.to_bytes(4, "big")
+                         + b"e" * 62 * entries + b"c" * 20)
+        return path
+    assert could_hold_its_entries(tmp_path / "missing")
+    assert could_hold_its_entries(index(0, 0))
+    assert could_hold_its_entries(index(3, 3))
+    assert not could_hold_its_entries(index(4, 3))
+    assert not could_hold_its_entries(index(0x67617262, 3))
+    path.write_bytes(b"DIRC\0\0")
+    assert not could_hold_its_entries(path)
+    path.write_bytes(b"CRID" + bytes(28))
+    assert not could_hold_its_entries(path)

@@ -38,7 +38,7 @@ from rewindfs.store.capture import changes, deepdirs, interrupts
 from rewindfs.store.capture.changes import unreadable_dirs
 from rewindfs.store.capture.storing import index_dirs, pack_trees, store_found
 from rewindfs.store.capture.walk import Limits, Walk
-from rewindfs.store.objects import gitextra, heal, mounts
+from rewindfs.store.objects import gitextra, heal, indexfile, mounts
 from rewindfs.store.objects.locks import remove_stale_lock, write_atomic
 from rewindfs.store.objects.repo import Project
 
@@ -164,16 +164,19 @@ def _read_index(project: Project) -> pygit2.Index:
     admin = project.store.layout.worktree_admin(project.h16)
     # We hold the project lock, so an index.lock now is a killed process's.
     remove_stale_lock(admin / "index.lock", 0.0)
-    try:
-        index = project.repo.index
-        index.read(False)
-    except pygit2.GitError:
+    if indexfile.could_hold_its_entries(admin / "index"):
         try:
-            os.unlink(admin / "index")
-        except FileNotFoundError:
+            index = project.repo.index
+            index.read(False)
+            return index
+        except pygit2.GitError:
             pass
-        index = project.repo.index
-        index.read(True)
+    try:
+        os.unlink(admin / "index")
+    except FileNotFoundError:
+        pass
+    index = project.repo.index
+    index.read(True)
     return index
 
 

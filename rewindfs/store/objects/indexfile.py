@@ -3,11 +3,13 @@ its cache-tree extension (what `git write-tree` remembered).
 
 git's gc keeps both (`rev-list --indexed-objects`), so `rewind status` counts them as
 live; libgit2 (and pygit2) do not expose the cache tree. Formats 2, 3 and 4 (path
-prefix compression) are read; anything unexpected raises ValueError.
+prefix compression) are read; anything unexpected raises ValueError. Also whether a
+file could be an index at all, before libgit2 is given it (`could_hold_its_entries`).
 """
 
 from __future__ import annotations
 
+import os
 import struct
 
 SIGNATURE = b"DIRC"
@@ -43,6 +45,26 @@ def index_objects(data: bytes) -> tuple[list[tuple[bytes, str]], list[tuple[byte
         entries.append((path, oid))
         previous = path
     return entries, _cache_tree(data, at, end)
+
+
+def could_hold_its_entries(path: os.PathLike | str) -> bool:
+    """Whether the index file at `path` is long enough for the entries its header counts
+    (each takes at least ENTRY_FIXED bytes); True when there is no file.
+
+    libgit2 sizes its tables by that count before it reads a single entry: a damaged
+    header counting 1.7 billion entries made it reserve 32.5 GiB, which it keeps until
+    the repository is closed (fork fails in that process meanwhile: the kernel will
+    not copy a mapping larger than memory). Such a file is damaged, and is never given
+    to libgit2."""
+    try:
+        with open(path, "rb") as f:
+            head, size = f.read(12), os.fstat(f.fileno()).st_size
+    except FileNotFoundError:
+        return True
+    if len(head) < 12 or head[:4] != SIGNATURE:
+        return False
+    (count,) = struct.unpack(">I", head[8:12])
+    return count * ENTRY_FIXED <= size - 12 - 20  # the header, the entries, the checksum
 
 
 def offset_varint(data: bytes, at: int) -> tuple[int, int]:
