@@ -538,10 +538,23 @@ def no_helper_left(request: pytest.FixtureRequest) -> Iterator[None]:
 
 
 def stop_hooks_helper(home: Path) -> None:
-    """Stop the agent-hook helper serving the Hermes home `home`, if one runs."""
+    """Stop the agent-hook helpers serving the Hermes home `home`: the one that runs, and
+    one a hook or `rewind checkpoint` has just started, which takes the helper's lock
+    only once its imports are done (`helper.stop` alone missed it, and it idled on for
+    ten minutes after the suite)."""
     from rewindfs.hooks import helper
 
     helper.stop(home / "rewind-hooks")
+    ours = f"HERMES_HOME={home}".encode()
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            if (b"rewindfs.hooks.helper" in Path(entry.path, "cmdline").read_bytes()
+                    and ours in Path(entry.path, "environ").read_bytes().split(b"\0")):
+                os.kill(int(entry.name), signal.SIGKILL)
+        except OSError:  # gone meanwhile
+            pass
 
 
 class Foreground:
