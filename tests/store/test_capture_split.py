@@ -122,7 +122,7 @@ def test_the_child_never_finalizes_the_parents_garbage(monkeypatch, store_dir, t
         results = helper.results(lambda: None)
     finally:
         gc.set_threshold(*thresholds)
-    # the child stored every file (thousands of allocations) and was reaped
+    # the child stored every file (each allocation a collection, were it on) and was reaped
     assert results is not None and len(results) == len(items) and helper._reaped
     helper.publish()
     gc.collect()
