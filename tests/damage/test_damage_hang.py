@@ -85,13 +85,18 @@ def one_line(proc: subprocess.CompletedProcess) -> str:
 # -- the patched libgit2 ----------------------------------------------------------------
 
 
+def skip_on_stock_pygit2() -> None:
+    """Skip, saying why, where setup was told to keep PyPI's pygit2 (without the fixes)."""
+    if "+rewindfs." not in pygit2.__version__ and os.environ.get("REWIND_STOCK_PYGIT2") == "1":
+        print("REWIND_STOCK_PYGIT2=1: this venv has the stock pygit2, without the fix")
+        pytest.skip("REWIND_STOCK_PYGIT2=1: stock pygit2 installed on purpose")
+
+
 def test_patched_libgit2_refuses_an_index_counting_more_entries_than_it_holds(tmp_path):
     """The libgit2 this venv's pygit2 carries refuses an index header whose entry count
     the file cannot hold, before sizing anything by it (stock: reserves 32.5 GiB for this
     one, then fails on its first entry; patches/libgit2/README.md, 0004)."""
-    if "+rewindfs." not in pygit2.__version__ and os.environ.get("REWIND_STOCK_PYGIT2") == "1":
-        print("REWIND_STOCK_PYGIT2=1: this venv has the stock pygit2, without the fix")
-        pytest.skip("REWIND_STOCK_PYGIT2=1: stock pygit2 installed on purpose")
+    skip_on_stock_pygit2()
     index = tmp_path / "index"
     index.write_bytes(b"DIRC\0\0\0\2garbage" * 10)  # counts 0x67617262 entries
     opened = ffi.new("git_index **")  # (pygit2.Index, when its open fails, warns on __del__)
@@ -101,9 +106,7 @@ def test_patched_libgit2_refuses_an_index_counting_more_entries_than_it_holds(tm
 
 def test_patched_libgit2_fails_fast_on_truncated_loose_objects(tmp_path):
     """The libgit2 this venv's pygit2 carries reports a truncated object (stock: spins)."""
-    if "+rewindfs." not in pygit2.__version__ and os.environ.get("REWIND_STOCK_PYGIT2") == "1":
-        print("REWIND_STOCK_PYGIT2=1: this venv has the stock pygit2, without the fix")
-        pytest.skip("REWIND_STOCK_PYGIT2=1: stock pygit2 installed on purpose")
+    skip_on_stock_pygit2()
     repo = tmp_path / "repo.git"
     subprocess.run(["git", "init", "-q", "--bare", str(repo)], check=True,
                    env=isolated_git_env())
