@@ -247,7 +247,8 @@ def serve(idle: float) -> None:
             os.umask(old)
         server.listen(16)
         server.settimeout(idle)
-        os.write(lock, str(os.getpid()).encode())
+        me = os.getpid()
+        os.write(lock, str(me).encode())
         while True:
             _reap()
             try:
@@ -257,7 +258,6 @@ def serve(idle: float) -> None:
             with conn:
                 if _peer_uid(conn) != os.getuid():
                     continue
-                me = os.getpid()
                 if os.fork() == 0:
                     server.close()
                     os.close(lock)  # the lock is held as long as the helper lives, no longer
