@@ -201,6 +201,26 @@ def load(home: str | os.PathLike[str] | None = None, flags: Mapping[str, Any] | 
     return Settings(home_path, values, sources, tuple(warnings))
 
 
+def capture_key(workdir: Path, home: Path | None = None,
+                environ: Mapping[str, str] | None = None) -> str:
+    """What, besides the project's files, decides what a checkpoint of `workdir` holds:
+    the REWIND_* environment, the Hermes config file and the project's .git/info/exclude,
+    by metadata (no YAML parsed). A stat stamp (store.history.stamp) is good only under
+    the key it was written with."""
+    import hashlib
+
+    env = os.environ if environ is None else environ
+    parts = [f"{k}={v}" for k, v in sorted(env.items()) if k.startswith(ENV_PREFIX)]
+    home = default_home() if home is None else home
+    for path in (home / "config.yaml", workdir / ".git" / "info" / "exclude"):
+        try:
+            st = os.stat(path)
+            parts.append(f"{path}:{st.st_size}:{st.st_mtime_ns}:{st.st_ino}")
+        except OSError:
+            parts.append(f"{path}:-")
+    return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
 def _did_you_mean(name: str, known) -> str:
     import difflib
 

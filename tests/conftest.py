@@ -504,6 +504,19 @@ def agent_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Recordin
     sessions.close()
 
 
+def settle(project: Path) -> None:
+    """Date everything in `project` long ago, then wait until even the ctimes that dating
+    moved to now are older than the stamp's racy window: a capture starting after this
+    leaves a stamp however fast the machine starts the hook."""
+    for path in project.rglob("*"):
+        os.utime(path, (1, 1), follow_symlinks=False)
+    os.utime(project, (1, 1))
+    from rewindfs.store.history.stamp import RACY_NS
+
+    newest = max(p.lstat().st_ctime_ns for p in [project, *project.rglob("*")])
+    wait_for(lambda: time.time_ns() > newest + RACY_NS, "the racy window to pass")
+
+
 def wait_for(predicate: Callable[[], bool], what: str, deadline: float = DEADLINE) -> None:
     end = time.monotonic() + deadline
     while time.monotonic() < end:
@@ -528,7 +541,7 @@ def mount(mnt: Path, run_rewind) -> Callable[..., Path]:
 @pytest.fixture(autouse=True)
 def no_helper_left(request: pytest.FixtureRequest) -> Iterator[None]:
     """No agent-hook helper (rewindfs.hooks.helper) of this test's home outlives it: the
-    hooks start one, and so does `rewind checkpoint` after a change (cli.quickverbs)."""
+    hooks start one."""
     if "home" not in request.fixturenames:
         yield
         return

@@ -6,10 +6,9 @@ refused operation), 2 bad usage, 3 store unreadable or unwritable, 4 busy,
 
 This module is the entry point, and a hook may start it on every tool call of an agent,
 so it imports nothing: Ctrl-C is taken over first (see cli.interrupts), `--version` and
-`--help` are answered without click (cli.quick), so are the plainest `rewind list` and
-`rewind cat` when the store can be read without libgit2 (cli.quickverbs), and everything
-else goes to the click group (cli.group), which imports a command's module only when
-that command runs.
+`--help` are answered without click (cli.quick, from help texts rendered by click and kept
+as data), and everything else goes to the click group (cli.group), which imports a
+command's module only when that command runs.
 """
 
 # First thing: Ctrl-C ends the process at once from here on (cli.interrupts, which imports
@@ -30,10 +29,6 @@ def main(args: list[str] | None = None, prog_name: str | None = None) -> None:
     from rewindfs.cli import quick
 
     answer = quick.answer(args, prog_name)
-    if answer is None and prog_name == quick.PROG:
-        from rewindfs.cli import quickverbs
-
-        answer = quickverbs.answer(args)
     if answer is not None:
         sys.exit(quick.write(answer))
     from rewindfs.cli.group import run

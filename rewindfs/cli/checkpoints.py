@@ -90,15 +90,16 @@ def checkpoint(app: App, directory: str | None, reason: str, label: str | None,
 
 def _stamp_later(app: App, result, started: int) -> None:
     """The project's stat stamp, written by a detached child once this command is done, so
-    the next `rewind checkpoint` (or agent hook) with nothing changed needs no repository
-    (cli.quickverbs). Only for the settings the stamp's key covers: $HERMES_HOME's."""
-    from rewindfs.hooks.fast import settings_key
+    the next agent hook with nothing changed reads no object. Only for the settings the
+    stamp's key covers: $HERMES_HOME's."""
+    from rewindfs.config import capture_key
     from rewindfs.store.history import stamp
 
     if result.commit and result.tree:
         workdir = Path(result.workdir)
         stamp.record_later(app.layout.store, result.project, workdir, result.commit,
-                           result.tree, started, settings_key(workdir), result.skipped_files)
+                           result.tree, started, capture_key(workdir, app.settings.home),
+                           result.skipped_files)
 
 
 @click.command("list", epilog=examples(

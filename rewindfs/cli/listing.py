@@ -1,8 +1,7 @@
-"""What `rewind list` shows, from either reader of the store: libgit2's (the click command,
-cli.checkpoints) or store.history.quickread's (the quick path, cli.quickverbs, which
-starts without pygit2). Each checkpoint's row is built once (`row`): cli.rowstream prints
-the rows as they stream (rich on a terminal), and off one `plain` joins the same rows'
-texts as rowstream does there, without rich (tests hold the two to the same bytes).
+"""What `rewind list` shows (cli.checkpoints). Each checkpoint's row is built once (`row`):
+cli.rowstream prints the rows as they stream (rich on a terminal or with colour), and
+otherwise `plain` joins the same rows' texts as rowstream does, without importing rich
+(tests hold the two to the same bytes).
 
 A list of up to EXACT_ROWS rows is laid out from all of them. A longer one pages as `git
 log` does (`Paged`: its rows made as they are printed, store.history.listpage), so its

@@ -8,7 +8,7 @@ early stops the work too. Off a terminal and without colour a row is joined as p
 text, exactly as rich lays out such a table (cells padded to their column, two spaces
 between columns, trailing spaces dropped: Terminal.print_table); otherwise each chunk
 is a rich table with the widths of the whole. rich is imported only by what needs it
-(the quick `rewind list`, cli.quickverbs, lays out plain ASCII rows with `plain_text`).
+(plain output lays out its rows with `plain_text`).
 """
 
 from __future__ import annotations

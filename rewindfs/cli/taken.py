@@ -1,6 +1,5 @@
 """What `rewind checkpoint` says about the checkpoint it took (or did not need to): the
-lines and the --json document, for the click command (cli.checkpoints) and for the quick
-path that proves nothing changed from the project's stat stamp (cli.quickverbs)."""
+lines and the --json document (cli.checkpoints)."""
 
 from __future__ import annotations
 

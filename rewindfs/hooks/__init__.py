@@ -5,7 +5,7 @@ writes the agents' configuration.
     entry       the hook: payload in, classifier, checkpoint when due, exit 0 (never blocks)
     __main__    `python -m rewindfs.hooks AGENT`, what installed hooks run
     payloads    each agent's payload read into one shape
-    fast        nothing changed since the newest checkpoint: the store's stamp, no repository
+    unchanged   nothing changed since the newest checkpoint: the stamp (the ref by libgit2)
     checkpoint  the checkpoint: a step of the agent's turn, through the store's faces
     helper      a resident process that keeps the checkpoint code loaded for the hooks
     state       per-session memory (Gemini's turn, once-per-turn writes, project roots)

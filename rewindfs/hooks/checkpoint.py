@@ -7,14 +7,13 @@ store's faces rather than through CheckpointManager, whose imports (restore, the
 revert machinery) a hook would pay on every checkpoint without using them.
 
 When history.stamp can name what changed since the newest checkpoint, only those paths
-are captured (the rest of the tree as the last capture left it). Afterwards a detached
-child writes the new checkpoint's stamp, so the next call needs no repository when
-nothing changed (hooks.fast).
+are captured (the rest of the tree as the last capture left it; when it proves nothing
+changed, hooks.unchanged answers instead). Afterwards a detached child writes the new
+checkpoint's stamp, for the next call.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ from typing import Any
 from rewindfs import config
 from rewindfs.agent.stepbegin import append_begin, step_trailers, valid_id
 from rewindfs.agent.workdir import working_dir_for_path
-from rewindfs.hooks.fast import settings_key
+from rewindfs.config import capture_key
 from rewindfs.hooks.payloads import ToolCall
 from rewindfs.store import (
     Layout,
@@ -41,7 +40,8 @@ AGENT_TRAILER, SESSION_TRAILER = "Rewind-Agent", "Rewind-Session"
 
 def take(call: ToolCall, reason: str, turn: str, root: str = "",
          found: tuple[str, str, list[bytes]] | None = None) -> dict[str, Any]:
-    """`found`: what hooks.fast found changed in `root` since its newest checkpoint."""
+    """`found`: what hooks.unchanged.changes found changed in `root` since its newest
+    checkpoint."""
     settings = config.load(None, {})
     layout = Layout(settings.base)
     store = Store(layout)
@@ -49,7 +49,7 @@ def take(call: ToolCall, reason: str, turn: str, root: str = "",
     h16 = project_hash(workdir)
     step_id, turn = valid_id(f"{call.agent}:{call.call}", "step"), valid_id(turn, "turn")
     if found is None and not root and store.exists():
-        found = stamp.changes(layout.store, h16, workdir, settings_key(workdir))
+        found = stamp.changes(layout.store, h16, workdir, capture_key(workdir, settings.home))
     result = _checkpoint(settings, store, workdir, reason, found,
                          {AGENT_TRAILER: call.agent, SESSION_TRAILER: call.session,
                           **step_trailers(step_id, turn, "before")})
@@ -66,23 +66,12 @@ def take(call: ToolCall, reason: str, turn: str, root: str = "",
             "scoped": len(found[2]) if found else None}
 
 
-def take_plain(workdir: str, reason: str, found: tuple[str, str, list[bytes]]
-               ) -> dict[str, Any]:
-    """The checkpoint `rewind checkpoint` takes (no agent step, no sweep: as the click
-    command's), for the helper to take on its behalf (cli.quickverbs): `found` is what
-    the stamp says changed. The SnapshotResult's fields."""
-    settings = config.load(None, {})
-    result = _checkpoint(settings, Store(Layout(settings.base)), Path(workdir), reason,
-                         found, None)
-    return dataclasses.asdict(result)
-
-
 def _checkpoint(settings: config.Settings, store: Store, workdir: Path, reason: str,
                 found: tuple[str, str, list[bytes]] | None, trailers: dict[str, str] | None
                 ) -> SnapshotResult:
     """The checkpoint (only the paths `found` names captured afresh, when it names them),
     then its stamp, written by a detached child."""
-    key = settings_key(workdir)
+    key = capture_key(workdir, settings.home)
     started = time.time_ns()
     result = meta.take_carrying(
         store, str(workdir), reason, trailers=trailers,

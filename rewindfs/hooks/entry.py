@@ -7,7 +7,7 @@ store survives a writer that stops midway, as it survives a kill), so the agent 
 waits longer than ``REWIND_HOOK_TIMEOUT`` seconds (default 20, well under every agent's
 own hook timeout, which `rewind hooks install` sets to 60 s). The resident helper, when
 one is up (hooks.helper), answers for the hook: nothing changed since the newest
-checkpoint, from the store's stamp (hooks.fast), or the checkpoint; else the hook does the
+checkpoint, from the store's stamp (hooks.checkpoint), or the checkpoint; else the hook does the
 same itself. Nothing goes to the agent's stdout except what its protocol asks for
 (Cursor: an allow answer); nothing to stderr.
 """

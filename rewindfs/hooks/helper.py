@@ -1,5 +1,5 @@
-"""A resident helper that keeps the checkpoint code loaded, so a hook (or `rewind
-checkpoint`, cli.quickverbs) that must take a checkpoint does not import pygit2 and the
+"""A resident helper that keeps the checkpoint code loaded, so a hook that must take a
+checkpoint (or prove from the stamp that nothing changed) does not import pygit2 and the
 store on every call.
 
 The hook (hooks.entry) asks it over a Unix socket in ``rewind-hooks/`` (a 0700 directory;
@@ -29,7 +29,6 @@ from typing import Any
 from rewindfs.hooks import hooklog
 
 SOCKET, LOCK = "helper.sock", "helper.lock"
-PLAIN = "plain"  # a request's kind: `rewind checkpoint`'s (cli.quickverbs)
 DEFAULT_IDLE = 600.0
 MAX_REQUEST = 8 * 1024 * 1024
 # What of the hook's environment the checkpoint may depend on (not the agent's secrets).
@@ -136,43 +135,19 @@ def take(call: Any, reason: str, turn: str, root: str, timeout: float) -> dict[s
 
 def settle(call: Any, reason: str, turn: str, root: str) -> dict[str, Any]:
     """In a project seen before (`root`), nothing changed since its newest checkpoint is
-    answered from the stamp (hooks.fast: no repository); else the checkpoint, of only the
-    paths the stamp names when it names them."""
+    answered from the stamp (no object read); else the checkpoint, of only the paths the
+    stamp names when it names them."""
     found = None
     if root:
-        from rewindfs.hooks import fast
+        from rewindfs.hooks import unchanged
 
-        found = fast.changes(root)
+        found = unchanged.changes(root)
         if found is not None and not found[2]:
-            return fast.log_unchanged(root, f"{call.agent}:{call.call}", turn, found[0],
-                                      found[1])
+            return unchanged.log_unchanged(root, f"{call.agent}:{call.call}", turn,
+                                           found[0], found[1])
     from rewindfs.hooks import checkpoint
 
     return checkpoint.take(call, reason, turn, root, found)
-
-
-def take_plain(cwd: str, reason: str, timeout: float) -> dict[str, Any] | None:
-    """`rewind checkpoint` in `cwd`, by the helper (hooks.plain decides, there): None when
-    no usable helper answered (a stale one is replaced for the next call); else {"result":
-    the SnapshotResult's fields}, or {"result": None} when the click command is to take it."""
-    if not enabled():
-        return None
-    # Once asked, the helper takes the checkpoint whatever becomes of this process: a
-    # Ctrl-C meanwhile is held until the answer is in (then it ends the process as
-    # usual), so what `rewind` leaves behind when interrupted is a finished checkpoint.
-    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        answer = ask({"kind": PLAIN, "cwd": cwd, "reason": reason}, timeout)
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-    if answer is not None and answer.get("ok"):
-        return {"result": answer["outcome"]}
-    if answer is None:
-        return None
-    if answer.get("stale"):
-        start()
-        return None
-    return {"result": None}  # it failed there: the click command says why
 
 
 class HelperError(Exception):
@@ -236,7 +211,7 @@ def serve(idle: float) -> None:
         pass
     key = code_key()
     # Everything a checkpoint needs, imported once; each request's child inherits it.
-    from rewindfs.hooks import checkpoint, fast, plain  # noqa: F401
+    from rewindfs.hooks import checkpoint, unchanged  # noqa: F401
     from rewindfs.hooks.payloads import ToolCall
 
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
@@ -285,36 +260,14 @@ def _answer(conn: socket.socket, key: str, tool_call, helper_pid: int) -> None:
             return
         os.environ.clear()
         os.environ.update(request.get("env") or {})
-        if request.get("kind") == PLAIN:
-            outcome = _plain(request["cwd"], request["reason"])
-        else:
-            outcome = settle(tool_call(*request["call"]), request["reason"], request["turn"],
-                             request.get("root") or "")
+        outcome = settle(tool_call(*request["call"]), request["reason"], request["turn"],
+                         request.get("root") or "")
         _send(conn, {"ok": True, "outcome": outcome})
     except BaseException as exc:  # noqa: BLE001 - the hook falls back and logs it
         try:
             _send(conn, {"ok": False, "error": f"{type(exc).__name__}: {exc}"})
         except OSError:
             pass
-
-
-def _plain(cwd: str, reason: str) -> dict[str, Any] | None:
-    """`rewind checkpoint`'s outcome; damage met on the way (store.objects.notices: a
-    history broken in the middle) goes back with it, for `rewind` to say as the click
-    command would."""
-    from rewindfs.hooks import checkpoint, plain
-    from rewindfs.store.objects import notices
-
-    said: list[str] = []
-    with notices.listening(said.append):
-        found = plain.look(cwd)
-        if found is None:
-            return None
-        if not found.changed[2]:
-            outcome = found.unchanged(reason)
-        else:
-            outcome = checkpoint.take_plain(str(found.workdir), reason, found.changed)
-    return {**outcome, "notices": said}
 
 
 def _reap() -> None:

@@ -1,6 +1,6 @@
 """The hook's fast paths: nothing changed since the newest checkpoint is answered from the
-store's stamp without opening the repository, and a checkpoint after a few changes captures
-only the changed paths, giving the very tree a full capture gives."""
+store's stamp (its ref read by libgit2, no object, no capture), and a checkpoint after a
+few changes captures only the changed paths, giving the very tree a full capture gives."""
 
 from __future__ import annotations
 
@@ -8,19 +8,17 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-from conftest import wait_for
-
-from rewindfs.store.history import stamp
+from conftest import settle, wait_for
 
 HOOK_IN_PROCESS = """
 import io, json, sys
 sys.stdin = io.TextIOWrapper(io.BytesIO(sys.argv[1].encode()))
 from rewindfs.hooks.entry import main
 assert main(['claude-code']) == 0
-print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in ('pygit2', 'yaml'))))
+print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in ('pygit2', 'yaml')
+                        or m.startswith('rewindfs.store.capture'))))
 """
 
 
@@ -39,17 +37,6 @@ def run_hook(home: Path, cwd: Path, command: str, call: str) -> list[str]:
     return json.loads(done.stdout)
 
 
-def settle(project: Path) -> None:
-    """Date everything in `project` long ago, then wait until even the ctimes that dating
-    moved to now are older than the stamp's racy window: a capture starting after this
-    leaves a stamp however fast the machine starts the hook."""
-    for path in project.rglob("*"):
-        os.utime(path, (1, 1), follow_symlinks=False)
-    os.utime(project, (1, 1))
-    newest = max(p.lstat().st_ctime_ns for p in [project, *project.rglob("*")])
-    wait_for(lambda: time.time_ns() > newest + stamp.RACY_NS, "the racy window to pass")
-
-
 def stamped(home: Path) -> bool:
     return any((home / "checkpoints" / "store" / "stamps").glob("*.json"))
 
@@ -63,14 +50,16 @@ def steps(home: Path) -> list[dict]:
     return [json.loads(line) for line in log.read_text().splitlines()]
 
 
-def test_nothing_changed_is_answered_without_the_repository(project: Path, home: Path,
-                                                            run_rewind) -> None:
+def test_nothing_changed_is_answered_without_a_capture(project: Path, home: Path,
+                                                      run_rewind) -> None:
     (project / "package.json").write_text("{}\n")
     settle(project)   # nothing in the project was touched just now: no doubt
-    assert "pygit2" in run_hook(home, project, "rm -rf build", "t1")
+    assert "rewindfs.store.capture" in run_hook(home, project, "rm -rf build", "t1")
     wait_for(lambda: stamped(home), "the stamp the checkpoint leaves behind")
-    assert run_hook(home, project, "rm -rf build", "t2") == []   # no pygit2, no yaml
+    loaded = run_hook(home, project, "rm -rf build", "t2")
     assert "nothing changed (stamp)" in log_lines(home)[-1]
+    # The ref read by libgit2 (the one reader); no capture, no settings parsed.
+    assert "pygit2" in loaded and not [m for m in loaded if m.startswith(("yaml", "rewindfs"))]
     # The step is logged all the same, against the newest checkpoint: revert TURN works.
     begun = [e for e in steps(home) if e["event"] == "begin"]
     assert [e["step"] for e in begun] == ["claude-code:t1", "claude-code:t2"]
@@ -78,7 +67,7 @@ def test_nothing_changed_is_answered_without_the_repository(project: Path, home:
     assert len(json.loads(run_rewind("list", "--json", cwd=project).stdout)) == 1
     # A change since: the repository again, and a new checkpoint.
     (project / "README.md").write_text("changed\n")
-    assert "pygit2" in run_hook(home, project, "rm -rf build", "t3")
+    assert "rewindfs.store.capture" in run_hook(home, project, "rm -rf build", "t3")
     assert len(json.loads(run_rewind("list", "--json", cwd=project).stdout)) == 2
 
 

@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import wait_for
-from test_hooks_fastpath import log_lines, payload, settle, stamped
+from conftest import settle, wait_for
+from test_hooks_fastpath import log_lines, payload, stamped
 
 import rewindfs
 from rewindfs.hooks import helper

@@ -6,8 +6,6 @@ May import: objects, capture.
     refupdate     compare-and-swap of a ref: a lost race told apart from a failure
     signature     who and when a commit is by (the local offset in force, DST included)
     checkpoint    what a checkpoint is, its number, which one a reference names (no libgit2)
-    quickread     checkpoints listed, resolved and read without libgit2 (the CLI's quick path)
-    quickdiff     lines changed since the newest checkpoint, counted without libgit2
     chain         a project's checkpoints: listed and numbered (1 = newest), loaded
     records, recordfile, recordtail   each commit remembered (caches/<h16>.history), chain
                   summaries; read from the file's end
@@ -56,8 +54,6 @@ if TYPE_CHECKING:
         modes,
         pathlog,
         projects,
-        quickdiff,
-        quickread,
         search,
         stamp,
         steplog,
@@ -136,5 +132,5 @@ __all__, __getattr__, __dir__ = face(_HERE, {
     "Entry": f"{_HERE}.trees",
     "State": f"{_HERE}.verdict",
 }, modules=("actions", "adopt", "compose", "delete", "diffstat", "ledger", "meta", "modes",
-            "pathlog", "projects", "quickdiff", "quickread", "search", "stamp", "steplog",
+            "pathlog", "projects", "search", "stamp", "steplog",
             "timeref", "trees"))

@@ -29,6 +29,7 @@ import pygit2
 
 from rewindfs.errors import StoreDamaged
 from rewindfs.store.history import records
+from rewindfs.store.history.checkpoint import pinned_order
 from rewindfs.store.objects import loose, packs
 from rewindfs.store.objects.layout import LABELS_PREFIX, Layout, layout_of, objects_dir
 
@@ -89,7 +90,7 @@ def recover(repo: pygit2.Repository, h16: str, chain: set[str],
             if older is None:
                 break
             found[parent] = commit = older
-    return sorted(found.values(), key=lambda c: (-c.commit_time, str(c.id)))
+    return sorted(found.values(), key=lambda c: pinned_order(c.commit_time, str(c.id)))
 
 
 def evidence(repo: pygit2.Repository, h16: str) -> set[str]:

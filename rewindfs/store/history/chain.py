@@ -34,6 +34,7 @@ from rewindfs.store.history.checkpoint import (  # noqa: F401 - names kept here 
     is_pre_rollback,
     make,
     number,
+    pinned_order,
 )
 from rewindfs.store.history.labels import labels_by_commit
 from rewindfs.store.history.shallow import boundaries, common_dir
@@ -107,7 +108,8 @@ def checkpoints(repo: pygit2.Repository, h16: str, *, from_objects: bool = False
         in_chain = {str(c.id) for c in chain}
         if broken is None:
             older = [repo.get(oid) for oid in labels if oid not in in_chain]
-            older = sorted((c for c in older if c is not None), key=lambda c: -c.commit_time)
+            older = sorted((c for c in older if c is not None),
+                           key=lambda c: pinned_order(c.commit_time, str(c.id)))
         else:
             notices.notice(broken.warning())
             older = breaks.recover(repo, h16, in_chain, stop)
@@ -237,7 +239,7 @@ def _from_records(repo: pygit2.Repository, h16: str, labels: dict[str, list[str]
             if record is None:
                 return None  # a labelled commit that cannot be read: the objects say why
             pinned.append(record)
-    pinned.sort(key=lambda r: -r.commit_time)
+    pinned.sort(key=lambda r: pinned_order(r.commit_time, r.id))
     recall.save(chain + pinned, _summary_due(repo, recall, chain, stop, shallow, list(labels)))
     exists = repo.odb.exists
     out = []

@@ -136,6 +136,12 @@ def make(commit: str, tree: str, parents: list[str], time: int, offset: int, mes
                       root=not records_parent)
 
 
+def pinned_order(commit_time: int, commit_id: str) -> tuple[int, str]:
+    """The sort key of labelled checkpoints pruned out of the chain: newest commit first,
+    ties (taken within one second) by commit id, so every reader numbers them alike."""
+    return -commit_time, commit_id
+
+
 def number(history: list[Checkpoint]) -> list[Checkpoint]:
     """Numbers `history` (newest first) 1, 2, 3 ..., skipping pre-rollback snapshots (a
     broken history: only the part down to the break)."""

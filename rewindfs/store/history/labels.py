@@ -16,6 +16,13 @@ from rewindfs.store.objects.layout import Layout, layout_of
 LABEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
+def is_label(name: str) -> bool:
+    """Whether `name` is a label rewindfs gives (and git accepts in a ref name): the one
+    rule every reader applies to the label refs it finds."""
+    return bool(LABEL_RE.match(name or "")) and not name.isdigit() and name != "latest" \
+        and ".." not in name and not name.endswith((".lock", "."))
+
+
 def validate_label(label: str) -> str:
     if not LABEL_RE.match(label or "") or label.isdigit() or label == "latest" or ".." in label:
         raise InvalidInput(
@@ -91,6 +98,9 @@ def labels_by_commit(repo: pygit2.Repository, h16: str) -> dict[str, list[str]]:
     listed = [name for name in gitextra.reference_names(repo, prefix + "*")
               if name.startswith(prefix)]
     for name in listed:
+        if not is_label(name[len(prefix):]):
+            named_wrongly(repo, name)  # a sync tool's "conflicted copy", a hand-made ref
+            continue
         try:
             target = str(repo.references[name].peel(pygit2.Commit).id)
         except (pygit2.GitError, KeyError, ValueError):
@@ -101,8 +111,16 @@ def labels_by_commit(repo: pygit2.Repository, h16: str) -> dict[str, list[str]]:
     folder = layout_of(repo.path).store / prefix
     for path in sorted(folder.iterdir()) if folder.is_dir() else ():
         if prefix + path.name not in listed and path.is_file() and path.suffix != ".lock":
-            left_out(repo, prefix + path.name)
+            (left_out if is_label(path.name) else named_wrongly)(repo, prefix + path.name)
     return out
+
+
+def named_wrongly(repo: pygit2.Repository, name: str) -> None:
+    """Say (store.objects.notices) that label ref `name` has a name no label can have and
+    is left out by every reader (a digit-only one would shadow a number)."""
+    label = name.rsplit("/", 1)[-1]
+    notices.notice(f"label ref {label!r} has a name no label can have and is left out: "
+                   f"{layout_of(repo.path).store / name}; rename or remove it")
 
 
 def left_out(repo: pygit2.Repository, name: str) -> None:

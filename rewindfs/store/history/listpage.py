@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from rewindfs.store.history.checkpoint import Checkpoint
+from rewindfs.store.history.checkpoint import Checkpoint, pinned_order
 from rewindfs.store.history.recordfile import Record, Summary
 
 MAX_WALK = 256  # checkpoints walked from the tip to a summary before the whole chain is
@@ -202,5 +202,5 @@ def pinned_records(labels: dict[str, list[str]], summary: Summary, walked: list[
             if record is None:
                 return None
             out.append(record)
-    out.sort(key=lambda r: -r.commit_time)
+    out.sort(key=lambda r: pinned_order(r.commit_time, r.id))
     return out

@@ -3,7 +3,9 @@ without libgit2, so the CLI's quick paths (store.history.quickread) read it too.
 
 One line per record: the commit id, its recorded first parent (`-` x 40: none), whether it
 is a pre-rollback snapshot (`1`/`0`) and its author time, at fixed offsets, then the rest
-of the record as JSON, then a tab and the CRC32 of all that. The fixed part lets a reader
+of the record as JSON, then a tab and a MAC of all that (BLAKE2b keyed by the store's own
+`caches/records.key`, made when the first records are written, private to the store's
+owner). The fixed part lets a reader
 follow a chain from its tip by looking each parent up from the end of the file, where
 the newest records are (a writer appends; a rewrite puts the oldest first), parsing the
 JSON of the rows it shows and no other: the first screen of `rewind list` reads what it
@@ -12,15 +14,15 @@ under; `chain ` lines are chain summaries (`Summary`): what walking a chain from
 found, so a reader that reaches that tip knows the rest without walking it.
 
 A file of another version, or not ours, reads as empty (its commits are read again and
-the file is rebuilt); a line whose CRC does not match is skipped (read again), so a torn
-append or a damaged line costs a re-read, never a wrong answer.
+the file is rebuilt); a line whose MAC does not match is skipped (read again), so a torn
+append, a damaged line or a line edited by anyone but rewindfs (a checksum anyone can
+compute would let an edit stand) costs a re-read, never a wrong answer.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,7 +31,12 @@ from rewindfs.store.objects import private
 from rewindfs.store.objects.durable import write_all
 from rewindfs.store.objects.layout import CACHES
 
-VERSION = 4
+try:  # the module hashlib would load OpenSSL for (milliseconds every start-up)
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - a Python built without it
+    from hashlib import blake2b
+
+VERSION = 5
 HEADER = f"rewindfs history records v{VERSION}".encode()
 NO_PARENT = b"-" * 40
 PACKS, CHAIN = b"packs ", b"chain "
@@ -96,7 +103,7 @@ class Summary:
     packs: Packs  # every pack the file's records were read under, when it was written
 
     def line(self) -> bytes:
-        return seal(CHAIN + json.dumps(self.__dict__, separators=(",", ":")).encode())
+        return CHAIN + json.dumps(self.__dict__, separators=(",", ":")).encode()
 
     @classmethod
     def of(cls, text: bytes) -> Summary | None:
@@ -135,23 +142,66 @@ def shallow_key(store: Path) -> list[int]:
 
 # -- lines ---------------------------------------------------------------------------
 
-def seal(text: bytes) -> bytes:
-    return text + b"\t" + b"%08x" % zlib.crc32(text) + b"\n"
+KEY_FILE = "records.key"
+_keys: dict[str, bytes | None] = {}
 
 
-def opened(line: bytes) -> bytes | None:
-    """A line's text when its CRC matches (without the newline), else None."""
-    text, tab, crc = line.rstrip(b"\n").rpartition(b"\t")
-    return text if tab and crc == b"%08x" % zlib.crc32(text) else None
+def key_for(path: Path) -> bytes | None:
+    """The MAC key of the records file `path` (its folder's KEY_FILE, made on first use);
+    None when it cannot be read or made: no record is then trusted or written."""
+    folder = str(path.parent)
+    if folder in _keys:
+        return _keys[folder]
+    key = None
+    for _attempt in range(2):
+        try:
+            fd = private.open_file(path.parent / KEY_FILE, os.O_RDONLY)
+            try:
+                key = os.read(fd, 64)
+            finally:
+                os.close(fd)
+            break
+        except FileNotFoundError:
+            try:
+                private.ensure_dir(path.parent)
+                fd = private.open_file(path.parent / KEY_FILE,
+                                       os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+            except FileExistsError:
+                continue  # made meanwhile by another process: read it
+            except OSError:
+                break
+            try:
+                write_all(fd, os.urandom(32))
+            finally:
+                os.close(fd)
+        except OSError:
+            break
+    key = key if key is not None and len(key) == 32 else None
+    _keys[folder] = key
+    return key
+
+
+def _mac(text: bytes, key: bytes) -> bytes:
+    return blake2b(text, key=key, digest_size=8).hexdigest().encode()
+
+
+def seal(text: bytes, key: bytes) -> bytes:
+    return text + b"\t" + _mac(text, key) + b"\n"
+
+
+def opened(line: bytes, key: bytes | None) -> bytes | None:
+    """A line's text when its MAC matches (without the newline), else None."""
+    text, tab, mac = line.rstrip(b"\n").rpartition(b"\t")
+    return text if tab and key is not None and mac == _mac(text, key) else None
 
 
 def encode(record: Record) -> bytes:
     rest = [record.tree, record.offset, record.commit_time, record.reason, record.trailers,
             record.stats, record.changes, record.trees, record.where]
     parent = record.parent.encode() if record.parent else NO_PARENT
-    return seal(b"%s %s %s %+015d %s" % (record.id.encode(), parent,
-                                          b"1" if record.pre_rollback else b"0", record.time,
-                                          json.dumps(rest, separators=(",", ":")).encode()))
+    return b"%s %s %s %+015d %s" % (record.id.encode(), parent,
+                                     b"1" if record.pre_rollback else b"0", record.time,
+                                     json.dumps(rest, separators=(",", ":")).encode())
 
 
 def _made(text: bytes, rest: list) -> Record:
@@ -199,13 +249,13 @@ class Parsed:
     summary: Summary | None = None  # the newest chain summary
 
 
-def parse(raw: bytes) -> Parsed:
+def parse(raw: bytes, key: bytes | None) -> Parsed:
     lines = raw.split(b"\n")
     if lines[0] != HEADER:
         return Parsed({}, {}, 0, raw != b"")
     texts, packs, summary = [], {}, None
     for line in lines[1:]:
-        text = opened(line)
+        text = opened(line, key)
         if text is None:
             continue
         if is_record(text):
@@ -235,10 +285,12 @@ def parse(raw: bytes) -> Parsed:
 # -- writing -------------------------------------------------------------------------
 
 def append(path: Path, lines: list[bytes]) -> None:
-    """Add lines to the file, created (with its header) when missing; a cache, so
-    failures are ignored."""
-    if not lines:
+    """Add lines (texts: each sealed here) to the file, created (with its header) when
+    missing; a cache, so failures are ignored."""
+    key = key_for(path)
+    if not lines or key is None:
         return
+    lines = [seal(text, key) for text in lines]
     try:
         private.ensure_dir(path.parent)
         fd = private.open_file(path, os.O_RDWR | os.O_CREAT | os.O_APPEND)
@@ -259,7 +311,11 @@ def append(path: Path, lines: list[bytes]) -> None:
 def rewrite(path: Path, records: list[Record], packs: Packs) -> None:
     """Replace the file with `records` (newest first), read under `packs`: written oldest
     first, so a reader from the end meets the newest first."""
-    body = [HEADER + b"\n", packs_line(packs), *(encode(r) for r in reversed(records))]
+    key = key_for(path)
+    if key is None:
+        return
+    body = [HEADER + b"\n", *(seal(text, key) for text in
+                               [packs_line(packs), *(encode(r) for r in reversed(records))])]
     try:
         private.write_bytes_atomic(path, b"".join(body), durable=False)
     except OSError:
@@ -267,4 +323,4 @@ def rewrite(path: Path, records: list[Record], packs: Packs) -> None:
 
 
 def packs_line(packs: Packs) -> bytes:
-    return seal(PACKS + json.dumps(packs, separators=(",", ":")).encode())
+    return PACKS + json.dumps(packs, separators=(",", ":")).encode()

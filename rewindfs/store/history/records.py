@@ -18,8 +18,9 @@ untouched (what git's index assumes of a working tree file); a commit whose loos
 changed, or whose packs did (gc, damage), is read again — and a commit that can no
 longer be read ends the fast path, so the objects decide what is wrong, the one way
 they always do (store.history.chain). The file is private, one record a line with a
-CRC32 of the line: a damaged line is skipped (its commit is read again), a file of
-another version is rebuilt. Nothing is lost by deleting it.
+MAC of the line keyed by the store's own secret: a damaged or edited line is skipped (its
+commit is read again), a file of another version is rebuilt. Nothing is lost by deleting
+it.
 """
 
 from __future__ import annotations
@@ -158,7 +159,7 @@ def parsed(path: Path) -> recordfile.Parsed:
             raw = fh.read()
     except OSError:
         return recordfile.Parsed({}, {}, 0, False)
-    found = recordfile.parse(raw)
+    found = recordfile.parse(raw, recordfile.key_for(path))
     with _memo_lock:
         _memo[str(path)] = (key, found)
     return found

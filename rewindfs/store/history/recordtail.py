@@ -20,6 +20,7 @@ from rewindfs.store.history.recordfile import (
     Record,
     Summary,
     decode,
+    key_for,
     opened,
 )
 from rewindfs.store.objects import private
@@ -34,6 +35,7 @@ class Tail:
 
     def __init__(self, path: Path):
         self.path = path
+        self.key = key_for(path)
         self.data = b"\n"  # "\n" + the file from `start` (a line's start) to `size`
         self.start = self.size = self.first = 0
         self.ok = False
@@ -106,7 +108,7 @@ class Tail:
 
     def _text_at(self, at: int) -> bytes | None:
         stop = self.data.find(b"\n", at + 1)
-        return opened(self.data[at + 1: len(self.data) if stop < 0 else stop])
+        return opened(self.data[at + 1: len(self.data) if stop < 0 else stop], self.key)
 
     def get(self, commit_id: str, newer: bool = False) -> Record | None:
         """An intact record of `commit_id`: first just before the last one found (a chain

@@ -14,6 +14,7 @@ from rewindfs.errors import InvalidInput, RewindError, StoreDamaged
 from rewindfs.store.history import trees
 from rewindfs.store.history.chain import Checkpoint, checkpoints
 from rewindfs.store.history.checkpoint import checked, choose
+from rewindfs.store.history.labels import is_label
 from rewindfs.store.objects import damage
 from rewindfs.store.objects.layout import Layout, layout_of
 
@@ -62,6 +63,8 @@ def resolve_with_path(repo: pygit2.Repository, h16: str, text: str,
 
 def _raise_if_damaged_label(repo: pygit2.Repository, h16: str, text: str) -> None:
     """A label whose checkpoint cannot be read is damage, not an unknown name."""
+    if not is_label(text):
+        return  # no label has that name (a ref by it is skipped by every reader)
     try:
         ref = repo.references.get(Layout.label_ref(h16, text))
     except ValueError:

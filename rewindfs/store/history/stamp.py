@@ -1,5 +1,6 @@
 """A checkpoint's stat stamp: "nothing changed since the newest checkpoint", decided from
-file and directory metadata alone, without opening the repository (no pygit2, no libgit2).
+file and directory metadata and the project's ref (read by libgit2), without reading a
+single object.
 
 After a checkpoint, `record` keeps the size, mtime, ctime, inode and mode of every file in
 the project (ignored ones too: it knows no ignore rules, and needs none, since it only
@@ -7,11 +8,14 @@ claims that *nothing at all* changed) and the mtime and inode of every directory
 ``store/stamps/<h16>.json`` (0600), with the commit and tree it describes. `unchanged` says
 the working tree still is that checkpoint when all of these hold:
 
-- the project's ref still names that commit (read from the ref files, as git stores them);
+- the project's ref still names that commit (as libgit2 reads it: the one reader);
 - every file has the same metadata (an edit, a chmod, a replace or a delete shows in one);
 - every directory has the same mtime (a file or directory created, removed or renamed in it
   moves it), so nothing new appeared anywhere;
-- the capture settings are the same (the caller's `key`: size cap, excludes, ...).
+- the capture settings are the same (the caller's `key`: size cap, excludes, ...);
+- no ignore file inside the project (`.gitignore`, `.rewindignore`) changed: an edit
+  there drops or brings back files whose own metadata did not move, so only a full
+  capture can tell.
 
 Only `.git` directories are left out (never captured). Recording may run after the
 checkpoint's caller has moved on (the hooks do it in a detached child): whatever changes
@@ -41,6 +45,8 @@ VERSION = 1
 # the kernel's coarse timestamp clock (one tick, at most 10 ms at HZ=100) with room to spare.
 RACY_NS = 100_000_000
 SKIPPED_DIRS = frozenset({b".git"})  # never captured (store.ignore.ALWAYS_EXCLUDED)
+# Files whose edit changes what the capture takes of other paths (store.objects.ignore).
+IGNORE_FILES = frozenset({b".gitignore", b".rewindignore"})
 
 
 def path_of(store: Path, h16: str) -> Path:
@@ -129,25 +135,16 @@ def _carried(old: dict | None, scoped_from: str, skipped: dict[str, list[str]] |
 
 
 def tip(store: Path, h16: str) -> str | None:
-    """The commit refs/hermes/<h16> names, read as git keeps it (loose file, else
-    packed-refs); None when there is none or it cannot be read."""
-    name = f"refs/hermes/{h16}"
+    """The commit refs/hermes/<h16> names, as libgit2 reads it (the one reader of the
+    store: loose ref, else the last of packed-refs' lines for it); None when there is
+    none or it cannot be read."""
+    import pygit2
+
     try:
-        with open(store / name, "rb") as fh:
-            return fh.read(100).strip().decode("ascii")
-    except FileNotFoundError:
-        pass
-    except (OSError, UnicodeDecodeError):
+        reference = pygit2.Repository(os.fspath(store)).references.get(f"refs/hermes/{h16}")
+        return None if reference is None else str(reference.resolve().target)
+    except (pygit2.GitError, KeyError, ValueError):
         return None
-    try:
-        with open(store / "packed-refs", "rb") as fh:
-            suffix = b" " + name.encode() + b"\n"
-            for line in fh:
-                if line.endswith(suffix):
-                    return line.split(b" ", 1)[0].decode("ascii")
-    except (OSError, UnicodeDecodeError):
-        return None
-    return None
 
 
 def record_later(store: Path, h16: str, workdir: Path, commit: str, tree: str,
@@ -246,7 +243,7 @@ def changes(store: Path, h16: str, workdir: Path, key: str, most: int = 1000,
                 return None
     except (OSError, KeyError, TypeError, ValueError):
         return None
-    if len(found) > most:
+    if len(found) > most or any(os.path.basename(p) in IGNORE_FILES for p in found):
         return None
     return data["commit"], data["tree"], sorted(set(found))
 

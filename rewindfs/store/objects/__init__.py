@@ -50,7 +50,6 @@ if TYPE_CHECKING:
         notices,
         odbguard,
         private,
-        rawodb,
         writers,
     )
     from rewindfs.store.objects.catfile import BlobPipe
@@ -79,4 +78,4 @@ __all__, __getattr__, __dir__ = face(_HERE, {
     "Store": f"{_HERE}.repo",
     "refuse_inside_mount": f"{_HERE}.mounts",
 }, modules=("check", "damage", "durable", "liveness", "locks", "marker", "mounts", "notices",
-            "odbguard", "private", "rawodb", "writers"))
+            "odbguard", "private", "writers"))
