@@ -21,7 +21,7 @@ from pathlib import Path
 import pygit2
 
 from rewindfs.errors import StoreDamaged, StoreError
-from rewindfs.store.objects import check, loose, odbguard, packs
+from rewindfs.store.objects import loose, odbguard, packs
 from rewindfs.store.objects.layout import Layout
 
 _OID = re.compile(r"(?<![0-9a-f])[0-9a-f]{40}(?![0-9a-f])")
@@ -103,6 +103,8 @@ def explain(layout: Layout, exc: BaseException, scan: bool = True) -> StoreDamag
                 return found
     if not scan:
         return None
+    from rewindfs.store.objects import check  # (a scan: rare, and its imports are many)
+
     return check.first_problem(layout)
 
 
@@ -134,6 +136,8 @@ def ref_problem(layout: Layout, name: str) -> StoreDamaged | None:
 
 def first_bad_index(layout: Layout) -> StoreDamaged | None:
     """The first project index (stat cache) whose header or checksum is wrong."""
+    from rewindfs.store.objects import check
+
     for problem in check.index_problems(layout):
         return problem
     return None
