@@ -3,7 +3,8 @@
 A face lists what its package offers and where each name lives; importing the
 package imports none of it (`rewind --version` must not pay for pygit2). A name is
 either an attribute of one of the package's modules, or one of its modules offered
-whole (its functions are the API: `sweep.plan`, `check.verify`).
+whole (its functions are the API: `sweep.plan`, `check.verify`), under its own name even
+when it lives in a sub-package (`files.trees` is offered as `trees`).
 
     __all__, __getattr__, __dir__ = face(__name__, {"Layout": "rewindfs.store.objects.layout"},
                                          modules=("check", "damage"))
@@ -27,14 +28,15 @@ def face(package: str, names: dict[str, str], modules: Iterable[str] = ()
          ) -> tuple[list[str], Callable[[str], object], Callable[[], list[str]]]:
     """`__all__`, `__getattr__` and `__dir__` for `package`: `names` maps a public name
     to the module that defines it (`module:attr` when it is called otherwise there);
-    `modules` are submodules of `package` offered whole."""
-    whole = frozenset(modules)
+    `modules` are submodules of `package` offered whole (`sub.module`: offered as
+    `module`)."""
+    whole = {path.rpartition(".")[2]: path for path in modules}
     public = sorted({*names, *whole})
-    TABLES[package] = (names, whole)
+    TABLES[package] = (names, frozenset(whole.values()))
 
     def __getattr__(name: str) -> object:
         if name in whole:
-            return importlib.import_module(f"{package}.{name}")
+            return importlib.import_module(f"{package}.{whole[name]}")
         source = names.get(name)
         if source is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")

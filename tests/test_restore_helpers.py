@@ -23,7 +23,7 @@ REGULAR = 0o100644
 EXECUTABLE = 0o100755
 
 
-CACHES = b"/checkpoints/store/caches"  # what reading writes (store.history.records, ...)
+CACHES = b"/checkpoints/store/caches"  # what reading writes (store.history.records.records, ...)
 
 
 def picture(root: Path) -> dict[bytes, tuple]:

@@ -150,7 +150,7 @@ class CheckpointManager:
         """Take a checkpoint now (raises RewindError on refusal or store failure).
 
         It carries `state` and the external actions recorded since the last
-        checkpoint that carried any (see store.history.meta).
+        checkpoint that carried any (see store.history.metadata.meta).
         """
         result = meta.take_carrying(
             self.store, working_dir, reason, state=state, limits=self.limits,

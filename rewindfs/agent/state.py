@@ -1,7 +1,7 @@
 """Agent state documents and external actions, as the manager and the CLI hand them out.
 
 The store side (where they live, how a checkpoint comes to carry them) is
-store.history.meta; this module turns them into result dictionaries and warnings.
+store.history.metadata.meta; this module turns them into result dictionaries and warnings.
 """
 
 from __future__ import annotations

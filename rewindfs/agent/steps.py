@@ -3,7 +3,7 @@
 A harness brackets each model step with `begin_step` / `end_step`. Both take a
 checkpoint of the project, which writes nothing when the files are as the newest
 checkpoint has them, so a step that changed nothing costs two captures and no
-commit. The step log (store.history.steplog) records the trees before and after, and the
+commit. The step log (store.history.metadata.steplog) records the trees before and after, and the
 files the step changed.
 
 `revert_to(step or turn)` puts back, for every file changed by that step and the

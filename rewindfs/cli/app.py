@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # each imported where first used: a command pays only for what it uses
     from rewindfs import config
     from rewindfs.agent.manager import CheckpointManager
-    from rewindfs.cli.term import Terminal
+    from rewindfs.cli.output.term import Terminal
     from rewindfs.store import Layout, Limits, Store
 
 
@@ -27,7 +27,7 @@ class App:
 
     @cached_property
     def term(self) -> Terminal:
-        from rewindfs.cli.term import Terminal
+        from rewindfs.cli.output.term import Terminal
 
         return Terminal(*self._term_options)
 

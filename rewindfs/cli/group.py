@@ -12,9 +12,9 @@ import click
 from rewindfs import __version__
 from rewindfs.cli import failure, interrupts
 from rewindfs.cli.help import examples
-from rewindfs.cli.term import COLOR_CHOICES
+from rewindfs.cli.output.term import COLOR_CHOICES
 
-# command name -> the module of rewindfs.cli defining it (in its COMMANDS list). A test
+# command name -> the module of rewindfs.cli.commands defining it (in its COMMANDS list). A test
 # checks this table against the modules, so a new command cannot be left out.
 COMMANDS: dict[str, str] = {
     "checkpoint": "checkpoints", "list": "checkpoints", "diff": "checkpoints",
@@ -54,7 +54,7 @@ class RewindGroup(click.Group):
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name not in self.commands and name in COMMANDS:
-            module = importlib.import_module(f"rewindfs.cli.{COMMANDS[name]}")
+            module = importlib.import_module(f"rewindfs.cli.commands.{COMMANDS[name]}")
             for command in module.COMMANDS:
                 self.add_command(command)
         return self.commands.get(name)
@@ -126,7 +126,7 @@ def rewind(ctx: click.Context, home: str | None, color: str, no_pager: bool) -> 
     """rewindfs: checkpoints of your working directory you can list, diff, mount and restore."""
     from rewindfs.cli import watchdog
     from rewindfs.cli.app import App
-    from rewindfs.cli.feedback import lock_waits
+    from rewindfs.cli.output.feedback import lock_waits
     from rewindfs.store.objects import notices
 
     if ctx.invoked_subcommand not in UNWATCHED:

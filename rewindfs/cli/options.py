@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from rewindfs.cli.term import COLOR_CHOICES
+from rewindfs.cli.output.term import COLOR_CHOICES
 
 
 def dir_option_named(dest: str):

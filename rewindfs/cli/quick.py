@@ -1,6 +1,7 @@
 """Answers that need no click (its import alone costs more than Python's start-up):
-`rewind --version`, and `rewind [COMMAND...] --help` from cli.helptexts, the help click
-prints, rendered from the commands by scripts/gen_docs (a test fails while it is stale).
+`rewind --version`, and `rewind [COMMAND...] --help` from cli/help/helptexts.json, the help
+click prints, rendered from the commands by scripts/gen_docs and kept as data (a test fails
+while it differs from what click prints).
 
 Only for the width those texts were rendered at, which is what click uses whenever the
 terminal is 80 columns wide or more, or stdout is no terminal; anything else (a narrower
@@ -27,12 +28,20 @@ def answer(args: list[str], prog_name: str) -> str | None:
         return f"{prog_name}, version {__version__}\n"
     if not args or args[-1] not in ("-h", "--help"):
         return None
-    from rewindfs.cli import helptexts
-
-    found = helptexts.TEXTS.get(tuple(args[:-1]))
-    if found is None or args[-1] not in found[0] or help_width() != helptexts.WIDTH:
+    width, texts = help_texts()
+    found = texts.get(tuple(args[:-1]))
+    if found is None or args[-1] not in found[0] or help_width() != width:
         return None
     return found[1]
+
+
+def help_texts() -> tuple[int, dict[tuple[str, ...], tuple[list[str], str]]]:
+    """(the width they were rendered at, {command path: (help option names, text)})."""
+    import json
+
+    with open(os.path.join(os.path.dirname(__file__), "help", "helptexts.json"), "rb") as fh:
+        data = json.loads(fh.read())
+    return data["width"], {tuple(path): (flags, text) for path, flags, text in data["texts"]}
 
 
 def help_width() -> int:

@@ -4,6 +4,9 @@
     -C @NAME/PROJECT      a project fetched from remote NAME, by its name in the mount
     --remote NAME         the project at the same path as this one, as NAME holds it
                           (pushed from another machine or sandbox)
+    (neither, and an id)  a checkpoint id (8+ hex digits, as `rewind list --all-projects`
+                          shows it) that is not of the project here: the one project,
+                          local or fetched, that holds it
 
 A fetched project is read through its key (`<remote>/<machine>/<h16>`), which the
 store's history functions take wherever a local project's hash goes; its `workdir` is
@@ -12,13 +15,14 @@ the local directory files are compared with, restored into or resolved against.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
-from rewindfs.errors import NotFound
+from rewindfs.errors import InvalidInput, NotFound
 from rewindfs.store import project_hash
 
 if TYPE_CHECKING:  # the remotes' modules load only for a command that names one
@@ -36,6 +40,7 @@ class Target:
     workdir: Path  # the local directory of that path (it may not exist here)
     fetched: catalog.RemoteProject | None = None
     spec: str | None = None  # a fetched project's `@NAME/PROJECT`
+    by_id: bool = False  # found as the holder of a checkpoint id, not named by the command
 
     @property
     def title(self) -> str:
@@ -64,7 +69,10 @@ def is_remote_spec(app, given: str | None) -> bool:
     return any(r.name == name for r in remotes.every(app.store.layout))
 
 
-def resolve(app, given: str | None, remote: str | None = None) -> Target:
+def resolve(app, given: str | None, remote: str | None = None,
+            reference: str | None = None) -> Target:
+    """The project a command reads; with neither -C nor --remote, a checkpoint id in
+    `reference` that the project here does not hold names the project that does."""
     if is_remote_spec(app, given):
         if remote:
             raise click.UsageError("give the remote once: -C @NAME/PROJECT or --remote NAME")
@@ -79,7 +87,36 @@ def resolve(app, given: str | None, remote: str | None = None) -> Target:
         remotes.get(app.store.layout, remote)  # an unknown name says so, with the known ones
         found = catalog.same_path(_repo(app, remote), app.store.layout, remote, str(workdir))
         return fetched(app, remote, own=True, only=found.key)[0]
-    return Target(project_hash(workdir), workdir)
+    here = Target(project_hash(workdir), workdir)
+    if given is None and reference is not None and ID.match(reference):
+        return holder_of(app, here, reference.lower())
+    return here
+
+
+ID = re.compile(r"^[0-9a-fA-F]{8,40}$")
+
+
+def holder_of(app, here: Target, commit: str) -> Target:
+    """The project holding checkpoint `commit` (an id or a prefix of one): `here` when it
+    does (or when none does: the command then says it is no checkpoint here), else the
+    one other project, local or fetched, that does."""
+    if not app.store.exists():
+        return here
+    from rewindfs.store.history import holding, projects
+
+    repo = app.store.repo
+    if holding(repo, [here.key], commit):
+        return here
+    local = {r.h16: Path(r.workdir) for r in projects.list_records(app.store.layout)}
+    others = [Target(h16, workdir, by_id=True) for h16, workdir in local.items()
+              if h16 != here.key]
+    others += [replace(t, by_id=True) for t in fetched(app, own=True)]
+    found = holding(repo, [t.key for t in others], commit)
+    chosen = [t for t in others if t.key in found]
+    if len(chosen) > 1:
+        raise InvalidInput(f"checkpoint {commit} is in {len(chosen)} projects "
+                           f"({', '.join(t.title for t in chosen)}): name one with -C")
+    return chosen[0] if chosen else here
 
 
 def fetched(app, remote: str | None = None, *, own: bool, only: str | None = None

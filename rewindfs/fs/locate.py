@@ -12,7 +12,7 @@ from pathlib import Path
 
 from rewindfs.store.objects import mounts
 
-# What the mount says about its directories (served by fs.project and fs.checkpoint).
+# What the mount says about its directories (served by fs.nodes.project and fs.nodes.checkpoint).
 XATTR_WORKDIR = b"user.rewind.workdir"
 XATTR_HASH = "user.rewind.hash"
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 from rewindfs.errors import NotFound
 from rewindfs.fs.blobs import DEFAULT_SPOOL
-from rewindfs.fs.context import DEFAULT_BLOB_CACHE, REFRESH_INTERVAL, Context
-from rewindfs.fs.node import Directory, Node, Symlink
-from rewindfs.fs.root import RootDir
+from rewindfs.fs.nodes.context import DEFAULT_BLOB_CACHE, REFRESH_INTERVAL, Context
+from rewindfs.fs.nodes.node import Directory, Node, Symlink
+from rewindfs.fs.nodes.root import RootDir
 from rewindfs.store.history import StoreBrowser
 from rewindfs.store.objects import Layout
 

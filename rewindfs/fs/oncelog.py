@@ -1,6 +1,6 @@
 """A log that says each distinct failure once: a mount meets the same damage on every request.
 
-One per mount (fs.context.Context.failures), shared by the request wrapper (fs.answers)
+One per mount (fs.nodes.context.Context.failures), shared by the request wrapper (fs.answers)
 and the watcher (fs.watch): a damaged object that every `ls` and every refresh meets is
 one warning in the mount log, not one per request or per second.
 """

@@ -49,10 +49,10 @@ from rewindfs.fs import capabilities
 from rewindfs.fs.answers import guard_handlers
 from rewindfs.fs.blobs import PushJob
 from rewindfs.fs.cache import LruCache
-from rewindfs.fs.context import LISTING_CACHE_ENTRIES
-from rewindfs.fs.file import INLINE_READ_LIMIT
 from rewindfs.fs.model import Model
-from rewindfs.fs.node import Attributes, Directory, File, Node, Symlink
+from rewindfs.fs.nodes.context import LISTING_CACHE_ENTRIES
+from rewindfs.fs.nodes.file import INLINE_READ_LIMIT
+from rewindfs.fs.nodes.node import Attributes, Directory, File, Node, Symlink
 from rewindfs.fs.table import InodeTable
 
 log = logging.getLogger(__name__)

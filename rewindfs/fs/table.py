@@ -6,7 +6,7 @@ while the kernel may still ask about them; `forget` lets them go.
 
 from __future__ import annotations
 
-from rewindfs.fs.node import Node
+from rewindfs.fs.nodes.node import Node
 
 
 class InodeTable:

@@ -24,10 +24,10 @@ import logging
 import threading
 from collections.abc import Callable
 
-from rewindfs.fs.agents import AgentDir, AgentProjectDir
 from rewindfs.fs.inodes import ROOT_INODE
-from rewindfs.fs.root import RootDir
-from rewindfs.fs.sessions import SessionDir
+from rewindfs.fs.nodes.agents import AgentDir, AgentProjectDir
+from rewindfs.fs.nodes.root import RootDir
+from rewindfs.fs.nodes.sessions import SessionDir
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +96,7 @@ class Watcher:
             del self._told[inode]
 
     def _walk(self, directory: AgentDir | AgentProjectDir) -> set[int]:
-        """Another agent's folder and what was looked at below it (fs.agents): each
+        """Another agent's folder and what was looked at below it (fs.nodes.agents): each
         re-read only when the agent's records changed."""
         seen = {directory.inode}
         if not directory.loaded():

@@ -12,7 +12,7 @@ restored tree:
    ...), then a plan from the captured tree to it (safe mode keeps files a person
    edited since the agent wrote them);
 3. the modes of what it will overwrite or delete recorded with the pre-rollback
-   snapshot (store.history.modes), and the intent recorded in the journal: target,
+   snapshot (store.history.files.modes), and the intent recorded in the journal: target,
    pre-rollback id, every path it will touch, every directory it may create;
 4. the plan applied with per-file atomic writes, never outside the project, and
    durable before step 5 (restore.apply); a file the plan creates never replaces one

@@ -17,7 +17,7 @@ links, so a file swapped for a symlink meanwhile is never what gets chmod'ed.
 
 Permissions are never widened: a file that is overwritten keeps its permission
 bits (only the executable bit follows the checkpoint); a file or directory that is
-created gets the mode recorded for it (store.history.modes) or, when none is, 0644/0755
+created gets the mode recorded for it (store.history.files.modes) or, when none is, 0644/0755
 (files) or 0755 (directories) less the process umask.
 """
 
@@ -60,7 +60,7 @@ class Staged:
 class Tree:
     """Directory descriptors below one root, opened safely and cached for the restore.
 
-    `modes`: permission bits recorded for paths of the target (store.history.modes).
+    `modes`: permission bits recorded for paths of the target (store.history.files.modes).
     """
 
     def __init__(self, root: bytes, removable_dirs: set[bytes] | None = None,

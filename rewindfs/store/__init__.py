@@ -38,10 +38,10 @@ from rewindfs.faces import face
 if TYPE_CHECKING:
     from rewindfs.store.capture.walk import Limits
     from rewindfs.store.history.chain import checkpoints
-    from rewindfs.store.history.changestats import stats
     from rewindfs.store.history.checkpoint import Checkpoint, SnapshotResult, Stats
-    from rewindfs.store.history.diff import DiffResult, working_tree_tree
-    from rewindfs.store.history.diff import between as diff_between
+    from rewindfs.store.history.files.changestats import stats
+    from rewindfs.store.history.files.diff import DiffResult, working_tree_tree
+    from rewindfs.store.history.files.diff import between as diff_between
     from rewindfs.store.history.labels import set_label, validate_label
     from rewindfs.store.history.references import resolve
     from rewindfs.store.history.snapshot import take
@@ -54,10 +54,10 @@ __all__, __getattr__, __dir__ = face(_HERE, {
     "Checkpoint": f"{_HERE}.history.checkpoint",
     "checkpoints": f"{_HERE}.history.chain",
     "Stats": f"{_HERE}.history.checkpoint",
-    "stats": f"{_HERE}.history.changestats",
-    "DiffResult": f"{_HERE}.history.diff",
-    "working_tree_tree": f"{_HERE}.history.diff",
-    "diff_between": f"{_HERE}.history.diff:between",
+    "stats": f"{_HERE}.history.files.changestats",
+    "DiffResult": f"{_HERE}.history.files.diff",
+    "working_tree_tree": f"{_HERE}.history.files.diff",
+    "diff_between": f"{_HERE}.history.files.diff:between",
     "set_label": f"{_HERE}.history.labels",
     "validate_label": f"{_HERE}.history.labels",
     "resolve": f"{_HERE}.history.references",

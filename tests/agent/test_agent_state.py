@@ -10,7 +10,7 @@ from test_restore_helpers import git_view, manager, write
 
 from rewindfs.fs.model import Model
 from rewindfs.store import Layout, project_hash
-from rewindfs.store.history import actions
+from rewindfs.store.history.metadata import actions
 
 STATE = {"kanban": {"todo": ["ship"], "done": ["spec"]}, "goal": {"text": "release 1.0"},
          "memory_index": ["mem/1", "mem/2"], "tool_history_tail": [{"tool": "ls", "ok": True}]}

@@ -12,7 +12,7 @@ import subprocess
 import pytest
 
 from rewindfs.store import take
-from rewindfs.store.history.quoting import quote_path
+from rewindfs.store.history.files.quoting import quote_path
 
 
 @pytest.fixture

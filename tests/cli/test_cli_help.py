@@ -32,7 +32,7 @@ def test_every_help_has_examples(run_rewind, command):
 
 
 def generated_files() -> list[str]:
-    from rewindfs.cli.generated import GENERATED
+    from rewindfs.cli.help.generated import GENERATED
 
     return list(GENERATED)
 
@@ -41,13 +41,13 @@ def generated_files() -> list[str]:
 def test_generated_docs_match_the_commands(rel):
     """man/rewind.1 and docs/cli.md are rendered from the click commands: a committed copy
     that differs from what the commands render now is stale."""
-    from rewindfs.cli.generated import GENERATED
     from rewindfs.cli.group import load_all
+    from rewindfs.cli.help.generated import GENERATED
 
     committed = (ROOT / rel).read_text()
     assert committed == GENERATED[rel](load_all()), f"{rel} is stale: run scripts/gen_docs"
     heading = {"man/rewind.1": ".SS rewind {}", "docs/cli.md": "### `rewind {}`",
-               "rewindfs/cli/helptexts.py": "Usage: rewind {} "}[rel]
+               "rewindfs/cli/help/helptexts.json": "Usage: rewind {} "}[rel]
     for command in all_commands():
         assert heading.format(command) in committed.replace(r"\-", "-"), command
 

@@ -1,4 +1,4 @@
-"""Long listings stream (cli.rowstream): what a reader of the first lines gets (`| head`,
+"""Long listings stream (cli.output.rowstream): what a reader of the first lines gets (`| head`,
 a pager quitting after a screen) is exactly the start of the whole listing, and the
 listing printed a chunk at a time is the one table printed at once."""
 
@@ -19,11 +19,11 @@ from rich.table import Table
 from rich.text import Text
 from terminal import PtyProcess
 
-from rewindfs.cli import rowstream
-from rewindfs.cli.term import Terminal
+from rewindfs.cli.output import rowstream
+from rewindfs.cli.output.term import Terminal
 from rewindfs.store import Layout, project_hash, set_label, take
+from rewindfs.store.history.files.treestats import tree_stats
 from rewindfs.store.history.trailers import STATS_TRAILER, compose_message
-from rewindfs.store.history.treestats import tree_stats
 
 HISTORY = 260  # more rows than the first chunks (60, 60, 120)
 

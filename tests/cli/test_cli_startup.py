@@ -17,7 +17,7 @@ import pytest
 from conftest import REWIND
 
 from rewindfs import __version__
-from rewindfs.cli import group, helptexts, quick
+from rewindfs.cli import group, quick
 
 HEAVY = ("click", "rich", "pygit2", "yaml", "rewindfs.store", "rewindfs.config",
          "rewindfs.agent", "importlib.metadata")
@@ -51,8 +51,8 @@ def test_version_and_help_import_no_click_nor_store(args, child_env):
     assert proc.stdout.decode() == click_help(args, env).stdout  # and print click's answer
     assert heavy(names) == set(), sorted(heavy(names))
     ours = {n for n in names if n.startswith("rewindfs")}
-    assert ours <= {"rewindfs", "rewindfs.cli", "rewindfs.cli.interrupts", "rewindfs.cli.quick",
-                    "rewindfs.cli.helptexts"}, sorted(ours)
+    assert ours <= {"rewindfs", "rewindfs.cli", "rewindfs.cli.interrupts",
+                    "rewindfs.cli.quick"}, sorted(ours)
 
 
 def test_version_is_the_installed_one():
@@ -67,7 +67,7 @@ def click_help(args: list[str], env: dict[str, str]) -> subprocess.CompletedProc
     return forkrun.run(REWIND, args, env=env, timeout=60, entry="group")
 
 
-HELP_CASES = [[*path, flags[-1]] for path, (flags, _text) in helptexts.TEXTS.items()] + \
+HELP_CASES = [[*path, flags[-1]] for path, (flags, _text) in quick.help_texts()[1].items()] + \
     [["-h"], ["cat", "-h"]]
 
 
@@ -113,10 +113,10 @@ def test_no_quick_answer_for_other_names_or_completion(monkeypatch):
 def test_the_command_table_names_every_command():
     """cli.group imports a command's module only when it runs, from its COMMANDS table:
     every command of every module is in it, under its own module."""
-    cli_dir = Path(group.__file__).parent
+    cli_dir = Path(group.__file__).parent / "commands"
     found = {}
     for path in sorted(cli_dir.glob("*.py")):
         if "\nCOMMANDS = [" in path.read_text():
-            module = importlib.import_module(f"rewindfs.cli.{path.stem}")
+            module = importlib.import_module(f"rewindfs.cli.commands.{path.stem}")
             found.update({c.name: path.stem for c in module.COMMANDS})
     assert found == group.COMMANDS

@@ -25,7 +25,8 @@ TIMEOUT = 60  # a command that takes this long is hung: without the fixes it nev
 OTHER_FILE = ("other.txt", b"the other project, untouched by every damage to proj\n")
 
 PROJECT_COMMANDS = {"checkpoint", "checkpoint-edited", "label", "restore", "restore-label",
-                    "undo", "list", "list-all", "diff", "diff-label", "show"}
+                    "undo", "list", "list-all", "diff", "diff-label", "show", "cat",
+                    "cat-label", "log", "grep", "restore-dry-run"}
 
 
 @dataclass
@@ -188,6 +189,7 @@ def append(path: Path, data: bytes) -> None:
 
 
 ALL_PROJECT = PROJECT_COMMANDS | {"check"}
+LABEL_READS = {"restore-label", "diff-label", "cat-label", "check"}  # what reads the label
 EVERY = PROJECT_COMMANDS | {"status", "prune"}  # every command but check
 # A checkpoint may rebuild what the working tree still holds, so it need not fail.
 READS = ALL_PROJECT - {"checkpoint", "checkpoint-edited"}
@@ -204,7 +206,7 @@ DAMAGES: dict[str, Damage] = {
                                   lambda i: "packed-refs", READS - {"label"}),
     "label-ref-garbage": Damage(
         lambda s, i: write(s / "refs/rewind/labels" / i.h16 / "lab0", b"zz garbage\n"),
-        lambda i: f"refs/rewind/labels/{i.h16}/lab0", {"restore-label", "diff-label", "check"}),
+        lambda i: f"refs/rewind/labels/{i.h16}/lab0", LABEL_READS),
     # The index is only a stat cache: every command rebuilds a damaged one and does what
     # it does on a whole store; `rewind check` (run first, alone) reports it.
     "index-garbage": Damage(lambda s, i: write(s / "worktrees" / i.h16 / "index",
@@ -218,10 +220,10 @@ DAMAGES: dict[str, Damage] = {
         lambda i: f"worktrees/{i.h16}", must_succeed=EVERY),
     "label-ref-dangling": Damage(
         lambda s, i: write(s / "refs/rewind/labels" / i.h16 / "lab0", b"3" * 40 + b"\n"),
-        lambda i: f"refs/rewind/labels/{i.h16}/lab0", {"restore-label", "diff-label", "check"}),
+        lambda i: f"refs/rewind/labels/{i.h16}/lab0", LABEL_READS),
     "label-ref-blob": Damage(
         lambda s, i: write(s / "refs/rewind/labels" / i.h16 / "lab0", i.label_blob.encode()),
-        lambda i: f"refs/rewind/labels/{i.h16}/lab0", {"restore-label", "diff-label", "check"}),
+        lambda i: f"refs/rewind/labels/{i.h16}/lab0", LABEL_READS),
     # The notes of proj (agent state, actions, the modes a restore recorded): the issue's
     # case first, a notes ref pointing at a blob.
     "notes-ref-blob": Damage(

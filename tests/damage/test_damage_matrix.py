@@ -41,6 +41,11 @@ COMMANDS: dict[str, tuple[Callable[[Path], list[str]], bool]] = {
     "diff": (lambda p: ["diff", "2", "-C", str(p)], False),
     "diff-label": (lambda p: ["diff", "lab0", "1", "-C", str(p)], False),
     "show": (lambda p: ["show", "1", "-C", str(p)], False),
+    "cat": (lambda p: ["cat", "1", "src/a.py", "-C", str(p)], False),
+    "cat-label": (lambda p: ["cat", "lab0", "src/a.py", "-C", str(p)], False),
+    "log": (lambda p: ["log", "src/a.py", "-C", str(p)], False),
+    "grep": (lambda p: ["grep", "print", "-C", str(p)], False),
+    "restore-dry-run": (lambda p: ["restore", "2", "--dry-run", "-C", str(p)], False),
     "status": (lambda p: ["status"], False),
     "prune": (lambda p: ["prune", "--dry-run"], False),
     "check": (lambda p: ["check"], False),
@@ -56,7 +61,8 @@ def _edit(project: Path) -> None:
 COMPARED = {"checkpoint": "tree", "checkpoint-edited": "tree", "label": "tree",
             "restore": "picture", "restore-label": "picture", "undo": "picture",
             "list": "numbers", "list-all": "numbers", "diff": "same", "diff-label": "same",
-            "show": "same", "status": "summary", "prune": "summary"}
+            "show": "same", "status": "summary", "prune": "summary", "cat": "same",
+            "cat-label": "same", "log": "summary", "grep": "summary", "restore-dry-run": "same"}
 ROW = re.compile(r"^\s+(\d+\.|-|\?)\s+([0-9a-f]{8})\s", re.M)
 
 

@@ -13,8 +13,8 @@ import pytest
 import trio
 
 from rewindfs.fs import answers
-from rewindfs.fs.checkpoint import CheckpointDir
 from rewindfs.fs.model import Model
+from rewindfs.fs.nodes.checkpoint import CheckpointDir
 from rewindfs.fs.operations import RewindOperations
 from rewindfs.store import project_hash, take
 

@@ -14,7 +14,7 @@ import pytest
 from rewindfs.errors import NotFound, StoreDamaged
 from rewindfs.fs.cache import LruCache
 from rewindfs.fs.model import Model
-from rewindfs.fs.node import Directory, File, Node, Symlink
+from rewindfs.fs.nodes.node import Directory, File, Node, Symlink
 from rewindfs.store import Layout, project_hash, set_label, take
 
 STABLE_NAME = re.compile(rb"^\d{4}-\d\d-\d\dT\d{6}-[0-9a-f]{8}$")

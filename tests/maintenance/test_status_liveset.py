@@ -22,7 +22,8 @@ import pytest
 from conftest import isolated_git_env
 
 from rewindfs.store import checkpoints, project_hash, set_label, take
-from rewindfs.store.history import delete, meta, notes
+from rewindfs.store.history import delete
+from rewindfs.store.history.metadata import meta, notes
 from rewindfs.store.history.prune import enforce_max_snapshots
 from rewindfs.store.maintenance import liveset
 from rewindfs.store.maintenance.gc import gc

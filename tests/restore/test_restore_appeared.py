@@ -16,7 +16,7 @@ import pytest
 from test_restore_helpers import checkpoint, manager, picture, write
 
 from rewindfs import restore as rs
-from rewindfs.cli.restore import describe
+from rewindfs.cli.commands.restore import describe
 from rewindfs.restore import journal, noreplace
 from rewindfs.restore.apply import pausing
 from rewindfs.restore.plan import CREATE

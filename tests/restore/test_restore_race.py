@@ -25,7 +25,7 @@ from rewindfs import restore as rs
 from rewindfs.errors import RewindError
 from rewindfs.restore.apply import apply
 from rewindfs.restore.plan import CHMOD, Action, Plan
-from rewindfs.store.history.trees import EXECUTABLE, Entry
+from rewindfs.store.history.files.trees import EXECUTABLE, Entry
 
 pytestmark = pytest.mark.long  # each races for seconds: started first (tests/conftest.py)
 SECONDS = 10.0

@@ -15,7 +15,8 @@ import os
 
 import pytest
 
-from rewindfs.store.history import recordfile, recordtail, shallow
+from rewindfs.store.history import shallow
+from rewindfs.store.history.records import recordfile, recordtail
 from rewindfs.store.objects import private
 
 

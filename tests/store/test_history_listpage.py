@@ -1,7 +1,7 @@
-"""A long history listed from its tip as far as it is shown (store.history.listpage): the
-records file of this version (store.history.recordfile) and its chain summaries.
+"""A long history listed from its tip as far as it is shown (store.history.records.listpage): the
+records file of this version (store.history.records.recordfile) and its chain summaries.
 
-Each test builds a history of more than cli.listing.EXACT_ROWS checkpoints on a real store
+Each test builds a history of more than cli.output.listing.EXACT_ROWS checkpoints on a real store
 (one real checkpoint, then commits written with libgit2 on the project's ref, as a long
 session leaves them), and holds what is listed from the records to what the commits say.
 """
@@ -18,10 +18,11 @@ import pygit2
 import pytest
 from conftest import REWIND
 
-from rewindfs.cli import listing
+from rewindfs.cli.output import listing
 from rewindfs.store import checkpoints, project_hash, set_label, take
-from rewindfs.store.history import chain, listpage, recordfile, records, recordtail
+from rewindfs.store.history import chain
 from rewindfs.store.history.prune import enforce_max_snapshots
+from rewindfs.store.history.records import listpage, recordfile, records, recordtail
 from rewindfs.store.objects import Layout
 
 LONG = listing.EXACT_ROWS + 60
@@ -81,7 +82,7 @@ def test_long_list_pages_and_says_what_the_commits_say(store, project, home, tmp
     assert recordtail.Tail(path).summary()[0].count == LONG + 1, "a summary was written"
     again = listing_of(project, env)
     assert again.returncode == 0, again.stderr[-400:]
-    assert "rewindfs.store.history.listpage" in again.stderr.decode()  # paged
+    assert "rewindfs.store.history.records.listpage" in again.stderr.decode()  # paged
     assert AGE.sub(" AGE", again.stdout.decode()) == AGE.sub(" AGE", first.stdout.decode())
 
     lines = table_rows(again.stdout.decode())

@@ -1,4 +1,4 @@
-"""The history records (store.history.records) agree with the objects after every writer.
+"""The history records (store.history.records.records) agree with the objects after every writer.
 
 Each test keeps one records file alive across the writers a store sees (a checkpoint, a
 restore's pre-rollback snapshot, labels, prune, delete, adopt, gc, Hermes's own manager
@@ -18,8 +18,10 @@ import pygit2
 import pytest
 
 from rewindfs.store import Layout, Store, checkpoints, project_hash, set_label, stats, take
-from rewindfs.store.history import adopt, delete, pathlog, records
+from rewindfs.store.history import adopt, delete
+from rewindfs.store.history.files import pathlog
 from rewindfs.store.history.prune import enforce_max_snapshots
+from rewindfs.store.history.records import records
 from rewindfs.store.maintenance.gc import gc
 
 PATHS = [b"", b"README.md", b"src", b"src/pkg/core.py", b"docs/guide.txt", b"new.txt",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from rewindfs.store.history.steplog import StepLog, _read
+from rewindfs.store.history.metadata.steplog import StepLog, _read
 
 
 def test_an_event_after_a_torn_line_is_its_own_line(tmp_path):

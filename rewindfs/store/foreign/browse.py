@@ -15,7 +15,7 @@ from typing import TypeVar
 import pygit2
 
 from rewindfs.store.foreign.objects import ForeignObjects
-from rewindfs.store.history.browse import BlobSizes, ObjectReader, TreeEntry
+from rewindfs.store.history.files.browse import BlobSizes, ObjectReader, TreeEntry
 from rewindfs.store.objects.catfile import BlobPipe
 from rewindfs.store.objects.layout import Layout
 

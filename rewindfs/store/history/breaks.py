@@ -28,10 +28,10 @@ from pathlib import Path
 import pygit2
 
 from rewindfs.errors import StoreDamaged
-from rewindfs.store.history import records
 from rewindfs.store.history.checkpoint import pinned_order
-from rewindfs.store.objects import loose, packs
+from rewindfs.store.history.records import records
 from rewindfs.store.objects.layout import LABELS_PREFIX, Layout, layout_of, objects_dir
+from rewindfs.store.objects.verify import loose, packs
 
 _OID = re.compile(r"^[0-9a-f]{40}$")
 COMMIT = pygit2.enums.ObjectType.COMMIT

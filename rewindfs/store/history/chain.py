@@ -20,7 +20,7 @@ from pathlib import Path
 import pygit2
 
 from rewindfs.errors import NotFound, StoreDamaged, StoreError
-from rewindfs.store.history import breaks, listpage, recordfile, records
+from rewindfs.store.history import breaks
 from rewindfs.store.history.breaks import Break
 
 # The model (what a checkpoint is, its number), without libgit2: store.history.checkpoint.
@@ -37,9 +37,11 @@ from rewindfs.store.history.checkpoint import (  # noqa: F401 - names kept here 
     pinned_order,
 )
 from rewindfs.store.history.labels import labels_by_commit
+from rewindfs.store.history.records import listpage, recordfile, records
 from rewindfs.store.history.shallow import boundaries, common_dir
-from rewindfs.store.objects import damage, loose, notices
+from rewindfs.store.objects import damage, notices
 from rewindfs.store.objects.layout import Layout, objects_dir
+from rewindfs.store.objects.verify import loose
 
 
 def walk(repo: pygit2.Repository, ref: str) -> list[pygit2.Commit]:
@@ -91,7 +93,7 @@ def checkpoints(repo: pygit2.Repository, h16: str, *, from_objects: bool = False
     """Newest first: the project's chain, then labelled checkpoints pruned out of it.
 
     Numbered 1, 2, 3 ... newest first, skipping pre-rollback snapshots (number 0).
-    Read from the project's records (store.history.records) when the objects agree
+    Read from the project's records (store.history.records.records) when the objects agree
     with them, else (or with `from_objects`) from the commits themselves. When the
     chain breaks (`broken`, said once), it is numbered down to the break, and what is
     recovered past it (labelled ones among them) follows unnumbered, `past_break`.
@@ -167,7 +169,7 @@ def _summary_due(repo: pygit2.Repository, recall: records.Recall, chain: list[re
                  stop: frozenset[str], shallow: list[int], labels: list[str] | None
                  ) -> recordfile.Summary | None:
     """A summary of `chain` (whole) to write, unless the newest one is close enough to its
-    tip (store.history.listpage) or the prune boundary moved while it was read."""
+    tip (store.history.records.listpage) or the prune boundary moved while it was read."""
     if not chain or recordfile.shallow_key(common_dir(repo)) != shallow \
             or boundaries(repo) != stop:
         return None
@@ -182,7 +184,7 @@ def _summary_due(repo: pygit2.Repository, recall: records.Recall, chain: list[re
 
 def page(repo: pygit2.Repository, h16: str) -> listpage.Page | None:
     """The project's checkpoints as `checkpoints` lists them, read from the tip only as far
-    as they are asked for (store.history.listpage); None when they must be read whole
+    as they are asked for (store.history.records.listpage); None when they must be read whole
     (no usable summary in the records, packs changed since, a commit that cannot be
     read: `checkpoints` then reads them and writes a summary)."""
     store = common_dir(repo)

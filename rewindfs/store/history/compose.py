@@ -13,9 +13,9 @@ import os
 import pygit2
 
 from rewindfs.store.history.chain import Checkpoint, load
+from rewindfs.store.history.files.trees import Entry
 from rewindfs.store.history.signature import signature
 from rewindfs.store.history.trailers import compose_message
-from rewindfs.store.history.trees import Entry
 
 
 def compose(repo: pygit2.Repository, base_tree: str, overrides: dict[bytes, Entry | None],

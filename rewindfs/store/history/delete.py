@@ -23,14 +23,15 @@ from dataclasses import dataclass, field
 import pygit2
 
 from rewindfs.errors import Busy
-from rewindfs.store.history import actions as actions_mod
-from rewindfs.store.history import notes, refupdate
+from rewindfs.store.history import refupdate
 from rewindfs.store.history.chain import STATS_TRAILER, Checkpoint, walk
+from rewindfs.store.history.files.treestats import tree_stats
 from rewindfs.store.history.labels import labels_by_commit
-from rewindfs.store.history.meta import CheckpointMeta
+from rewindfs.store.history.metadata import actions as actions_mod
+from rewindfs.store.history.metadata import notes
+from rewindfs.store.history.metadata.meta import CheckpointMeta
 from rewindfs.store.history.shallow import add_boundaries
 from rewindfs.store.history.trailers import compose_message, parse_message
-from rewindfs.store.history.treestats import tree_stats
 from rewindfs.store.objects.layout import Layout
 from rewindfs.store.objects.locks import file_lock
 

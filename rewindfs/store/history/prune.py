@@ -29,7 +29,7 @@ def enforce_max_snapshots(repo: pygit2.Repository, layout: Layout, h16: str, kee
     PRE_ROLLBACK_KEPT pre-rollback snapshots: restores and undos must not push a
     person's own checkpoints out. Older pre-rollback snapshots count like any other,
     so a long run of restores still cannot grow the history without bound. A chain no
-    longer than `keep` is told by the records' summary (store.history.listpage: the
+    longer than `keep` is told by the records' summary (store.history.records.listpage: the
     checkpoints taken since it, added to its count), read no further; else the chain
     is read from the history records, else from the commits.
     """

@@ -11,9 +11,9 @@ from pathlib import Path
 import pygit2
 
 from rewindfs.errors import InvalidInput, RewindError, StoreDamaged
-from rewindfs.store.history import trees
 from rewindfs.store.history.chain import Checkpoint, checkpoints
 from rewindfs.store.history.checkpoint import checked, choose
+from rewindfs.store.history.files import trees
 from rewindfs.store.history.labels import is_label
 from rewindfs.store.objects import damage
 from rewindfs.store.objects.layout import Layout, layout_of
@@ -29,6 +29,16 @@ def resolve(repo: pygit2.Repository, h16: str, reference: str) -> Checkpoint:
     text = checked(reference)
     return choose(checkpoints(repo, h16), text, lambda prefix: _exists_elsewhere(repo, prefix),
                   lambda: _raise_if_damaged_label(repo, h16, text))
+
+
+def holding(repo: pygit2.Repository, keys: list[str], commit: str) -> list[str]:
+    """Which of the projects `keys` (local hashes or fetched keys) list checkpoint
+    `commit` (an id, or an unambiguous prefix of one), as `rewind list` lists them."""
+    try:
+        found = str(repo.revparse_single(commit).peel(pygit2.Commit).id)
+    except (KeyError, ValueError, pygit2.GitError):
+        return []
+    return [key for key in keys if any(cp.id == found for cp in checkpoints(repo, key))]
 
 
 def resolve_with_path(repo: pygit2.Repository, h16: str, text: str,

@@ -22,10 +22,10 @@ from rewindfs.store.capture.workdir import Capture, capture
 from rewindfs.store.history import adopt, projects, refupdate
 from rewindfs.store.history.chain import STATS_TRAILER, TIME_TRAILER
 from rewindfs.store.history.checkpoint import SnapshotResult
+from rewindfs.store.history.files.treestats import tree_stats
 from rewindfs.store.history.prune import enforce_max_snapshots
 from rewindfs.store.history.signature import signature
 from rewindfs.store.history.trailers import compose_message
-from rewindfs.store.history.treestats import tree_stats
 from rewindfs.store.objects import writers
 from rewindfs.store.objects.repo import STALE_LOCK_SECONDS, Project, Store, guard_workdir
 

@@ -65,9 +65,9 @@ from pathlib import Path
 from rewindfs.errors import Busy
 from rewindfs.store.maintenance.sizes import objects_bytes
 from rewindfs.store.objects import gitcli, private, writers
-from rewindfs.store.objects.checkfiles import remove_commit_graphs
 from rewindfs.store.objects.layout import Layout
 from rewindfs.store.objects.locks import file_lock
+from rewindfs.store.objects.verify.checkfiles import remove_commit_graphs
 
 PLACEHOLDER = ".rewindfs-gc"  # not an object name: git walks past it (prune warns)
 GRACE_MINUTES = 15.0  # longer than any capture of a project within max_files takes

@@ -3,7 +3,7 @@
 Status shows each project's checkpoint count and the bytes only it holds, and what an
 explicit gc would free now. Read from git, these cost a walk of every checkpoint of
 every project: they grew with the history. Here a project's kept objects come from
-its history records (store.history.records): its checkpoints' commits, the trees and
+its history records (store.history.records.records): its checkpoints' commits, the trees and
 blobs each added over its parent (recorded), everything under the oldest kept one and
 under labelled checkpoints pruned out of the chain (a tree walk, remembered per tree
 in caches/closures.json). Other refs (notes, anything else) are asked of git, once per
@@ -26,14 +26,14 @@ from pathlib import Path
 
 import pygit2
 
-from rewindfs.store.history import records
 from rewindfs.store.history.chain import recorded_chain
+from rewindfs.store.history.records import records
 from rewindfs.store.history.shallow import boundaries
 from rewindfs.store.maintenance.objsizes import SizeTable, object_bytes
 from rewindfs.store.objects import gitcli, private
 from rewindfs.store.objects.indexfile import index_objects
 from rewindfs.store.objects.layout import CACHES, LABELS_PREFIX, REFS_PREFIX, Layout
-from rewindfs.store.objects.packs import pack_files
+from rewindfs.store.objects.verify.packs import pack_files
 
 VERSION = 1
 SUMMARY = "status.json"

@@ -16,8 +16,6 @@ May import: nothing else in the store (the bottom room).
     shadowrepos  Hermes's pre-v2 repositories under the base, archived on creation
     marker       `$base/.last_prune`, when the last automatic sweep ran
     packwrite    where a pack is written: many new objects as one pack + .idx
-    packs        pack files and indexes read without libgit2
-    loose        loose objects read and verified in Python
     odbguard     which libgit2 reads the store; the verified loose reader for a stock one
     gitextra     libgit2 functions pygit2 does not declare
     gitcli       running git itself (gc, cat-file), where git is the right tool
@@ -25,8 +23,9 @@ May import: nothing else in the store (the bottom room).
     damage       naming the damaged file behind a failed read
     notices      damage that does not stop a command, said once (a broken history)
     heal         damaged objects the next checkpoint writes again
-    check        `rewind check`: checkgit (git's files and objects), checkfiles
-                 (rewindfs's own files), problems (what a check reports)
+    indexfile    a project index's header checked before libgit2 reads it
+    verify/      the store's files read and verified in Python, to name what is damaged:
+                 check (`rewind check`), checkgit, checkfiles, problems, packs, loose
 """
 
 # The TYPE_CHECKING imports name the face's exports for type checkers only.
@@ -40,7 +39,6 @@ from rewindfs.faces import face
 
 if TYPE_CHECKING:
     from rewindfs.store.objects import (
-        check,
         damage,
         durable,
         liveness,
@@ -61,8 +59,9 @@ if TYPE_CHECKING:
         project_hash,
     )
     from rewindfs.store.objects.mounts import refuse_inside_mount
-    from rewindfs.store.objects.problems import Problem, Report
     from rewindfs.store.objects.repo import Project, Store
+    from rewindfs.store.objects.verify import check
+    from rewindfs.store.objects.verify.problems import Problem, Report
 
 _HERE = "rewindfs.store.objects"
 __all__, __getattr__, __dir__ = face(_HERE, {
@@ -72,10 +71,10 @@ __all__, __getattr__, __dir__ = face(_HERE, {
     "default_home": f"{_HERE}.layout",
     "normalize_workdir": f"{_HERE}.layout",
     "project_hash": f"{_HERE}.layout",
-    "Problem": f"{_HERE}.problems",
-    "Report": f"{_HERE}.problems",
+    "Problem": f"{_HERE}.verify.problems",
+    "Report": f"{_HERE}.verify.problems",
     "Project": f"{_HERE}.repo",
     "Store": f"{_HERE}.repo",
     "refuse_inside_mount": f"{_HERE}.mounts",
-}, modules=("check", "damage", "durable", "liveness", "locks", "marker", "mounts", "notices",
-            "odbguard", "private", "writers"))
+}, modules=("verify.check", "damage", "durable", "liveness", "locks", "marker", "mounts",
+            "notices", "odbguard", "private", "writers"))

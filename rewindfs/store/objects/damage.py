@@ -6,7 +6,7 @@ without saying which file is at fault. `explain` turns such an error into a
 StoreDamaged naming the file (a ref, packed-refs, a loose object, a pack, an index,
 the config, `shallow`), checking the object or file it suspects in Python rather
 than asking libgit2 again. When the error names nothing, `explain` scans the store
-(store.objects.check) for the first damaged file.
+(store.objects.verify.check) for the first damaged file.
 
 Errors a user sees are one line (`rewind: store damaged: <file> (<what>); run
 `rewind check``) with exit code 3.
@@ -21,8 +21,9 @@ from pathlib import Path
 import pygit2
 
 from rewindfs.errors import StoreDamaged, StoreError
-from rewindfs.store.objects import loose, odbguard, packs
+from rewindfs.store.objects import odbguard
 from rewindfs.store.objects.layout import Layout
+from rewindfs.store.objects.verify import loose, packs
 
 _OID = re.compile(r"(?<![0-9a-f])[0-9a-f]{40}(?![0-9a-f])")
 _LOOSE_REF = re.compile(r"corrupted loose reference file: (\S+)")
@@ -103,7 +104,7 @@ def explain(layout: Layout, exc: BaseException, scan: bool = True) -> StoreDamag
                 return found
     if not scan:
         return None
-    from rewindfs.store.objects import check  # (a scan: rare, and its imports are many)
+    from rewindfs.store.objects.verify import check  # (a scan: rare, and its imports are many)
 
     return check.first_problem(layout)
 
@@ -136,7 +137,7 @@ def ref_problem(layout: Layout, name: str) -> StoreDamaged | None:
 
 def first_bad_index(layout: Layout) -> StoreDamaged | None:
     """The first project index (stat cache) whose header or checksum is wrong."""
-    from rewindfs.store.objects import check
+    from rewindfs.store.objects.verify import check
 
     for problem in check.index_problems(layout):
         return problem

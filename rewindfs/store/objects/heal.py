@@ -13,9 +13,9 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
-from rewindfs.store.objects import loose
 from rewindfs.store.objects.layout import Layout
 from rewindfs.store.objects.locks import write_atomic
+from rewindfs.store.objects.verify import loose
 
 
 def note(layout: Layout, oids: Iterable[str]) -> None:

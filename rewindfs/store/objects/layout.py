@@ -10,7 +10,7 @@
         worktrees/<h16>/                 rewindfs's per-project git worktree admin dir:
                                          its own index (stat cache) and workdir
         locks/<h16>.lock                 flock files (a lock dies with its process)
-        steps/<h16>.jsonl                agent step log (store.history.steplog)
+        steps/<h16>.jsonl                agent step log (store.history.metadata.steplog)
         actions/<h16>.jsonl              external actions not yet carried by a checkpoint
         refs/rewind/remotes/<remote>/m/  what each git remote holds (store.remote)
         rewind-remotes/<remote>.json     a remote's URL; <remote>.state.json its last push/fetch

@@ -25,7 +25,7 @@ from pathlib import Path
 import pygit2
 
 from rewindfs.errors import StoreDamaged
-from rewindfs.store.objects import loose
+from rewindfs.store.objects.verify import loose
 
 ENV = "REWIND_LOOSE_GUARD"
 _damaged: dict[str, StoreDamaged] = {}
@@ -77,7 +77,7 @@ def damaged(oid: str) -> StoreDamaged | None:
 
 
 class VerifiedLoose(pygit2.OdbBackend):
-    """Loose objects read by rewindfs.store.objects.loose; writes go to libgit2's loose backend.
+    """Loose objects read by store.objects.verify.loose; writes go to libgit2's loose backend.
 
     A damaged object raises StoreDamaged, never KeyError: pygit2 turns KeyError into
     "not found", which some libgit2 code takes as a normal answer (a capture then

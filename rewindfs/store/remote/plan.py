@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 import pygit2
 from pygit2.enums import FileMode
 
-from rewindfs.store.history import notes
 from rewindfs.store.history.chain import walk
 from rewindfs.store.history.labels import labels_by_commit
+from rewindfs.store.history.metadata import notes
 from rewindfs.store.history.projects import read_record
 from rewindfs.store.history.shallow import boundaries
 from rewindfs.store.objects.layout import Layout

@@ -1,0 +1,356 @@
+"""`rewind checkpoint`, `rewind list`, `rewind diff`."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+# The store's faces import a name's module on first use; each command imports the rest
+# of what it uses itself (rich, the mount's locator, the capture, other agents): cli.group.
+from rewindfs import store as st
+from rewindfs.cli.commands.complete import complete_reference
+from rewindfs.cli.help import examples
+from rewindfs.cli.options import (
+    PathsAfterDoubleDash,
+    dir_option,
+    dir_option_named,
+    json_option,
+    output_options,
+    refuse_together,
+)
+from rewindfs.cli.output import taken
+from rewindfs.cli.output.feedback import capture_progress
+from rewindfs.cli.output.widths import stat_width
+from rewindfs.cli.target import remote_option
+from rewindfs.cli.target import resolve as resolve_target
+from rewindfs.errors import NotFound, StoreError
+
+if TYPE_CHECKING:
+    from rich.text import Text
+
+    from rewindfs.cli.app import App
+    from rewindfs.cli.output import listing
+    from rewindfs.cli.target import Target
+    from rewindfs.store.history import DiffResult
+
+PATCH_LINES = 80
+
+
+def _directory(positional: str | None, option: str | None) -> str | None:
+    if positional and option and positional != option:
+        raise click.UsageError("give the directory once: as DIR or with -C")
+    return positional or option
+
+
+@click.command(epilog=examples(
+    "rewind checkpoint                       # the project around the current directory",
+    "rewind checkpoint -m 'before refactor'  # with a reason",
+    "rewind checkpoint --label v1            # a name you can restore by; never pruned",
+    "rewind checkpoint ~/src/app --json",
+))
+@click.argument("directory", required=False, type=click.Path(), metavar="[DIR]")
+@dir_option_named("directory_opt")
+@click.option("-m", "--message", "reason", default=taken.DEFAULT_REASON, show_default=True,
+              help="Why (the checkpoint's reason).")
+@click.option("--label", help="Name the checkpoint (unique per project; never auto-pruned).")
+@json_option
+@click.pass_obj
+def checkpoint(app: App, directory: str | None, reason: str, label: str | None,
+               as_json: bool, **kw: str | None) -> None:
+    """Take a checkpoint of the project now."""
+    from rewindfs.store.history import refuse_taken as refuse_taken_label
+    from rewindfs.store.objects import refuse_inside_mount
+
+    given = _directory(directory, kw.get("directory_opt"))
+    # A checkpoint in a mount is not a project, whatever project is found above it.
+    refuse_inside_mount(given or os.getcwd())
+    workdir = app.project_dir(given)
+    if label:
+        refuse_taken_label(app.store, st.project_hash(workdir), label)
+    started = time.time_ns()
+    with capture_progress(app.term, "checkpoint"):
+        result = app.manager.take(str(workdir), reason)
+    if label and result.commit:
+        st.set_label(app.store, result.project, label, result.commit)
+    if app.home == os.environ.get("HERMES_HOME"):
+        _stamp_later(app, result, started)
+    if as_json:
+        click.echo(taken.as_json(result, label))
+        return
+    for line in taken.lines(result, reason, label):
+        click.echo(line)
+    for warning in taken.warnings(result):
+        app.term.warn(warning)
+
+
+def _stamp_later(app: App, result, started: int) -> None:
+    """The project's stat stamp, written by a detached child once this command is done, so
+    the next agent hook with nothing changed reads no object. Only for the settings the
+    stamp's key covers: $HERMES_HOME's."""
+    from rewindfs.config import capture_key
+    from rewindfs.store.history import stamp
+
+    if result.commit and result.tree:
+        workdir = Path(result.workdir)
+        stamp.record_later(app.layout.store, result.project, workdir, result.commit,
+                           result.tree, started, capture_key(workdir, app.settings.home),
+                           result.skipped_files)
+
+
+@click.command("list", epilog=examples(
+    "rewind list                  # this project: number, id, age, reason, changes",
+    "rewind list ~/src/app",
+    "rewind list --all-projects",
+    "rewind list --json | jq '.[0].hash'",
+    "rewind list --remote origin  # every project origin holds (after rewind fetch)",
+    "rewind list -C @origin/app   # one of them",
+    "rewind list --agent kilo     # Kilo Code's steps here; restore with kilo:N",
+))
+@click.argument("directory", required=False, type=click.Path(), metavar="[DIR]")
+@dir_option_named("directory_opt")
+@click.option("--all-projects", is_flag=True,
+              help="Every project in the store, and those fetched from other machines.")
+@remote_option
+@click.option("--agent", type=click.Choice(["kilo", "opencode"]), metavar="kilo|opencode",
+              help="That agent's own snapshots of the project instead (read-only).")
+@json_option
+@output_options
+@click.pass_obj
+def list_(app: App, directory: str | None, all_projects: bool, remote: str | None,
+          agent: str | None,
+          as_json: bool, **kw: str | None) -> None:
+    """List checkpoints, newest first (1 = newest).
+
+    Pre-rollback snapshots (saved by every restore, undo and revert) are listed
+    with `-` instead of a number: restoring never renumbers your checkpoints. Use
+    their id to restore one. In a history broken by a damaged checkpoint (a warning
+    names it), checkpoints found past the break are listed with `?`: use their id or
+    label. With --remote NAME alone: every project NAME holds. With --agent, the steps
+    Kilo Code or OpenCode took snapshots of, newest first, as `kilo:N` references.
+    """
+    from rewindfs.cli.output import listing
+    from rewindfs.cli.target import Target
+    from rewindfs.cli.target import fetched as fetched_targets
+    from rewindfs.fs.locate import our_mount
+    from rewindfs.store.history import projects, total_size
+    from rewindfs.store.remote import remotes
+
+    given = _directory(directory, kw.get("directory_opt"))
+    refuse_together(**{"--all-projects": all_projects, "--remote": remote})
+    refuse_together(**{"--all-projects": all_projects, "--agent": agent})
+    refuse_together(**{"--remote": remote, "--agent": agent})
+    if agent:
+        from rewindfs.cli.commands import agents
+
+        agents.list_steps(app, app.project_dir(given), agent, as_json)
+        return
+    many = all_projects or (remote is not None and not given)
+    if all_projects:
+        targets = [Target(r.h16, r.workdir) for r in projects.list_records(app.store.layout)] \
+            if app.store.exists() else []
+        targets += fetched_targets(app, own=False)
+    elif many:
+        remotes.get(app.store.layout, remote)  # an unknown name says so
+        targets = fetched_targets(app, remote, own=True)
+    else:
+        targets = [resolve_target(app, given, remote)]
+        workdir = targets[0].workdir
+        if given and not targets[0].fetched and not workdir.is_dir() \
+                and not _has_checkpoints(app, workdir):
+            # A deleted project's checkpoints stay listable; a typo is an error.
+            raise NotFound(f"no such directory: {workdir}")
+    mount = our_mount(app.settings.mount_dir) if any(not t.fetched for t in targets) else None
+
+    def listed(target: Target) -> list[listing.Listed] | listing.Paged:
+        if not app.store.exists():
+            return []
+        repo = app.store.repo
+
+        def stats(c):
+            return st.stats(repo, c)
+
+        def size(h16, c):
+            return total_size(repo, app.store.layout, h16, c)
+
+        if not many and not as_json and mount is None and not target.fetched:
+            long = _paged(app, target, stats, size)
+            if long is not None:
+                return long
+        found = st.checkpoints(repo, target.key)
+        return listing.listed(target, found, stats, size, mount)
+
+    report = ((target, listed(target)) for target in targets)
+    if as_json:
+        click.echo(listing.as_json(list(report), many))  # type: ignore[arg-type]
+        return
+    if not targets:
+        click.echo(f"{remote} holds no projects (`rewind fetch {remote}` first?)" if remote
+                   else "no projects have checkpoints yet")
+    from rewindfs.store.history import Surprise
+
+    with app.term.paged() as console:
+        try:
+            for target, lines in report:  # each project printed as soon as it is read
+                listing.print_list(app, console, target.title, lines)
+        except Surprise as exc:
+            _surprised(app, targets[0], exc)
+
+
+def _paged(app: App, target: Target, stats, size) -> listing.Paged | list[listing.Listed] | None:
+    """A long history read from its tip as far as it is shown (store.history.records.listpage), or
+    a short one read through the same records; None: read it whole."""
+    from rewindfs.cli.output import listing
+    from rewindfs.store.history import Surprise, page
+
+    found = page(app.store.repo, target.key)
+    if found is None:
+        return None
+    if found.rows > listing.EXACT_ROWS:
+        return listing.paged(target, found, stats, size)
+    try:
+        return listing.listed(target, list(found), stats, size, None)
+    except Surprise:
+        return None
+
+
+def _surprised(app: App, target: Target, exc: Exception) -> None:
+    """Rows past the first screen did not read as the records said (damage since they were
+    written): the records are dropped, so the next read walks the objects and says what
+    is wrong, the one way it always does."""
+    from rewindfs.cli.output import listing
+    from rewindfs.store.history import forget_records
+
+    forget_records(app.store.layout, target.key)
+    raise StoreError(listing.cut_short(exc))
+
+
+def _has_checkpoints(app: App, workdir) -> bool:
+    return app.store.exists() and bool(st.checkpoints(app.store.repo, st.project_hash(workdir)))
+
+
+@click.command(cls=PathsAfterDoubleDash, epilog=examples(
+    "rewind diff                      # the newest checkpoint against the working tree",
+    "rewind diff 3                    # checkpoint 3 against the working tree",
+    "rewind diff 3 1                  # between two checkpoints",
+    "rewind diff '10 minutes ago'     # the checkpoint of 10 minutes ago",
+    "rewind diff @yesterday-14:00 -- src/app.py",
+    "rewind diff 2 --stat",
+    "rewind diff 1 --remote origin    # this tree against another machine's newest",
+))
+@click.argument("refs", nargs=-1, metavar="[OLD [NEW]] [-- PATH...]",
+                shell_complete=complete_reference)
+@dir_option
+@click.option("--stat", is_flag=True, help="Only the summary of changed files (as git's).")
+@click.option("--name-only", is_flag=True, help="Only the names of changed files.")
+@click.option("--full", is_flag=True,
+              help=f"The whole patch when not paging (default: first {PATCH_LINES} lines).")
+@remote_option
+@output_options
+@click.pass_context
+def diff(ctx: click.Context, refs: tuple[str, ...], directory: str | None, stat: bool,
+         name_only: bool, full: bool, remote: str | None) -> None:
+    """Changes since checkpoint OLD (default: the newest), to the working tree or to NEW.
+
+    OLD and NEW are numbers from `rewind list`, ids, labels or times
+    (`10 minutes ago`, `@yesterday-14:00`, `2026-01-05T14:00`).
+    """
+    from rewindfs.cli.commands import agents
+    from rewindfs.store.history import quote_path
+
+    app: App = ctx.obj
+    refuse_together(**{"--stat": stat, "--name-only": name_only})
+    if len(refs) > 2:
+        raise click.UsageError("at most two checkpoints; put paths after `--`")
+    target = resolve_target(app, directory, remote, refs[0] if refs else None)
+    workdir = target.workdir
+    paths = _paths(ctx.meta.get("paths"), workdir)
+    if any(agents.is_step(r) for r in refs):
+        refuse_together(**{"a kilo:/opencode: step": True, "--remote": remote})
+        with agents.diff_trees(app, workdir, refs) as (repo, old_tree, new_tree):
+            result = st.diff_between(repo, old_tree, new_tree, paths)
+    else:
+        result = _diff_checkpoints(app, target, refs, paths)
+    if name_only:
+        for name in result.names:
+            click.echo(quote_path(name))
+        return
+    if not result.files:
+        click.echo("no changes")
+        return
+    with app.term.paged() as console:
+        paging = console.file is not sys.stdout
+        _print_stat(console, result, stat_width())
+        if stat:
+            return
+        lines = result.patch.splitlines()
+        shown = lines if (full or paging) else lines[:PATCH_LINES]
+        console.print("")
+        for line in shown:
+            console.print(_patch_line(line), soft_wrap=True)
+        if len(shown) < len(lines):
+            console.print(f"... {len(lines) - len(shown)} more lines (use --full)")
+
+
+def _diff_checkpoints(app: App, target: Target, refs: tuple[str, ...],
+                      paths: list[bytes] | None) -> DiffResult:
+    workdir = target.workdir
+    if not app.store.exists():
+        raise NotFound(f"no checkpoints for {workdir}")
+    repo, h16 = app.store.repo, target.key
+    base = st.resolve(repo, h16, refs[0] if refs else "latest")
+    if len(refs) < 2 and not workdir.is_dir():
+        raise NotFound(f"{workdir} is not a directory here to compare with: give two "
+                       "checkpoints (OLD NEW)")
+    if len(refs) < 2:
+        with capture_progress(app.term, "reading the working tree"):
+            target_tree = st.working_tree_tree(app.store, workdir, app.limits,
+                                               app.extra_excludes)
+    else:
+        target_tree = st.resolve(repo, h16, refs[1]).tree_id
+    return st.diff_between(repo, base.tree_id, target_tree, paths)
+
+
+def _paths(given: list[str] | None, workdir: Path) -> list[bytes] | None:
+    from rewindfs.cli.app import cli_relative
+
+    return [cli_relative(workdir, p) for p in given] if given else None
+
+
+def _print_stat(console, result: DiffResult, width: int) -> None:
+    from rich.text import Text
+
+    from rewindfs.store.history import diffstat
+
+    for row in diffstat.stat_rows(result.files, width):
+        text = Text(row.head)
+        text.append("+" * row.plus, style="green")
+        text.append("-" * row.minus, style="red")
+        text.append(row.tail)
+        console.print(text, soft_wrap=True)
+    console.print(diffstat.summary(result.files), soft_wrap=True)
+
+
+def _patch_line(line: str) -> Text:
+    from rich.text import Text
+
+    if line.startswith(("diff --git", "index ", "--- ", "+++ ", "new file", "deleted file",
+                        "similarity", "rename ", "old mode", "new mode", "Binary files")):
+        return Text(line, style="bold")
+    if line.startswith("@@"):
+        end = line.find("@@", 2)
+        text = Text(line[:end + 2], style="cyan")
+        text.append(line[end + 2:])
+        return text
+    if line.startswith("+"):
+        return Text(line, style="green")
+    if line.startswith("-"):
+        return Text(line, style="red")
+    return Text(line)
+
+
+COMMANDS = [checkpoint, list_, diff]

@@ -1,0 +1,350 @@
+"""`rewind restore` and `rewind undo`."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from contextlib import ExitStack
+from pathlib import Path
+
+import click
+from rich.text import Text
+
+from rewindfs import restore as rs
+from rewindfs import store as st
+from rewindfs.agent.results import names, restore_dict
+from rewindfs.agent.state import restore_report
+from rewindfs.cli.app import App, cli_relative, path_base
+from rewindfs.cli.commands import agents
+from rewindfs.cli.commands.complete import complete_reference
+from rewindfs.cli.help import examples
+from rewindfs.cli.options import dir_option, json_option, refuse_together
+from rewindfs.cli.output.feedback import restore_progress
+from rewindfs.cli.output.human import human_age
+from rewindfs.cli.output.term import confirm
+from rewindfs.cli.target import remote_option
+from rewindfs.cli.target import resolve as resolve_target
+from rewindfs.errors import InvalidInput, NotFound, Refused
+from rewindfs.restore import journal
+from rewindfs.store import Checkpoint, project_hash
+from rewindfs.store.history import quote_path
+
+SHOW = 20  # paths listed per group before "... and N more"
+SAFE_WHY = ("safe mode: the agent recorded its writes since this checkpoint, so only files "
+            "still as the agent left them are restored and your own edits are kept "
+            "(--all restores everything)")
+
+
+@click.command(epilog=examples(
+    "rewind restore 3                  # the whole project back to checkpoint 3",
+    "rewind restore 3 src/app.py       # one file (or directory)",
+    "rewind restore before-refactor    # by label; or by id: rewind restore 1a2b3c4d",
+    "rewind restore '1 hour ago'       # the newest checkpoint at least an hour old",
+    "rewind restore 3 --dry-run        # what it would change; nothing is touched",
+    "rewind restore 3 --to /tmp/old    # write the checkpoint into a new directory",
+    "rewind restore 1 --remote origin  # this path as another machine pushed it",
+    "rewind restore 1 -C @origin/app --to /tmp/app   # a fetched project, elsewhere",
+    "rewind restore kilo:2             # as Kilo Code's step found it (`rewind list --agent kilo`)",
+    "rewind restore kilo:2 --revert    # only what that step and the later ones changed",
+))
+@click.argument("reference", shell_complete=complete_reference)
+@click.argument("paths", nargs=-1, type=click.Path())
+@dir_option
+@click.option("--dry-run", is_flag=True, help="Print the plan; change nothing.")
+@click.option("-y", "--yes", is_flag=True, help="Delete files without asking.")
+@click.option("--all", "restore_all", is_flag=True,
+              help="Restore every file, also ones a person edited since the agent wrote them.")
+@click.option("--safe", is_flag=True, help="Only revert files still as the agent wrote them.")
+@click.option("--to", "dest", type=click.Path(),
+              help="Write the checkpoint (or PATHS) into this new directory instead.")
+@remote_option
+@click.option("--revert", is_flag=True,
+              help="With a kilo:/opencode: step: as the agent's \"revert to here\", put back "
+                   "only the files that step and the later steps of its session changed.")
+@json_option
+@click.pass_obj
+def restore(app: App, reference: str, paths: tuple[str, ...], directory: str | None,
+            dry_run: bool, yes: bool, restore_all: bool, safe: bool, dest: str | None,
+            remote: str | None, revert: bool, as_json: bool) -> None:
+    """Restore the project, or PATHS, to checkpoint REFERENCE (pre-rollback snapshot first).
+
+    REFERENCE is a number from `rewind list`, an id, a label or a time. The
+    restore saves the current state first (a pre-rollback snapshot, listed
+    without a number), so `rewind undo` takes it back; numbers do not shift.
+    """
+    refuse_together(**{"--safe": safe, "--all": restore_all})
+    refuse_together(**{"--to": dest, "--safe": safe})
+    refuse_together(**{"--to": dest, "--all": restore_all})
+    refuse_together(**{"--revert": revert, "PATHS": paths})
+    refuse_together(**{"--revert": revert, "--to": dest})
+    place = resolve_target(app, directory, remote, reference)
+    if place.by_id and not dest:
+        raise InvalidInput(f"checkpoint {reference} is of {place.title}, not of the project "
+                           f"here: restore it there with -C, or anywhere with --to DIR")
+    workdir = place.workdir
+    source = place.key if place.fetched else None
+    with ExitStack() as held:
+        target: str | Checkpoint = reference
+        scope = None
+        if agents.is_step(reference):
+            refuse_together(**{"a kilo:/opencode: step": True, "--remote": remote})
+            target, scope = held.enter_context(
+                agents.restore_target(app, workdir, reference, revert))
+        elif revert:
+            raise click.UsageError("--revert is for kilo:/opencode: steps "
+                                   "(`rewind revert` reverts our own agent steps)")
+        elif source:  # resolved among the fetched project's checkpoints, not this project's
+            target = st.resolve(app.store.repo, source, reference)
+        if dest:
+            _export(app, workdir, target, dest, paths, dry_run, source, as_json)
+            return
+        if source and not workdir.is_dir():
+            raise NotFound(f"{workdir} is not a directory here: restore {place.title} into "
+                           "a new directory with --to DIR")
+        _restore(app, workdir, target, scope, source, paths, dry_run, yes, restore_all, safe,
+                 as_json)
+
+
+def _export(app: App, workdir: Path, target: str | Checkpoint, dest: str,
+            paths: tuple[str, ...], dry_run: bool, source: str | None, as_json: bool) -> None:
+    result = rs.export(app.store, workdir, target, dest, _project_paths(paths, workdir),
+                       dry_run=dry_run, source=source)
+    _report(app, result, None, as_json,
+            f"plan for writing {_target(result)} to {dest}; nothing was written"
+            if dry_run else f"wrote {_target(result)} to {dest}")
+
+
+def _restore(app: App, workdir: Path, target: str | Checkpoint, scope: list[bytes] | None,
+             source: str | None, paths: tuple[str, ...], dry_run: bool, yes: bool,
+             restore_all: bool, safe: bool, as_json: bool) -> None:
+    """`scope`: project paths a step revert is limited to (else PATHS, else everything);
+    `source`: the fetched project `target` is a checkpoint of."""
+    options = rs.Options(
+        paths=list(paths) or None, cwd=path_base(workdir),
+        # A fetched checkpoint's time says nothing about the agent's writes here.
+        safe=False if restore_all or (source and not safe) else (True if safe else None),
+        limits=app.limits, extra_excludes=app.extra_excludes, source=source,
+    )
+    if scope is not None and not scope:
+        click.echo("nothing to revert: that step and the ones after it changed no files")
+        return
+    plan_result = rs.dry_run(app.store, workdir, target, options, _scope=scope)
+    if plan_result.safe and options.safe is None:
+        app.term.note("safe restore (the agent recorded writes since this checkpoint): files "
+                      "a person changed are kept; --all restores them too")
+    if dry_run:
+        _report(app, plan_result, None, as_json, f"plan for restoring to {_target(plan_result)}; "
+                "nothing was changed")
+        return
+    deletes = plan_result.plan.deletes
+    if deletes and not yes:
+        _confirm(app, plan_result)
+    options.confirmed_deletes = set(deletes)
+    with restore_progress(app.term):
+        result = rs.restore(app.store, workdir, target, options, _scope=scope)
+    _report(app, result, paths, as_json, f"restored {workdir} to {_target(result)}",
+            restore_report(app.store, result, source))
+
+
+@click.command(epilog=examples(
+    "rewind undo                 # take back the last restore (or undo: that redoes it)",
+    "rewind undo --dry-run       # what it would put back; nothing changes",
+    "rewind undo --list          # the restores still in effect, newest first",
+    "rewind undo --steps 3       # take back the last three restores, newest first",
+    "rewind undo -C ~/src/app --json",
+))
+@dir_option
+@click.option("--steps", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Take back the last N restores still in effect (undos are not steps).")
+@click.option("--list", "show_list", is_flag=True,
+              help="List the restores still in effect, newest first; change nothing.")
+@click.option("--dry-run", is_flag=True, help="Print what the undo would do; change nothing.")
+@json_option
+@click.pass_obj
+def undo(app: App, directory: str | None, steps: int | None, show_list: bool, dry_run: bool,
+         as_json: bool) -> None:
+    """Undo the last restore (an undo can itself be undone), or several with --steps."""
+    refuse_together(**{"--list": show_list, "--steps": steps})
+    refuse_together(**{"--list": show_list, "--dry-run": dry_run})
+    workdir = app.project_dir(directory)
+    options = rs.Options(limits=app.limits, extra_excludes=app.extra_excludes)
+    stack = journal.undoable(journal.path_for(app.store.layout, project_hash(workdir)))
+    if show_list:
+        _print_undo_list(app, stack, as_json)
+        return
+    if steps is None:
+        if dry_run:
+            result = rs.undo(app.store, workdir, options, dry_run=True)
+            _report(app, result, None, as_json, f"plan for undoing the last restore of "
+                    f"{workdir} (back to {result.target.short}); nothing was changed")
+            return
+        with restore_progress(app.term):
+            result = rs.undo(app.store, workdir, options)
+        _report(app, result, None, as_json, f"undid the last restore of {workdir}: back to "
+                f"{result.target.short}", restore_report(app.store, result), kind="undo")
+        return
+    if steps > len(stack):
+        raise NotFound(f"only {len(stack)} restore(s) of {workdir} to undo "
+                       "(`rewind undo --list` shows them)")
+    chosen = stack[:steps]
+    if dry_run:
+        _print_undo_list(app, chosen, as_json, "would undo, newest first (nothing changed):")
+        return
+    results = []
+    for entry in chosen:  # newest first: each puts back the state its restore found
+        with restore_progress(app.term):
+            results.append(rs.undo(app.store, workdir, rs.Options(
+                limits=app.limits, extra_excludes=app.extra_excludes),
+                entry=entry))
+    if as_json:
+        click.echo(json.dumps([restore_dict(r, None) for r in results], indent=2))
+    else:
+        for entry, result in zip(chosen, results, strict=True):
+            _report(app, result, None, False, f"undid the restore to {entry.target[:8]} "
+                    f"of {_when(entry.time)}: back to {result.target.short}", kind="undo")
+    if any(not r.success for r in results):
+        sys.exit(1)
+
+
+def _print_undo_list(app: App, stack: list, as_json: bool,
+                     title: str = "restores still in effect, newest first:") -> None:
+    if as_json:
+        click.echo(json.dumps([{"step": i, "kind": e.kind, "target": e.target,
+                                "pre_rollback": e.pre_rollback, "time": e.time,
+                                "files": len(e.touched) if e.complete else len(e.plan),
+                                "finished": e.complete}
+                               for i, e in enumerate(stack, start=1)], indent=2))
+        return
+    if not stack:
+        click.echo("no restores to undo")
+        return
+    click.echo(title)
+    for i, e in enumerate(stack, start=1):
+        files = len(e.touched) if e.complete else len(e.plan)
+        state = "" if e.complete else " (did not finish)"
+        click.echo(f"  {i}. {e.kind} to {e.target[:8]}, {_when(e.time)}, {files} file(s)"
+                   f"{state}; undo puts back {e.pre_rollback[:8]}")
+
+
+def _when(epoch: float) -> str:
+    return human_age(epoch)
+
+
+def _target(result: rs.RestoreResult) -> str:
+    """The stable id first (it never changes), then the number and reason people know."""
+    target = result.target
+    number = f"checkpoint {target.number}: " if target.number else ""
+    return f"{target.short} ({number}{target.reason})"
+
+
+def _project_paths(paths: tuple[str, ...], workdir: Path) -> list[str] | None:
+    if not paths:
+        return None
+    return [os.fsdecode(cli_relative(workdir, p)) for p in paths]
+
+
+def _confirm(app: App, plan_result: rs.RestoreResult) -> None:
+    """Ask before deleting: show everything the restore will do, then the question."""
+    deletes = plan_result.plan.deletes
+    if not sys.stdin.isatty():
+        raise Refused(f"restore would delete {len(deletes)} file(s) ({_listing(deletes)}); "
+                      "rerun with --yes to allow it")
+    console = app.term.console()
+    console.print(f"restoring to {_target(plan_result)} will:", soft_wrap=True)
+    for line in describe(plan_result):
+        console.print(_styled(line), soft_wrap=True)
+    if not confirm(f"delete {len(deletes)} file(s) and restore?", default=False):
+        raise Refused("restore cancelled; nothing changed")
+
+
+def _styled(line: str) -> Text:
+    word = line.split(maxsplit=1)[0] if line.strip() else ""
+    style = {"delete": "red", "overwrite": "yellow", "create": "green", "safe": "cyan",
+             "FAILED": "bold red"}.get(word, "")
+    return Text(line, style=style)
+
+
+def _report(app: App, result: rs.RestoreResult, paths, as_json: bool, headline: str,
+            extras: dict | None = None, kind: str = "restore") -> None:
+    """`extras`: the target's agent state and the external actions after it (agent.state).
+    A restore (or undo: `kind`) that failed midway says so first, instead of `headline`."""
+    extras = extras or {}
+    failed = result.outcome is not None and not result.success
+    if as_json:
+        data = restore_dict(result, None)
+        data["plan"] = result.plan.counts()
+        if result.outcome is None:  # a dry run (or plan) that worked
+            data["success"] = True
+            data["dry_run"] = True
+        if paths:
+            data["paths"] = list(paths)
+        if result.plan.gone:
+            data["already_gone"] = names(result.plan.gone)
+        data.update(extras)
+        click.echo(json.dumps(data, indent=2))
+    else:
+        console = app.term.console()
+        if failed:
+            console.print(Text(result.failed_midway(kind, _target(result)), style="bold red"),
+                          soft_wrap=True)
+        else:
+            console.print(headline, soft_wrap=True)
+        for line in describe(result):
+            console.print(_styled(line), soft_wrap=True)
+        if extras.get("state"):
+            docs = ", ".join(sorted(extras["state"]))
+            console.print(f"  agent state at {result.target.short}: {docs} "
+                          f"(`rewind show {result.target.short}` prints it)", soft_wrap=True)
+        for warning in extras.get("warnings", []):
+            app.term.warn(warning)
+    if failed:
+        sys.exit(1)
+
+
+def describe(result: rs.RestoreResult) -> list[str]:
+    """Human lines for a plan (dry run) or an applied restore."""
+    plan, outcome = result.plan, result.outcome
+    lines = []
+    counts = plan.counts()
+    if outcome is None:
+        if result.safe:
+            lines.append(f"  {SAFE_WHY}")
+        for kind, verb in (("overwrite", "overwrite"), ("create", "create"),
+                           ("delete", "delete"), ("chmod", "change mode of")):
+            if counts[kind]:
+                lines.append(f"  {verb} {counts[kind]}: {_listing(plan.of(kind))}")
+        if not plan.actions:
+            lines.append("  nothing to change: the files already match")
+    else:
+        lines.append(f"  {len(outcome.written)} file(s) written, {len(outcome.deleted)} deleted")
+        for path, error in outcome.failed:
+            lines.append(f"  FAILED {quote_path(path)}: {error}")
+        if outcome.not_attempted:
+            lines.append(f"  not attempted: {_listing(outcome.not_attempted)}")
+        if outcome.appeared:
+            lines.append(f"  kept (appeared during the restore, in no checkpoint yet): "
+                         f"{_listing(outcome.appeared)}")
+    if plan.kept_user_edits:
+        lines.append(f"  kept your edits: {_listing(plan.kept_user_edits)}")
+    if plan.kept_not_agent:
+        lines.append(f"  kept (not written by the agent; --all restores them): "
+                     f"{_listing(plan.kept_not_agent)}")
+    if plan.gone:
+        lines.append(f"  already gone (created by the restore, deleted since): "
+                     f"{_listing(plan.gone)}")
+    if plan.untouched:
+        lines.append(f"  untouched because ignored or not captured: "
+                     f"{_listing(plan.untouched)}")
+    if result.pre_rollback:
+        lines.append(f"  pre-rollback snapshot {result.pre_rollback[:8]}: `rewind undo` "
+                     "puts everything back")
+    return lines
+
+
+def _listing(items: list[bytes]) -> str:
+    shown = ", ".join(quote_path(p) for p in items[:SHOW])
+    return shown + (f" ... and {len(items) - SHOW} more" if len(items) > SHOW else "")
+
+
+COMMANDS = [restore, undo]

@@ -1,0 +1,11 @@
+"""What a checkpoint holds and how checkpoints differ: files, trees, diffs, searches.
+
+    trees         a checkpoint's files: entries, blobs, changes; unsafe names
+    browse        the mount's only door to git: threads, retries, damage named
+    diff, diffstat, quoting   differences, git's --stat, git-style quoted names
+    changestats   what a checkpoint changed and holds (files, lines, bytes)
+    treestats     git's numbers between two trees
+    pathlog       one path through the checkpoints (`rewind log`)
+    search        `rewind grep`
+    modes         real permission bits a restore recorded beside its pre-rollback snapshot
+"""

@@ -1,0 +1,58 @@
+"""What a checkpoint changed and holds: files changed, lines added and removed, bytes.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pygit2
+
+from rewindfs.store.history.chain import Checkpoint, raw_parent
+from rewindfs.store.history.checkpoint import Stats
+from rewindfs.store.history.files import trees
+from rewindfs.store.history.files.treestats import tree_stats
+from rewindfs.store.history.trailers import STATS_TRAILER
+from rewindfs.store.objects import private
+from rewindfs.store.objects.layout import Layout
+
+
+def stats(repo: pygit2.Repository, checkpoint: Checkpoint) -> Stats:
+    """Files changed and lines added/removed against the previous checkpoint.
+
+    rewindfs records them in the commit when it is made; for commits written by
+    Hermes they are computed here. A checkpoint whose parent is gone (the first one,
+    or the oldest kept after gc) counts its files, with no line counts.
+    """
+    recorded = checkpoint.trailers.get(STATS_TRAILER)
+    if recorded and (parsed := Stats.decode(recorded)):
+        return parsed
+    if checkpoint.record is not None and checkpoint.record.stats is not None:
+        return Stats(*checkpoint.record.stats)
+    parent = raw_parent(repo, checkpoint.id)
+    return tree_stats(repo, parent.tree_id if parent is not None else None, checkpoint.tree_id)
+
+
+def total_size(repo: pygit2.Repository, layout: Layout, h16: str, checkpoint: Checkpoint) -> int:
+    """Bytes of every file in the checkpoint (what a first checkpoint stored).
+
+    Reading each blob's header costs ~50 us per loose object, so the answer is
+    cached per commit (a commit never changes) with the store's other caches.
+    """
+    cache = layout.sizes_cache(h16)
+    try:
+        known = json.loads(cache.read_text())
+        if not isinstance(known, dict):
+            known = {}
+    except (OSError, ValueError):
+        known = {}
+    if isinstance(known.get(checkpoint.id), int):
+        return known[checkpoint.id]
+    odb = repo.odb
+    size = sum(odb.read_header(pygit2.Oid(hex=e.oid))[1]
+               for e in trees.walk_entries(repo, checkpoint.tree_id))
+    try:
+        private.ensure_dir(cache.parent)
+        private.write_atomic(cache, json.dumps({**known, checkpoint.id: size}), durable=False)
+    except OSError:
+        pass  # only a cache
+    return size

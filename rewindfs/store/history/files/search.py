@@ -1,0 +1,51 @@
+"""`rewind grep`: search the files of checkpoints without a mount.
+
+Each distinct file version (path and blob) is read once, however many checkpoints
+hold it, and reported under the newest checkpoint that holds it. Files that look
+binary (a NUL byte in the first 8000 bytes, git's rule) are reported by name only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pygit2
+
+from rewindfs.store.history.chain import Checkpoint
+from rewindfs.store.history.files import trees
+
+BINARY_PROBE = 8000
+LINK = int(pygit2.enums.FileMode.LINK)
+
+
+@dataclass
+class Match:
+    checkpoint: Checkpoint
+    path: bytes
+    line_number: int  # 0 for a binary file
+    line: bytes
+
+
+def grep(repo: pygit2.Repository, checkpoints: list[Checkpoint], pattern: re.Pattern[bytes],
+         paths: list[bytes] | None = None, names_only: bool = False) -> Iterator[Match]:
+    """Matches in the given checkpoints (newest first), each file version searched once."""
+    seen: set[tuple[bytes, str]] = set()
+    for cp in checkpoints:
+        for prefix in paths or [b""]:
+            for entry in trees.walk_entries(repo, cp.tree_id, prefix):
+                key = (entry.path, entry.oid)
+                if key in seen or entry.mode == LINK:
+                    continue
+                seen.add(key)
+                data = trees.blob_bytes(repo, entry.oid)
+                if b"\0" in data[:BINARY_PROBE]:
+                    if pattern.search(data):
+                        yield Match(cp, entry.path, 0, b"")
+                    continue
+                for number, line in enumerate(data.splitlines(), start=1):
+                    if pattern.search(line):
+                        yield Match(cp, entry.path, number, line)
+                        if names_only:
+                            break

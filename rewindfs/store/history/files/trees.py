@@ -1,0 +1,224 @@
+"""Reading a checkpoint's files: tree entries, blob bytes, the changes between two trees,
+and whether a stored tree is safe to write out.
+
+Paths are bytes relative to the project root (file names need not be UTF-8).
+
+A stored tree is data, not trust: any tool that writes the store (Hermes, git, a
+hostile process) can store an entry named `..`, one holding a `/`, or `.git`.
+`unsafe_entry` finds such names, with git fsck's rules (`.git` also in the forms
+HFS+ and NTFS treat as `.git`), before anything is written from a tree.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pygit2
+from pygit2.enums import DiffOption, FileMode
+
+from rewindfs.errors import StoreError
+from rewindfs.store.objects import damage
+from rewindfs.store.objects.layout import objects_dir
+
+LINK = int(FileMode.LINK)
+EXECUTABLE = int(FileMode.BLOB_EXECUTABLE)
+
+
+@dataclass(frozen=True)
+class Entry:
+    path: bytes
+    oid: str
+    mode: int
+
+    @property
+    def is_link(self) -> bool:
+        return self.mode == LINK
+
+
+@dataclass(frozen=True)
+class Change:
+    """`path` goes from `old` (None: absent) to `new` (None: absent)."""
+
+    path: bytes
+    old: Entry | None
+    new: Entry | None
+
+
+def changes(repo: pygit2.Repository, old_tree: str, new_tree: str) -> list[Change]:
+    """Every file that differs between two trees (content, mode or type); no rename pairing."""
+    diff = repo[old_tree].diff_to_tree(repo[new_tree], flags=DiffOption.INCLUDE_TYPECHANGE)
+    out = []
+    for delta in diff.deltas:
+        old = _entry(delta.old_file)
+        new = _entry(delta.new_file)
+        out.append(Change(delta.new_file.raw_path if new else delta.old_file.raw_path, old, new))
+    return out
+
+
+def _entry(f: pygit2.DiffFile) -> Entry | None:
+    if f.id == pygit2.Oid(hex="0" * 40) or not f.mode:
+        return None
+    return Entry(f.raw_path, str(f.id), f.mode)
+
+
+def walk_entries(repo: pygit2.Repository, tree_id: str, prefix: bytes = b"") -> Iterator[Entry]:
+    """Every file and symlink under `prefix` (b"" = the whole tree), depth first."""
+    node = lookup_tree(repo, tree_id, prefix) if prefix else repo[tree_id]
+    if node is None:
+        return
+    if not isinstance(node, pygit2.Tree):
+        entry = lookup(repo, tree_id, prefix)
+        if entry is not None:
+            yield entry
+        return
+    stack = [(prefix, node)]
+    while stack:
+        base, tree = stack.pop()
+        for item in tree:
+            path = base + b"/" + item.raw_name if base else item.raw_name
+            if item.filemode == int(FileMode.TREE):
+                stack.append((path, repo[item.id]))
+            elif item.filemode != int(FileMode.COMMIT):
+                yield Entry(path, str(item.id), item.filemode)
+
+
+def entry_at(repo: pygit2.Repository, tree_id: str, path: bytes) -> pygit2.Object | None:
+    """The entry at `path` in the tree (None: no such path). A tree on the way that is
+    missing or unreadable is damage (StoreDamaged naming it), never "not there": pygit2
+    says KeyError for both, so a miss is walked again one directory at a time."""
+    try:
+        return repo[tree_id][os.fsdecode(path)]
+    except (KeyError, pygit2.GitError):
+        pass
+    tree = _tree(repo, tree_id)
+    parts = os.fsdecode(path).split("/")
+    for at, name in enumerate(parts):
+        try:
+            item = tree[name]
+        except KeyError:
+            return None
+        if at == len(parts) - 1:
+            return item
+        if item.filemode != int(FileMode.TREE):
+            return None
+        tree = _tree(repo, str(item.id))
+    return None
+
+
+def _tree(repo: pygit2.Repository, oid: str) -> pygit2.Tree:
+    """Tree `oid`, which a checkpoint names: missing or unreadable is damage."""
+    try:
+        found = repo[oid]
+        if isinstance(found, pygit2.Tree):
+            return found
+    except (KeyError, ValueError, pygit2.GitError) as exc:
+        problem = damage.object_problem(objects_dir(Path(repo.path)), oid)
+        raise (problem or StoreError(f"checkpoint tree {oid[:12]} is unreadable: {exc}")) \
+            from exc
+    raise StoreError(f"object {oid[:12]} named as a tree is a {found.type_str}")
+
+
+def lookup_tree(repo: pygit2.Repository, tree_id: str, path: bytes):
+    """The object at `path` in the tree (a Tree or Blob), or None."""
+    item = entry_at(repo, tree_id, path)
+    return None if item is None else repo[item.id]
+
+
+def lookup(repo: pygit2.Repository, tree_id: str, path: bytes) -> Entry | None:
+    """The file or symlink entry at `path`, or None (missing, or a directory)."""
+    item = entry_at(repo, tree_id, path)
+    if item is None or item.filemode in (int(FileMode.TREE), int(FileMode.COMMIT)):
+        return None
+    return Entry(path, str(item.id), item.filemode)
+
+
+def is_dir(repo: pygit2.Repository, tree_id: str, path: bytes) -> bool:
+    item = entry_at(repo, tree_id, path)
+    return item is not None and item.filemode == int(FileMode.TREE)
+
+
+def blob_bytes(repo: pygit2.Repository, oid: str) -> bytes:
+    try:
+        return repo[oid].data
+    except (KeyError, pygit2.GitError) as exc:
+        found = damage.object_problem(objects_dir(Path(repo.path)), oid)
+        if found is not None:
+            raise found from exc
+        raise StoreError(f"checkpoint store is missing object {oid[:12]}: {exc}") from exc
+
+
+def file_oid(path: bytes) -> str | None:
+    """The blob id the file (or symlink) at `path` would have, or None if it is gone."""
+    try:
+        if os.path.islink(path):
+            return str(pygit2.hash(os.readlink(path)))
+        return str(pygit2.hashfile(path))
+    except (OSError, pygit2.GitError):
+        return None
+
+
+# -- validating stored names ----------------------------------------------------------
+
+# Code points HFS+ ignores when comparing names (git's next_hfs_char): ".g\u200cit" is .git there.
+_HFS_IGNORED = re.compile("[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]")
+# What NTFS treats as .git: trailing dots and spaces dropped, the 8.3 name, a stream suffix.
+_NTFS_DOTGIT = re.compile(rb"(?i)(\.git|git~1)[. ]*($|[\\/:])")
+_SAFE_TREES: set[str] = set()  # tree ids already checked (ids name content, so forever)
+_SAFE_TREES_MAX = 200_000
+
+
+def unsafe_name(name: bytes) -> str | None:
+    """Why `name` must never be written as a path component, or None if it may."""
+    if not name:
+        return "an empty name"
+    if name in (b".", b".."):
+        return f"the name {name.decode()!r}"
+    if b"/" in name:
+        return "a name containing '/'"
+    if b"\0" in name:
+        return "a name containing a NUL byte"
+    if name.lower() == b".git" or _NTFS_DOTGIT.match(name):
+        return "a .git entry"
+    try:
+        folded = _HFS_IGNORED.sub("", name.decode("utf-8"))
+    except UnicodeDecodeError:
+        return None
+    if folded.lower() == ".git":
+        return "a .git entry (as HFS+ reads it)"
+    return None
+
+
+def unsafe_entry(repo: pygit2.Repository, tree_id: str) -> tuple[bytes, str] | None:
+    """The first entry anywhere below `tree_id` that must not be written, as (path, why);
+    None when every name in it is safe. Raises StoreError for a missing object."""
+    if tree_id in _SAFE_TREES:
+        return None
+    checked: list[str] = []
+    stack: list[tuple[bytes, str]] = [(b"", tree_id)]
+    while stack:
+        base, oid = stack.pop()
+        if oid in _SAFE_TREES:
+            continue
+        try:
+            tree = repo[oid]
+        except (KeyError, ValueError, pygit2.GitError) as exc:
+            raise StoreError(f"checkpoint store cannot read tree {oid[:12]}: {exc}") from exc
+        if not isinstance(tree, pygit2.Tree):
+            return base, "an entry claiming to be a directory that is not one"
+        for item in tree:
+            name = item.raw_name
+            path = base + b"/" + name if base else name
+            why = unsafe_name(name)
+            if why is not None:
+                return path, why
+            if item.filemode == int(FileMode.TREE):
+                stack.append((path, str(item.id)))
+        checked.append(oid)
+    if len(_SAFE_TREES) + len(checked) > _SAFE_TREES_MAX:
+        _SAFE_TREES.clear()
+    _SAFE_TREES.update(checked)
+    return None
