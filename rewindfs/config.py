@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 from rewindfs.errors import InvalidInput
 from rewindfs.store.objects import default_home
-from rewindfs.store.remote import validate_name
 
 if TYPE_CHECKING:  # PyYAML is imported when there is YAML to read (no config.yaml: none)
     import yaml
@@ -74,6 +73,8 @@ def _remote_name(value: Any) -> str | None:
     if not isinstance(value, str):
         raise ValueError("expected the name of a remote (`rewind remote list`)")
     try:
+        from rewindfs.store.remote import validate_name  # (the remotes' code: rarely)
+
         return validate_name(value)
     except InvalidInput:
         raise ValueError("not a remote name (`rewind remote list` shows them)") from None

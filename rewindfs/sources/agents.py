@@ -20,6 +20,7 @@ from rewindfs.errors import InvalidInput, NotFound
 from rewindfs.sources.database import BUSY_SECONDS, Database
 from rewindfs.sources.jsonstore import JsonStorage
 from rewindfs.sources.records import Records
+from rewindfs.sources.stepref import AGENT_NAMES
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,7 @@ AGENTS = {
     "kilo": Agent("kilo", "kilo", "KILO_DB", "kilo", "Kilo Code"),
     "opencode": Agent("opencode", "opencode", "OPENCODE_DB", "opencode", "OpenCode"),
 }
+assert set(AGENTS) == AGENT_NAMES, "sources.stepref names the agents too"
 
 
 def agent_named(name: str) -> Agent:

@@ -264,3 +264,31 @@ def test_a_ref_listed_twice_in_packed_refs_is_read_as_git_reads_it(project, stor
     # The tree is `second`'s, git's tip is `first`: a checkpoint is due, on top of `first`.
     assert result["taken"] is True, done.stdout
     assert store_git("rev-parse", f"{result['hash']}^").stdout.strip() == first
+
+
+def test_a_checkpoint_id_names_its_project_anywhere(project, tmp_path, store, store_git,
+                                                    run_rewind):
+    """An id copied from `rewind list --all-projects` (in full, or 8+ digits) reads that
+    checkpoint from inside any other project; a restore of it without --to refuses (the
+    command named no project to change), with --to DIR it writes it there."""
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "o.txt").write_text("of the other project\n")
+    theirs = take(store, other, "theirs").commit
+    (project / "a.txt").write_text("ours\n")
+    take(store, project, "ours")
+    listed_all = run_rewind("list", "--all-projects", "--json", cwd=project, check=True)
+    assert theirs in listed_all.stdout
+    for given in (theirs, theirs[:8]):
+        done = run_rewind("cat", given, "o.txt", cwd=project, check=True)
+        assert done.stdout == "of the other project\n"
+        assert json.loads(run_rewind("show", "--json", given, cwd=project,
+                                     check=True).stdout)["hash"] == theirs
+    refused = run_rewind("restore", theirs, "--yes", cwd=project)
+    assert refused.returncode == 1 and str(other) in refused.stderr, refused.stderr
+    assert (project / "a.txt").read_text() == "ours\n" and not (project / "o.txt").exists()
+    dest = tmp_path / "copy"
+    run_rewind("restore", theirs[:10], "--to", str(dest), cwd=project, check=True)
+    assert (dest / "o.txt").read_text() == "of the other project\n"
+    missing = run_rewind("cat", "deadbeefdeadbeef", "a.txt", cwd=project)
+    assert missing.returncode == 1 and missing.stderr.count("\n") == 1

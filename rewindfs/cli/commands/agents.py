@@ -25,6 +25,8 @@ from rewindfs.errors import InvalidInput
 from rewindfs.sources import keep, reading, refs
 from rewindfs.sources.agents import AGENTS, agent_named
 from rewindfs.sources.history import AgentHistory, Listed, load
+from rewindfs.sources.refs import split as split_step  # noqa: F401 - for cli.commands.show
+from rewindfs.sources.stepref import is_step
 from rewindfs.store.history import quote_path
 from rewindfs.store.objects import writers
 
@@ -47,10 +49,6 @@ def resolve(app: App, workdir: Path, text: str) -> tuple[AgentHistory, Listed]:
         raise InvalidInput(f"{text!r} is not a step of another agent")
     history = history_for(app, workdir, agent.name)
     return history, refs.resolve(history, text)
-
-
-def is_step(text: str | None) -> bool:
-    return bool(text) and refs.agent_of(text or "") is not None
 
 
 def list_steps(app: App, workdir: Path, agent: str, as_json: bool) -> None:

@@ -259,7 +259,7 @@ def diff(ctx: click.Context, refs: tuple[str, ...], directory: str | None, stat:
     OLD and NEW are numbers from `rewind list`, ids, labels or times
     (`10 minutes ago`, `@yesterday-14:00`, `2026-01-05T14:00`).
     """
-    from rewindfs.cli.commands import agents
+    from rewindfs.sources.stepref import is_step
     from rewindfs.store.history import quote_path
 
     app: App = ctx.obj
@@ -269,8 +269,10 @@ def diff(ctx: click.Context, refs: tuple[str, ...], directory: str | None, stat:
     target = resolve_target(app, directory, remote, refs[0] if refs else None)
     workdir = target.workdir
     paths = _paths(ctx.meta.get("paths"), workdir)
-    if any(agents.is_step(r) for r in refs):
+    if any(is_step(r) for r in refs):
         refuse_together(**{"a kilo:/opencode: step": True, "--remote": remote})
+        from rewindfs.cli.commands import agents  # (their readers: only for their steps)
+
         with agents.diff_trees(app, workdir, refs) as (repo, old_tree, new_tree):
             result = st.diff_between(repo, old_tree, new_tree, paths)
     else:

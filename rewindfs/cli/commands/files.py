@@ -16,7 +16,6 @@ from rich.text import Text
 
 from rewindfs import store as st
 from rewindfs.cli.app import App, cli_relative
-from rewindfs.cli.commands import agents
 from rewindfs.cli.commands.complete import complete_reference
 from rewindfs.cli.help import examples
 from rewindfs.cli.options import (
@@ -31,6 +30,7 @@ from rewindfs.cli.output.human import human_age
 from rewindfs.cli.target import Target, remote_option
 from rewindfs.cli.target import resolve as resolve_target
 from rewindfs.errors import InvalidInput, NotFound
+from rewindfs.sources.stepref import is_step
 from rewindfs.store.history import Checkpoint, pathlog, quote_path, search
 
 
@@ -78,8 +78,10 @@ def log(app: App, given: tuple[str, ...], agent: str | None, directory: str | No
     target = resolve_target(app, directory, remote)
     workdir = target.workdir
     rel = cli_relative(workdir, path)
-    if agent or (reference and agents.is_step(reference)):
+    if agent or (reference and is_step(reference)):
         refuse_together(**{"--agent or a kilo:/opencode: step": True, "--remote": remote})
+        from rewindfs.cli.commands import agents  # (their readers: only for their steps)
+
         agents.log_path(app, workdir, agent, reference, rel, as_json)
         return
     repo, h16, found = _history(app, target)
@@ -131,8 +133,10 @@ def cat(app: App, reference: str, path: str, directory: str | None, remote: str 
     """Print PATH as it was in checkpoint REFERENCE (bytes exactly as stored)."""
     target = resolve_target(app, directory, remote, reference)
     workdir = target.workdir
-    if agents.is_step(reference):
+    if is_step(reference):
         refuse_together(**{"a kilo:/opencode: step": True, "--remote": remote})
+        from rewindfs.cli.commands import agents  # (their readers: only for their steps)
+
         write_bytes(agents.read_step_file(app, workdir, reference,
                                           cli_relative(workdir, path)))
         return

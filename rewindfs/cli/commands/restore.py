@@ -16,7 +16,6 @@ from rewindfs import store as st
 from rewindfs.agent.results import names, restore_dict
 from rewindfs.agent.state import restore_report
 from rewindfs.cli.app import App, cli_relative, path_base
-from rewindfs.cli.commands import agents
 from rewindfs.cli.commands.complete import complete_reference
 from rewindfs.cli.help import examples
 from rewindfs.cli.options import dir_option, json_option, refuse_together
@@ -27,6 +26,7 @@ from rewindfs.cli.target import remote_option
 from rewindfs.cli.target import resolve as resolve_target
 from rewindfs.errors import InvalidInput, NotFound, Refused
 from rewindfs.restore import journal
+from rewindfs.sources.stepref import is_step
 from rewindfs.store import Checkpoint, project_hash
 from rewindfs.store.history import quote_path
 
@@ -87,8 +87,10 @@ def restore(app: App, reference: str, paths: tuple[str, ...], directory: str | N
     with ExitStack() as held:
         target: str | Checkpoint = reference
         scope = None
-        if agents.is_step(reference):
+        if is_step(reference):
             refuse_together(**{"a kilo:/opencode: step": True, "--remote": remote})
+            from rewindfs.cli.commands import agents  # (their readers: only for their steps)
+
             target, scope = held.enter_context(
                 agents.restore_target(app, workdir, reference, revert))
         elif revert:

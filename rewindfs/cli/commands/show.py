@@ -13,7 +13,6 @@ import click
 from rewindfs import store as st
 from rewindfs.agent.show import checkpoint_report
 from rewindfs.cli.app import App
-from rewindfs.cli.commands import agents
 from rewindfs.cli.commands.complete import complete_reference
 from rewindfs.cli.help import examples
 from rewindfs.cli.options import dir_option, json_option, output_options, refuse_together
@@ -21,7 +20,7 @@ from rewindfs.cli.target import Target, remote_option
 from rewindfs.cli.target import resolve as resolve_target
 from rewindfs.errors import InvalidInput, RewindError
 from rewindfs.restore.paths import project_relative
-from rewindfs.sources.refs import split as split_step
+from rewindfs.sources.stepref import is_step
 from rewindfs.store.history import pathlog, resolve_with_path, timeref
 
 PREVIEW = 160  # characters of a state document shown without --full
@@ -48,9 +47,11 @@ def show(app: App, reference: str, directory: str | None, full: bool, remote: st
     REF:PATH print that file as it was (PATH from the project root, `./` for the cwd)."""
     target = resolve_target(app, directory, remote, reference.partition(":")[0])
     workdir = target.workdir
-    if agents.is_step(reference):
+    if is_step(reference):
         refuse_together(**{"a kilo:/opencode: step": True, "--remote": remote})
-        ref, path = split_step(reference)
+        from rewindfs.cli.commands import agents  # (their readers: only for their steps)
+
+        ref, path = agents.split_step(reference)
         if path is None:
             agents.show_step(app, workdir, ref, as_json)
         else:

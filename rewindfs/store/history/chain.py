@@ -16,12 +16,11 @@ references; stats: changestats.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pygit2
 
 from rewindfs.errors import NotFound, StoreDamaged, StoreError
-from rewindfs.store.history import breaks
-from rewindfs.store.history.breaks import Break
 
 # The model (what a checkpoint is, its number), without libgit2: store.history.checkpoint.
 from rewindfs.store.history.checkpoint import (  # noqa: F401 - names kept here for callers
@@ -41,7 +40,9 @@ from rewindfs.store.history.records import listpage, recordfile, records
 from rewindfs.store.history.shallow import boundaries, common_dir
 from rewindfs.store.objects import damage, notices
 from rewindfs.store.objects.layout import Layout, objects_dir
-from rewindfs.store.objects.verify import loose
+
+if TYPE_CHECKING:  # a broken history's modules load only when one breaks
+    from rewindfs.store.history.breaks import Break
 
 
 def walk(repo: pygit2.Repository, ref: str) -> list[pygit2.Commit]:
@@ -81,6 +82,9 @@ def walk_to_break(repo: pygit2.Repository, ref: str
         except (pygit2.GitError, KeyError) as exc:
             # Not a prune boundary (history stops there before its parent is gone): the
             # parent is damage, missing or unreadable, and the chain breaks here.
+            from rewindfs.store.history.breaks import Break
+            from rewindfs.store.objects.verify import loose
+
             parent = str(commit.parent_ids[0])
             objects = objects_dir(Path(repo.path))
             found = damage.object_problem(objects, parent) or StoreDamaged(
@@ -114,6 +118,8 @@ def checkpoints(repo: pygit2.Repository, h16: str, *, from_objects: bool = False
                            key=lambda c: pinned_order(c.commit_time, str(c.id)))
         else:
             notices.notice(broken.warning())
+            from rewindfs.store.history import breaks
+
             older = breaks.recover(repo, h16, in_chain, stop)
         out = History(_checkpoint(commit, stop, labels.get(str(commit.id), []))
                       for commit in [*chain, *older])

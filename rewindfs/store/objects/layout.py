@@ -21,7 +21,10 @@
 
 from __future__ import annotations
 
-import hashlib
+try:  # the sha256 of hashlib without loading OpenSSL (hashlib's import: milliseconds)
+    from _sha256 import sha256
+except ImportError:  # pragma: no cover - a Python built without it
+    from hashlib import sha256
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,7 +67,7 @@ def objects_dir(gitdir: Path) -> Path:
 def project_hash(workdir: str | os.PathLike[str]) -> str:
     """sha256 of the resolved absolute path, first 16 hex digits (Hermes's h16)."""
     raw = os.fsencode(str(normalize_workdir(workdir)))
-    return hashlib.sha256(raw).hexdigest()[:16]
+    return sha256(raw).hexdigest()[:16]
 
 
 @dataclass(frozen=True)

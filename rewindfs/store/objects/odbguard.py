@@ -25,7 +25,6 @@ from pathlib import Path
 import pygit2
 
 from rewindfs.errors import StoreDamaged
-from rewindfs.store.objects.verify import loose
 
 ENV = "REWIND_LOOSE_GUARD"
 _damaged: dict[str, StoreDamaged] = {}
@@ -87,6 +86,9 @@ class VerifiedLoose(pygit2.OdbBackend):
     """
 
     def __init__(self, objects_dir: Path):
+        from rewindfs.store.objects.verify import loose  # (a stock pygit2 only)
+
+        self._loose = loose
         super().__init__()
         self._dir = Path(objects_dir)
         self._writer = pygit2.Odb()
@@ -94,11 +96,12 @@ class VerifiedLoose(pygit2.OdbBackend):
 
     def _read(self, oid: str) -> tuple[int, bytes]:
         try:
-            return loose.read_verified(loose.path_of(self._dir, oid))
+            return self._loose.read_verified(self._loose.path_of(self._dir, oid))
         except FileNotFoundError:
             raise KeyError(oid) from None
         except OSError as exc:
-            damaged = StoreDamaged(loose.path_of(self._dir, oid), f"unreadable: {exc.strerror}")
+            damaged = StoreDamaged(self._loose.path_of(self._dir, oid),
+                                   f"unreadable: {exc.strerror}")
             _remember(oid, damaged)
             raise damaged from None
         except StoreDamaged as exc:
@@ -110,9 +113,9 @@ class VerifiedLoose(pygit2.OdbBackend):
 
     def read_header_cb(self, oid: pygit2.Oid) -> tuple[int, int]:
         # The header alone (sizes for listings): a damaged body shows when it is read.
-        path = loose.path_of(self._dir, str(oid))
+        path = self._loose.path_of(self._dir, str(oid))
         try:
-            return loose.read_header(path)
+            return self._loose.read_header(path)
         except FileNotFoundError:
             raise KeyError(str(oid)) from None
         except (OSError, StoreDamaged):
@@ -125,10 +128,10 @@ class VerifiedLoose(pygit2.OdbBackend):
         return kind, body, oid
 
     def exists_cb(self, oid: pygit2.Oid) -> bool:
-        return loose.path_of(self._dir, str(oid)).exists()
+        return self._loose.path_of(self._dir, str(oid)).exists()
 
     def exists_prefix_cb(self, prefix: str) -> pygit2.Oid:
-        found = loose.find_prefix(self._dir, prefix)
+        found = self._loose.find_prefix(self._dir, prefix)
         if not found:
             raise KeyError(prefix)
         if len(found) > 1:
@@ -142,7 +145,7 @@ class VerifiedLoose(pygit2.OdbBackend):
         pass
 
     def __iter__(self):
-        for oid in loose.all_ids(self._dir):
+        for oid in self._loose.all_ids(self._dir):
             yield pygit2.Oid(hex=oid)
 
 

@@ -27,7 +27,6 @@ from pygit2.ffi import C, ffi
 from rewindfs.errors import NotFound, Refused, StoreError
 from rewindfs.store.objects import (
     durable,
-    firstuse,
     gitextra,
     ignore,
     odbguard,
@@ -147,6 +146,8 @@ class Store:
                     # Missing, or only the comments git's init template writes.
                     ignore.write_if_changed(exclude, ignore.default_exclude_text())
                 ignore.write_if_changed(path / "info" / "attributes", ATTRIBUTES)
+                from rewindfs.store.objects import firstuse  # (store creation: rare)
+
                 firstuse.on_store_ready(self.layout, created)  # v1 migration (maintenance)
         except OSError as exc:
             raise StoreError(f"cannot create checkpoint store at {path}: {exc.strerror}") from exc

@@ -32,7 +32,6 @@ from pathlib import Path
 
 import pygit2
 
-from rewindfs.store.history.files.treestats import tree_stats
 from rewindfs.store.history.records import recordfile, recordtail
 from rewindfs.store.history.records.recordfile import Record
 from rewindfs.store.history.trailers import STATS_TRAILER, parse_message
@@ -61,6 +60,8 @@ def read_commit(repo: pygit2.Repository, commit_id: str, objects: Path) -> Recor
     tree = str(commit.tree_id)
     stats = None
     if STATS_TRAILER not in trailers and (parent is None or parent_tree):
+        from rewindfs.store.history.files.treestats import tree_stats  # (Hermes's)
+
         s = tree_stats(repo, parent_tree, tree)
         stats = [s.files_changed, s.insertions, s.deletions]
     changes = _changes(repo, parent_tree, tree) if parent_tree is not None else None
