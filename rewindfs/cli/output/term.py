@@ -85,11 +85,19 @@ class Terminal:
         return _isatty(stream)
 
     def console(self, err: bool = False) -> Console:
-        """A console on stdout (or stderr): markup off, so any text prints as it is."""
+        """A console on stdout (or stderr): markup off, so any text prints as it is; off a
+        terminal without colour, one that writes text without importing rich
+        (cli.output.plain)."""
         stream = sys.stderr if err else sys.stdout
         key = id(stream)
         if key not in self._consoles:
-            self._consoles[key] = self._console_on(stream, _isatty(stream))
+            if not _isatty(stream) and not self.colour_for(stream):
+                from rewindfs.cli.output.plain import PlainConsole
+
+                self._consoles[key] = PlainConsole(  # type: ignore[assignment]
+                    stream, env_columns() or WIDE, lambda: self._console_on(stream, False))
+            else:
+                self._consoles[key] = self._console_on(stream, _isatty(stream))
         return self._consoles[key]
 
     def _console_on(self, stream: IO[str], terminal_width: bool) -> Console:
@@ -116,17 +124,20 @@ class Terminal:
 
     def note(self, message: str) -> None:
         """`rewind: note: ...` on stderr, in cyan on a terminal."""
-        from rich.text import Text
-
-        self.console(err=True).print(Text(f"rewind: note: {message}", style="cyan"),
-                                     soft_wrap=True)
+        self._say(f"rewind: note: {message}", "cyan")
 
     def warn(self, message: str) -> None:
         """`rewind: warning: ...` on stderr, in yellow on a terminal."""
+        self._say(f"rewind: warning: {message}", "yellow")
+
+    def _say(self, line: str, style: str) -> None:
+        console = self.console(err=True)
+        if console.no_color and not console.is_terminal:
+            console.print(line, soft_wrap=True)  # (plain: rich only if the line needs it)
+            return
         from rich.text import Text
 
-        self.console(err=True).print(Text(f"rewind: warning: {message}", style="yellow"),
-                                     soft_wrap=True)
+        console.print(Text(line, style=style), soft_wrap=True)
 
     # -- pager -----------------------------------------------------------------------
 
