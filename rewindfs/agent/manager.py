@@ -8,7 +8,6 @@ are added, never removed or renamed.
 
 from __future__ import annotations
 
-import logging
 import os
 import time
 from pathlib import Path
@@ -22,12 +21,13 @@ from rewindfs.agent.results import checkpoint_dict, restore_dict
 from rewindfs.agent.steps import StepRecorder
 from rewindfs.agent.workdir import working_dir_for_path
 from rewindfs.errors import NotFound, RewindError
+from rewindfs.lazylog import logger
 from rewindfs.store.capture import secret_files
-from rewindfs.store.history import ledger, meta, projects
+from rewindfs.store.history import carrying, ledger, projects
 from rewindfs.store.maintenance import Policy, auto
 from rewindfs.store.remote import autopush
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 AUTO_PRUNE_RECHECK_SECONDS = 600.0  # a long-lived agent looks at .last_prune this often
 
 
@@ -152,7 +152,7 @@ class CheckpointManager:
         It carries `state` and the external actions recorded since the last
         checkpoint that carried any (see store.history.metadata.meta).
         """
-        result = meta.take_carrying(
+        result = carrying.take_carrying(
             self.store, working_dir, reason, state=state, limits=self.limits,
             trailers=trailers, extra_excludes=self.extra_excludes, keep=self.max_snapshots,
         )

@@ -31,7 +31,7 @@ from rewindfs.store import (
     normalize_workdir,
     project_hash,
 )
-from rewindfs.store.history import meta, stamp, steplog
+from rewindfs.store.history import carrying, stamp, steplog
 from rewindfs.store.maintenance import Policy, auto
 from rewindfs.store.remote import autopush
 
@@ -73,7 +73,7 @@ def _checkpoint(settings: config.Settings, store: Store, workdir: Path, reason: 
     then its stamp, written by a detached child."""
     key = capture_key(workdir, settings.home)
     started = time.time_ns()
-    result = meta.take_carrying(
+    result = carrying.take_carrying(
         store, str(workdir), reason, trailers=trailers,
         limits=Limits(max_file_size=settings.max_file_size_bytes, max_files=settings.max_files),
         extra_excludes=tuple(settings.extra_excludes), keep=settings.max_snapshots,

@@ -23,7 +23,7 @@ from conftest import isolated_git_env
 
 from rewindfs.store import checkpoints, project_hash, set_label, take
 from rewindfs.store.history import delete
-from rewindfs.store.history.metadata import meta, notes
+from rewindfs.store.history.metadata import carrying, notes
 from rewindfs.store.history.prune import enforce_max_snapshots
 from rewindfs.store.maintenance import liveset
 from rewindfs.store.maintenance.gc import gc
@@ -133,7 +133,7 @@ def test_notes_staged_blobs_and_gc(store, two):
     repo = pygit2.Repository(str(store.layout.store))
     h16 = project_hash(project)
     (project / "planned.txt").write_text("next\n")
-    meta.take_carrying(store, project, "with state", state={"plan": "x" * 500})
+    carrying.take_carrying(store, project, "with state", state={"plan": "x" * 500})
     assert notes.read(repo, h16, checkpoints(repo, h16)[0].id)  # a notes ref now
     agree(store)
     index_path = store.layout.worktree_admin(h16) / "index"

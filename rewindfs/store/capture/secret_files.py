@@ -20,12 +20,12 @@ warning was given, the project is never walked for this again.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import re
 import stat
 from dataclasses import dataclass
 
+from rewindfs.lazylog import logger
 from rewindfs.store.objects.repo import Project
 
 SSH_KEYS = (b"id_rsa", b"id_dsa", b"id_ecdsa", b"id_ed25519")
@@ -36,7 +36,7 @@ HEADER = re.compile(rb"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
 HEAD_BYTES = 8192
 SCAN_FILE, WARNED_FILE = "secret-scan.json", "secrets-warned"
 SHOWN = 10  # paths named in the warning
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 
 @dataclass

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import ctypes
 import gc
-import logging
 import mmap
 import os
 import pickle
@@ -40,6 +39,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from rewindfs.lazylog import logger
 from rewindfs.store.capture import fileread, interrupts
 from rewindfs.store.objects import liveness
 from rewindfs.store.objects.durable import write_all
@@ -50,7 +50,7 @@ MIN_BYTES = 16 << 20
 FILE_OVERHEAD = 16 << 10  # per-file cost (open, stat, read, Python) in bytes' worth
 _PROGRESS = struct.Struct("=QQ")  # files done, bytes done
 _PR_SET_PDEATHSIG = 1
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 Item = tuple[bytes, os.stat_result]  # (path relative to the root, the walk's lstat)
 # (path, fileread outcome, blob id, index entry fields): plain data, cheap to pickle

@@ -59,7 +59,7 @@ if TYPE_CHECKING:
         set_label,
         validate_label,
     )
-    from rewindfs.store.history.metadata import actions, ledger, meta, steplog
+    from rewindfs.store.history.metadata import actions, carrying, ledger, meta, steplog
     from rewindfs.store.history.metadata.actions import Action
     from rewindfs.store.history.metadata.meta import CheckpointMeta
     from rewindfs.store.history.records.listpage import Page, Surprise
@@ -111,5 +111,6 @@ __all__, __getattr__, __dir__ = face(_HERE, {
     "Entry": f"{_HERE}.files.trees",
     "State": f"{_HERE}.verdict",
 }, modules=("metadata.actions", "adopt", "compose", "delete", "files.diffstat",
-            "metadata.ledger", "metadata.meta", "files.modes", "files.pathlog", "projects",
-            "files.search", "stamp", "metadata.steplog", "timeref", "files.trees"))
+            "metadata.ledger", "metadata.meta", "metadata.carrying", "files.modes",
+            "files.pathlog", "projects", "files.search", "stamp", "metadata.steplog", "timeref",
+            "files.trees"))

@@ -30,7 +30,6 @@ unmounted drive), are left alone; `rewind adopt` does it by hand.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import shutil
 import time
@@ -40,6 +39,7 @@ from pathlib import Path
 import pygit2
 
 from rewindfs.errors import Busy, InvalidInput, NotFound, Refused, StoreError
+from rewindfs.lazylog import logger
 from rewindfs.store.history.chain import walk
 from rewindfs.store.history.projects import (
     DELETED_AT,
@@ -53,7 +53,7 @@ from rewindfs.store.objects.layout import NOT_PER_PROJECT, Layout, normalize_wor
 from rewindfs.store.objects.locks import file_lock, write_atomic
 from rewindfs.store.objects.repo import Project, Store, guard_workdir
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 # Admin dir files that describe where the project is: Store.project writes them anew.
 LOCATION_FILES = {"HEAD", "commondir", "gitdir", "locked", "rewind-config", "exclude"}
 LOCK_WAIT = 0.2  # seconds, for the automatic case: a busy old project is not a moved one

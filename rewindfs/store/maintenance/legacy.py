@@ -24,19 +24,19 @@ under `checkpoints/` is left alone.
 
 from __future__ import annotations
 
-import logging
 import os
 import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from rewindfs.lazylog import logger
 from rewindfs.store.history.verdict import State, deleted_path
 from rewindfs.store.maintenance.sizes import tree_bytes
 from rewindfs.store.objects.layout import Layout
 from rewindfs.store.objects.shadowrepos import PREFIX, STAMP, ShadowRepo
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 
 @dataclass

@@ -32,8 +32,7 @@ from rewindfs.store.history.shallow import boundaries
 from rewindfs.store.maintenance.objsizes import SizeTable, object_bytes
 from rewindfs.store.objects import gitcli, private
 from rewindfs.store.objects.indexfile import index_objects
-from rewindfs.store.objects.layout import CACHES, LABELS_PREFIX, REFS_PREFIX, Layout
-from rewindfs.store.objects.verify.packs import pack_files
+from rewindfs.store.objects.layout import CACHES, LABELS_PREFIX, REFS_PREFIX, Layout, pack_files
 
 VERSION = 1
 SUMMARY = "status.json"

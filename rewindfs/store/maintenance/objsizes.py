@@ -23,8 +23,7 @@ from pathlib import Path
 from rewindfs.errors import StoreError
 from rewindfs.store.maintenance.sizes import PACK_FRAME, disk_sizes, tree_bytes
 from rewindfs.store.objects import private
-from rewindfs.store.objects.layout import CACHES, Layout
-from rewindfs.store.objects.verify.packs import pack_files
+from rewindfs.store.objects.layout import CACHES, Layout, pack_files
 
 TABLE = "object-sizes"
 SCAN = "object-bytes.json"

@@ -17,10 +17,10 @@ racing with the observation wins.
 
 from __future__ import annotations
 
-import logging
 import time
 
 from rewindfs.errors import Busy
+from rewindfs.lazylog import logger
 from rewindfs.store.history.projects import (
     DELETED_AT,
     ProjectRecord,
@@ -32,7 +32,7 @@ from rewindfs.store.history.verdict import judge, workdir_deleted
 from rewindfs.store.objects.layout import Layout
 from rewindfs.store.objects.locks import file_lock
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 LOCK_WAIT = 0.2  # seconds; a busy project is being checkpointed: not deleted, nothing to note
 
 

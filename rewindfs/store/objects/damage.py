@@ -23,7 +23,6 @@ import pygit2
 from rewindfs.errors import StoreDamaged, StoreError
 from rewindfs.store.objects import odbguard
 from rewindfs.store.objects.layout import Layout
-from rewindfs.store.objects.verify import loose, packs
 
 _OID = re.compile(r"(?<![0-9a-f])[0-9a-f]{40}(?![0-9a-f])")
 _LOOSE_REF = re.compile(r"corrupted loose reference file: (\S+)")
@@ -36,6 +35,8 @@ LIBRARY_ERRORS = (pygit2.GitError, KeyError, ValueError)
 
 def object_problem(objects_dir: Path, oid: str) -> StoreDamaged | None:
     """What is wrong with object `oid` (None: it reads back intact)."""
+    from rewindfs.store.objects.verify import loose, packs  # (only once a read failed)
+
     known = odbguard.damaged(oid)
     if known is not None:
         return known

@@ -6,12 +6,11 @@ uses run it one at a time. It must stay cheap and never fail a checkpoint.
 
 from __future__ import annotations
 
-import logging
-
+from rewindfs.lazylog import logger
 from rewindfs.store.objects import marker, shadowrepos
 from rewindfs.store.objects.layout import Layout
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 
 def on_store_ready(layout: Layout, created: bool) -> None:

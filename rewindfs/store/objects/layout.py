@@ -170,3 +170,21 @@ def layout_of(gitdir: str | os.PathLike[str]) -> Layout:
     """The Layout of the store behind `gitdir` (the store or a project admin dir): what a
     reader holding only a repository needs to name a damaged file."""
     return Layout(objects_dir(Path(gitdir)).parent.parent)
+
+
+def pack_files(objects_dir: Path) -> dict[str, list[int]]:
+    """{file name: [size, mtime_ns]} of every pack and pack index (a pack never changes:
+    another size or mtime means damage, a missing one a repack)."""
+    out: dict[str, list[int]] = {}
+    try:
+        with os.scandir(objects_dir / "pack") as entries:
+            for entry in entries:
+                if entry.name.endswith((".pack", ".idx")):
+                    try:
+                        st = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    out[entry.name] = [st.st_size, st.st_mtime_ns]
+    except OSError:
+        pass
+    return out

@@ -6,15 +6,15 @@ them and with the archives later: maintenance.legacy.
 
 from __future__ import annotations
 
-import logging
 import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from rewindfs.lazylog import logger
 from rewindfs.store.objects.layout import Layout
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 PREFIX = "legacy-"
 STAMP = "%Y%m%d-%H%M%S"

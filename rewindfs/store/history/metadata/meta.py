@@ -13,20 +13,16 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import pygit2
 
 from rewindfs.errors import InvalidInput
-from rewindfs.store.capture import secret_files
-from rewindfs.store.capture.walk import DEFAULT_LIMITS, Limits
-from rewindfs.store.history.chain import Checkpoint, checkpoints
+from rewindfs.store.history.chain import Checkpoint
 from rewindfs.store.history.metadata import actions as actions_mod
 from rewindfs.store.history.metadata import notes
 from rewindfs.store.history.metadata.actions import Action
-from rewindfs.store.history.snapshot import SnapshotResult, locked, take_locked, tip
 from rewindfs.store.objects.repo import Store
 
 STATE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -73,37 +69,6 @@ def validate_state(state: Any) -> dict[str, Any]:
     return state
 
 
-def take_carrying(store: Store, workdir, reason: str, *, state: dict[str, Any] | None = None,
-                  trailers: dict[str, str] | None = None, limits: Limits = DEFAULT_LIMITS,
-                  extra_excludes: tuple[str, ...] = (), keep: int | None = None,
-                  paths: list[bytes] | None = None) -> SnapshotResult:
-    """`take`, with `state` and the pending external actions attached to the new checkpoint.
-
-    Unchanged files with changed state still make a checkpoint (the state is what
-    changed); unchanged files and no state leave the actions pending for the next one.
-    `paths` (project-relative) limits the capture to those, the rest as the previous
-    capture left it: for a caller that knows what changed (the agent hooks, through
-    history.stamp).
-    """
-    state = validate_state(state)
-    with locked(store, workdir) as project, actions_mod.held(store.layout, project.h16) as batch:
-        repo = project.repo
-        allow_empty = bool(state) and _tip_state(repo, project) != state
-        when = time.time()
-        result = take_locked(project, reason, limits=limits, trailers=trailers,
-                             extra_excludes=extra_excludes, allow_empty=allow_empty, keep=keep,
-                             paths=paths)
-        if result.taken and result.commit and (state or batch.items):
-            kept = {c.id for c in checkpoints(repo, project.h16)}
-            meta = CheckpointMeta(state, batch.items, when)
-            notes.write(repo, project.h16, result.commit, meta.to_json(), keep=kept)
-            batch.clear()
-        keys = secret_files.report(project)  # once per project: [] ever after
-        if keys:
-            result.skipped_files["private_keys"] = keys
-    return result
-
-
 def meta_of(repo: pygit2.Repository, h16: str, commit: str) -> CheckpointMeta:
     return CheckpointMeta.from_json(notes.read(repo, h16, commit))
 
@@ -120,8 +85,3 @@ def actions_after(store: Store, h16: str, target: Checkpoint) -> list[Action]:
         for a in CheckpointMeta.from_json(doc).actions:
             found.setdefault((a.kind, a.id, a.time), a)
     return sorted((a for a in found.values() if a.time > cut), key=lambda a: a.time)
-
-
-def _tip_state(repo: pygit2.Repository, project) -> dict[str, Any] | None:
-    head = tip(project)
-    return meta_of(repo, project.h16, str(head.id)).state if head is not None else None

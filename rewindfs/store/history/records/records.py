@@ -36,8 +36,7 @@ from rewindfs.store.history.records import recordfile, recordtail
 from rewindfs.store.history.records.recordfile import Record
 from rewindfs.store.history.trailers import STATS_TRAILER, parse_message
 from rewindfs.store.objects import private
-from rewindfs.store.objects.layout import Layout
-from rewindfs.store.objects.verify.packs import pack_files
+from rewindfs.store.objects.layout import Layout, pack_files
 
 MAX_CHANGES = 2000  # a bigger change is not indexed: `rewind log` compares its trees
 ZERO = "0" * 40

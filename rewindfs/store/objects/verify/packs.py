@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import mmap
-import os
 import struct
 from pathlib import Path
+
+from rewindfs.store.objects.layout import pack_files  # noqa: F401 - offered here too
 
 IDX_MAGIC = b"\377tOc"
 PACK_MAGIC = b"PACK"
@@ -25,24 +26,6 @@ def indexes(objects_dir: Path) -> list[Path]:
         return sorted((objects_dir / "pack").glob("pack-*.idx"))
     except OSError:
         return []
-
-
-def pack_files(objects_dir: Path) -> dict[str, list[int]]:
-    """{file name: [size, mtime_ns]} of every pack and pack index (a pack never changes:
-    another size or mtime means damage, a missing one a repack)."""
-    out: dict[str, list[int]] = {}
-    try:
-        with os.scandir(objects_dir / "pack") as entries:
-            for entry in entries:
-                if entry.name.endswith((".pack", ".idx")):
-                    try:
-                        st = entry.stat(follow_symlinks=False)
-                    except OSError:
-                        continue
-                    out[entry.name] = [st.st_size, st.st_mtime_ns]
-    except OSError:
-        pass
-    return out
 
 
 def index_problem(idx: Path) -> str | None:
