@@ -31,7 +31,6 @@ from rewindfs.cli.target import resolve as resolve_target
 from rewindfs.errors import NotFound, StoreError
 
 if TYPE_CHECKING:
-    from rich.text import Text
 
     from rewindfs.cli.app import App
     from rewindfs.cli.output import listing
@@ -293,7 +292,7 @@ def diff(ctx: click.Context, refs: tuple[str, ...], directory: str | None, stat:
         shown = lines if (full or paging) else lines[:PATCH_LINES]
         console.print("")
         for line in shown:
-            console.print(_patch_line(line), soft_wrap=True)
+            console.print(_patch_line(console, line), soft_wrap=True)
         if len(shown) < len(lines):
             console.print(f"... {len(lines) - len(shown)} more lines (use --full)")
 
@@ -324,35 +323,29 @@ def _paths(given: list[str] | None, workdir: Path) -> list[bytes] | None:
 
 
 def _print_stat(console, result: DiffResult, width: int) -> None:
-    from rich.text import Text
-
+    from rewindfs.cli.output.plain import joined
     from rewindfs.store.history import diffstat
 
     for row in diffstat.stat_rows(result.files, width):
-        text = Text(row.head)
-        text.append("+" * row.plus, style="green")
-        text.append("-" * row.minus, style="red")
-        text.append(row.tail)
-        console.print(text, soft_wrap=True)
+        console.print(joined(console, (row.head, ""), ("+" * row.plus, "green"),
+                             ("-" * row.minus, "red"), (row.tail, "")), soft_wrap=True)
     console.print(diffstat.summary(result.files), soft_wrap=True)
 
 
-def _patch_line(line: str) -> Text:
-    from rich.text import Text
+def _patch_line(console, line: str):
+    from rewindfs.cli.output.plain import joined, styled
 
     if line.startswith(("diff --git", "index ", "--- ", "+++ ", "new file", "deleted file",
                         "similarity", "rename ", "old mode", "new mode", "Binary files")):
-        return Text(line, style="bold")
+        return styled(console, line, "bold")
     if line.startswith("@@"):
         end = line.find("@@", 2)
-        text = Text(line[:end + 2], style="cyan")
-        text.append(line[end + 2:])
-        return text
+        return joined(console, (line[:end + 2], "cyan"), (line[end + 2:], ""))
     if line.startswith("+"):
-        return Text(line, style="green")
+        return styled(console, line, "green")
     if line.startswith("-"):
-        return Text(line, style="red")
-    return Text(line)
+        return styled(console, line, "red")
+    return styled(console, line)
 
 
 COMMANDS = [checkpoint, list_, diff]

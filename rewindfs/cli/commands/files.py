@@ -12,7 +12,6 @@ import sys
 import time
 
 import click
-from rich.text import Text
 
 from rewindfs import store as st
 from rewindfs.cli.app import App, cli_relative
@@ -27,6 +26,7 @@ from rewindfs.cli.options import (
 )
 from rewindfs.cli.output import logtable, rowstream
 from rewindfs.cli.output.human import human_age
+from rewindfs.cli.output.plain import joined
 from rewindfs.cli.target import Target, remote_option
 from rewindfs.cli.target import resolve as resolve_target
 from rewindfs.errors import InvalidInput, NotFound
@@ -202,31 +202,30 @@ def grep(ctx: click.Context, pattern: str, references: tuple[str, ...], director
     with app.term.paged() as console:
         for m in matches:
             any_match = True
-            head = Text(ref_name(m.checkpoint), style="yellow")
-            head.append(":", style="cyan")
-            head.append(quote_path(m.path), style="magenta")
+            head = [(ref_name(m.checkpoint), "yellow"), (":", "cyan"),
+                    (quote_path(m.path), "magenta")]
             if names_only:
-                console.print(head, soft_wrap=True)
+                console.print(joined(console, *head), soft_wrap=True)
             elif not m.line_number:
-                console.print(Text("binary file ") + head + Text(" matches"), soft_wrap=True)
+                console.print(joined(console, ("binary file ", ""), *head, (" matches", "")),
+                              soft_wrap=True)
             else:
-                head.append(":", style="cyan")
-                head.append(str(m.line_number), style="green")
-                head.append(":", style="cyan")
-                console.print(head + _highlight(m.line, compiled), soft_wrap=True)
+                head += [(":", "cyan"), (str(m.line_number), "green"), (":", "cyan")]
+                console.print(joined(console, *head, *_highlight(m.line, compiled)),
+                              soft_wrap=True)
     if not any_match:
         sys.exit(1)  # as grep: nothing found
 
 
-def _highlight(line: bytes, pattern: re.Pattern[bytes]) -> Text:
-    text = Text()
+def _highlight(line: bytes, pattern: re.Pattern[bytes]) -> list[tuple[str, str]]:
+    parts = []
     last = 0
     for found in pattern.finditer(line):
-        text.append(_decode(line[last:found.start()]))
-        text.append(_decode(line[found.start():found.end()]), style="bold red")
+        parts.append((_decode(line[last:found.start()]), ""))
+        parts.append((_decode(line[found.start():found.end()]), "bold red"))
         last = found.end()
-    text.append(_decode(line[last:]))
-    return text
+    parts.append((_decode(line[last:]), ""))
+    return parts
 
 
 def _decode(data: bytes) -> str:

@@ -14,7 +14,7 @@ from rewindfs.cli.output.human import human_age
 from rewindfs.cli.target import fetched as fetched_targets
 from rewindfs.store import project_hash
 from rewindfs.store.history import checkpoints, projects
-from rewindfs.store.remote import catalog, fetch, push, redact, remotes
+from rewindfs.store.remote import catalog, redact, remotes
 
 
 @click.group("remote", epilog=examples(
@@ -135,6 +135,8 @@ def push_cmd(app: App, name: str, directory: str | None, all_projects: bool, pru
     """
     refuse_together(**{"-C": directory, "--all-projects": all_projects})
     h16s = None if all_projects else [project_hash(app.project_dir(directory))]
+    from rewindfs.store.remote import push  # (git's push: only this command's)
+
     report = push(app.store, name, h16s, prune=prune, progress=_progress(as_json))
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2))
@@ -163,6 +165,8 @@ def fetch_cmd(app: App, name: str, as_json: bool) -> None:
     They show in `rewind list --all-projects`, `rewind list --remote NAME`, the mount
     (@NAME/) and work with diff, show, cat and restore (-C @NAME/PROJECT).
     """
+    from rewindfs.store.remote import fetch  # (git's fetch: only this command's)
+
     report = fetch(app.store, name, progress=_progress(as_json))
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2))

@@ -9,7 +9,6 @@ from contextlib import ExitStack
 from pathlib import Path
 
 import click
-from rich.text import Text
 
 from rewindfs import restore as rs
 from rewindfs import store as st
@@ -21,6 +20,7 @@ from rewindfs.cli.help import examples
 from rewindfs.cli.options import dir_option, json_option, refuse_together
 from rewindfs.cli.output.feedback import restore_progress
 from rewindfs.cli.output.human import human_age
+from rewindfs.cli.output.plain import styled
 from rewindfs.cli.output.term import confirm
 from rewindfs.cli.target import remote_option
 from rewindfs.cli.target import resolve as resolve_target
@@ -255,16 +255,16 @@ def _confirm(app: App, plan_result: rs.RestoreResult) -> None:
     console = app.term.console()
     console.print(f"restoring to {_target(plan_result)} will:", soft_wrap=True)
     for line in describe(plan_result):
-        console.print(_styled(line), soft_wrap=True)
+        console.print(_styled(console, line), soft_wrap=True)
     if not confirm(f"delete {len(deletes)} file(s) and restore?", default=False):
         raise Refused("restore cancelled; nothing changed")
 
 
-def _styled(line: str) -> Text:
+def _styled(console, line: str):
     word = line.split(maxsplit=1)[0] if line.strip() else ""
     style = {"delete": "red", "overwrite": "yellow", "create": "green", "safe": "cyan",
              "FAILED": "bold red"}.get(word, "")
-    return Text(line, style=style)
+    return styled(console, line, style)
 
 
 def _report(app: App, result: rs.RestoreResult, paths, as_json: bool, headline: str,
@@ -288,12 +288,12 @@ def _report(app: App, result: rs.RestoreResult, paths, as_json: bool, headline: 
     else:
         console = app.term.console()
         if failed:
-            console.print(Text(result.failed_midway(kind, _target(result)), style="bold red"),
-                          soft_wrap=True)
+            console.print(styled(console, result.failed_midway(kind, _target(result)),
+                                 "bold red"), soft_wrap=True)
         else:
             console.print(headline, soft_wrap=True)
         for line in describe(result):
-            console.print(_styled(line), soft_wrap=True)
+            console.print(_styled(console, line), soft_wrap=True)
         if extras.get("state"):
             docs = ", ".join(sorted(extras["state"]))
             console.print(f"  agent state at {result.target.short}: {docs} "

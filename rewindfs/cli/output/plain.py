@@ -50,3 +50,25 @@ def _as_is(text: str) -> bool:
     """Whether rich writes `text` unchanged: printable (rich strips control codes), and
     plain ASCII or at least one cell per character (wide characters it measures itself)."""
     return all(line.isprintable() for line in text.split("\n")) and text.isascii()
+
+
+def styled(console: Any, text: str, style: str = "") -> Any:
+    """`text` in `style`, to print on `console`: the string itself for a PlainConsole
+    (no colour to show: written without rich), else a rich Text."""
+    if isinstance(console, PlainConsole):
+        return text
+    from rich.text import Text
+
+    return Text(text, style=style)
+
+
+def joined(console: Any, *parts: tuple[str, str]) -> Any:
+    """Pieces of text, each in its style, as one: see `styled`."""
+    if isinstance(console, PlainConsole):
+        return "".join(text for text, _ in parts)
+    from rich.text import Text
+
+    out = Text()
+    for text, style in parts:
+        out.append(text, style=style)
+    return out

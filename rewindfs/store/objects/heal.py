@@ -15,7 +15,6 @@ from collections.abc import Iterable
 
 from rewindfs.store.objects.layout import Layout
 from rewindfs.store.objects.locks import write_atomic
-from rewindfs.store.objects.verify import loose
 
 
 def note(layout: Layout, oids: Iterable[str]) -> None:
@@ -46,6 +45,8 @@ def drop_loose_copies(layout: Layout, oids: Iterable[bytes]) -> None:
     """Objects now whole in a fresh pack: delete their damaged loose copy (libgit2
     reads a loose copy it finds and fails rather than look further; git fsck
     complains about it)."""
+    from rewindfs.store.objects.verify import loose  # (only with damage to heal)
+
     objects = layout.store / "objects"
     for oid in oids:
         try:
