@@ -140,7 +140,9 @@ def cat(app: App, reference: str, path: str, directory: str | None, remote: str 
         write_bytes(agents.read_step_file(app, workdir, reference,
                                           cli_relative(workdir, path)))
         return
-    repo, h16, _ = _history(app, target)
+    if not app.store.exists():
+        raise NotFound(f"no checkpoints for {target.title}")
+    repo, h16 = app.store.repo, target.key
     cp = st.resolve(repo, h16, reference)
     rel = cli_relative(target.workdir, path)
     write_bytes(pathlog.read_file(repo, cp, rel))
@@ -181,7 +183,12 @@ def grep(ctx: click.Context, pattern: str, references: tuple[str, ...], director
     target = resolve_target(app, directory, remote,
                             references[0] if len(references) == 1 else None)
     workdir = target.workdir
-    repo, h16, found = _history(app, target)
+    if references:  # those alone: the history is read only as far as they lie
+        if not app.store.exists():
+            raise NotFound(f"no checkpoints for {target.title}")
+        repo, h16 = app.store.repo, target.key
+    else:
+        repo, h16, found = _history(app, target)
     flags = re.IGNORECASE if ignore_case else 0
     raw = re.escape(pattern) if fixed_strings else pattern
     try:
