@@ -1,5 +1,5 @@
 """Answers that need no click (its import alone costs more than Python's start-up):
-`rewind --version`, and `rewind [COMMAND...] --help` from cli/help/helptexts.json, the help
+`rewind --version`, and `rewind [COMMAND...] --help` from cli/help/helptexts.txt, the help
 click prints, rendered from the commands by scripts/gen_docs and kept as data (a test fails
 while it differs from what click prints).
 
@@ -16,6 +16,7 @@ from collections.abc import Iterable
 
 PROG = "rewind"
 MAX_WIDTH = 80  # click's default max_content_width
+HELP_SEP = "\f"  # starts each entry of helptexts.txt (cli.help.helpsource)
 
 
 def answer(args: list[str], prog_name: str) -> str | None:
@@ -37,11 +38,15 @@ def answer(args: list[str], prog_name: str) -> str | None:
 
 def help_texts() -> tuple[int, dict[tuple[str, ...], tuple[list[str], str]]]:
     """(the width they were rendered at, {command path: (help option names, text)})."""
-    import json
-
-    with open(os.path.join(os.path.dirname(__file__), "help", "helptexts.json"), "rb") as fh:
-        data = json.loads(fh.read())
-    return data["width"], {tuple(path): (flags, text) for path, flags, text in data["texts"]}
+    with open(os.path.join(os.path.dirname(__file__), "help", "helptexts.txt"),
+              encoding="utf-8") as fh:
+        first, *entries = fh.read().split(HELP_SEP)
+    out = {}
+    for entry in entries:
+        head, _, text = entry.partition("\n")
+        path, _, flags = head.partition("\t")
+        out[tuple(path.split())] = (flags.split(), text)
+    return int(first.split()[1]), out
 
 
 def help_width() -> int:

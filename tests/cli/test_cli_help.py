@@ -47,7 +47,7 @@ def test_generated_docs_match_the_commands(rel):
     committed = (ROOT / rel).read_text()
     assert committed == GENERATED[rel](load_all()), f"{rel} is stale: run scripts/gen_docs"
     heading = {"man/rewind.1": ".SS rewind {}", "docs/cli.md": "### `rewind {}`",
-               "rewindfs/cli/help/helptexts.json": "Usage: rewind {} "}[rel]
+               "rewindfs/cli/help/helptexts.txt": "Usage: rewind {} "}[rel]
     for command in all_commands():
         assert heading.format(command) in committed.replace(r"\-", "-"), command
 

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[3]
 GENERATED: dict[str, Callable[[click.Group], str]] = {
     "man/rewind.1": manpage.render,
     "docs/cli.md": markdown.render,
-    "rewindfs/cli/help/helptexts.json": helpsource.render,
+    "rewindfs/cli/help/helptexts.txt": helpsource.render,
 }
 
 

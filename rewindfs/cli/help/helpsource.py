@@ -1,25 +1,29 @@
-"""Renders cli/help/helptexts.json: every `rewind [COMMAND...] --help` as click prints it at
+"""Renders cli/help/helptexts.txt: every `rewind [COMMAND...] --help` as click prints it at
 the width it uses on a terminal 80 columns wide or more, kept as data (cli.quick answers
-from it without importing click). Written by scripts/gen_docs (cli.help.generated); a
-test fails while it differs from what click prints.
+from it without importing click, or even json). Written by scripts/gen_docs
+(cli.help.generated); a test fails while it differs from what click prints.
 
-The file: {"width": W, "texts": [[command path, help option names, text], ...]}.
+The file: a first line `width W`, then one entry per command, each a line SEP + the
+command path (space-separated) + TAB + the help option names (space-separated), then the
+text click prints. SEP, a form feed, is in no help text (render checks).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 
 import click
 
-from rewindfs.cli.quick import MAX_WIDTH
+from rewindfs.cli.quick import HELP_SEP, MAX_WIDTH
 
 
 def render(group: click.Group) -> str:
-    entries = [json.dumps([list(path), list(flags), text], ensure_ascii=False)
-               for path, flags, text in texts(group)]
-    return f'{{"width": {MAX_WIDTH - 2}, "texts": [\n' + ",\n".join(entries) + "\n]}\n"
+    out = [f"width {MAX_WIDTH - 2}\n"]
+    for path, flags, text in texts(group):
+        if HELP_SEP in text:
+            raise ValueError(f"the help of {' '.join(path) or 'rewind'} holds a form feed")
+        out.append(f"{HELP_SEP}{' '.join(path)}\t{' '.join(flags)}\n{text}")
+    return "".join(out)
 
 
 def texts(group: click.Group) -> Iterator[tuple[tuple[str, ...], tuple[str, ...], str]]:
