@@ -1,19 +1,21 @@
 """The shared checkpoint store: the only package that talks to git.
 
-Four rooms, each importing only the rooms before it (each room's docstring says
-what it owns and what it may import; tests/test_layout_rules.py holds them to it):
+Six rooms, each importing only the rooms before it (each room's docstring says what it
+owns and what it may import; tests/test_layout_rules.py holds them to it):
 
-    objects/      the store on disk: layout, opening it, private files, locks, loose
-                  objects, packs and the pack writer, the stock-pygit2 guard, damage
-                  naming, `rewind check`, healing, the cat-file pipe
+    objects/      the store on disk: layout, opening it, private files, locks, the pack
+                  writer, the stock-pygit2 guard, damage naming, `rewind check` and the
+                  Python readers that name damage (verify/), healing, the cat-file pipe
     capture/      a working directory read truthfully into a tree: the walk, reading
                   a file, the two-core split, deep directories, secrets, Ctrl-C
-    history/      checkpoints and what hangs off them: taking one, listing, resolving
-                  references, labels, notes, logs, prune and delete, diff, log, grep,
-                  the mount's read side, the projects registry
+    history/      checkpoints and what hangs off them: taking one, listing and numbering
+                  (with the history records: records/), resolving references, labels,
+                  what a checkpoint holds (files/: diff, log, grep, the mount's read
+                  side), what agents record beside it (metadata/), prune and delete,
+                  the projects registry
     maintenance/  caps, retention, quarantine, gc, legacy repositories, status, clear
-    (remote/      to come: push and fetch checkpoints through a git remote; may import
-                  objects and history)
+    foreign/      other agents' snapshot repositories, opened read-only, copied in
+    remote/       push and fetch of checkpoints through any git remote
 
 Code outside the store imports from this face or a room's face
 (`rewindfs.store.history`, ...), never from a module inside a room. The faces are
