@@ -137,7 +137,6 @@ def list_(app: App, directory: str | None, all_projects: bool, remote: str | Non
     from rewindfs.cli.target import fetched as fetched_targets
     from rewindfs.fs.locate import our_mount
     from rewindfs.store.history import projects, total_size
-    from rewindfs.store.remote import remotes
 
     given = _directory(directory, kw.get("directory_opt"))
     refuse_together(**{"--all-projects": all_projects, "--remote": remote})
@@ -154,6 +153,8 @@ def list_(app: App, directory: str | None, all_projects: bool, remote: str | Non
             if app.store.exists() else []
         targets += fetched_targets(app, own=False)
     elif many:
+        from rewindfs.store.remote import remotes
+
         remotes.get(app.store.layout, remote)  # an unknown name says so
         targets = fetched_targets(app, remote, own=True)
     else:

@@ -76,7 +76,6 @@ def _plain(value: Any) -> Any:
 @click.pass_obj
 def status(app: App, as_json: bool, limit: int) -> None:
     """Sizes of the checkpoint base, its projects and legacy archives, and the mount."""
-    from rewindfs.cli.commands.remote import remote_lines, remote_status
     from rewindfs.store.maintenance import store_status
     from rewindfs.store.objects import Layout, odbguard
 
@@ -85,7 +84,11 @@ def status(app: App, as_json: bool, limit: int) -> None:
     mount = _mount_state(s.mount_dir)
     schedule = _auto_prune(s, info.last_prune)
     unfinished = _unfinished_restores(Layout(s.base), info)
-    held = remote_status(app)
+    held: dict[str, list[dict]] = {"remotes": [], "fetched_projects": []}
+    if _has_remotes(Layout(s.base)):  # (the remotes' code loads only for a store with some)
+        from rewindfs.cli.commands.remote import remote_lines, remote_status
+
+        held = remote_status(app)
     if as_json:
         click.echo(json.dumps({**info.to_dict(), "mount": mount, "auto_prune": schedule,
                                "unfinished_restores": unfinished, **held,
@@ -93,8 +96,9 @@ def status(app: App, as_json: bool, limit: int) -> None:
         return
     for line in _status_lines(info, mount, schedule, limit):
         click.echo(line)
-    for line in remote_lines(held, s.auto_push):
-        click.echo(line)
+    if held["remotes"]:
+        for line in remote_lines(held, s.auto_push):
+            click.echo(line)
     for item in unfinished:
         click.echo(f"Unfinished {item['kind']} of {item['workdir']} to {item['target'][:8]} "
                    f"({item['state']} {human_age(item['time'])}): `{item['undo']}` puts back "
@@ -127,6 +131,14 @@ def _auto_prune(s: config.Settings, last: float | None) -> dict[str, Any]:
         return {"enabled": False, "next": None}
     due = (last or 0) + s.min_interval_hours * 3600
     return {"enabled": True, "next": max(due, time.time()) if last else None}
+
+
+def _has_remotes(layout) -> bool:
+    """Whether the store knows a remote (store.remote.remotes keeps one file each)."""
+    try:
+        return any(name.endswith(".json") for name in os.listdir(layout.remotes_dir))
+    except OSError:
+        return False
 
 
 def _mount_state(path) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from rewindfs.store.foreign.copy import copy_trees
 from rewindfs.store.foreign.objects import ForeignObjects
 from rewindfs.store.history import projects
 from rewindfs.store.history.chain import STATS_TRAILER, TIME_TRAILER
-from rewindfs.store.history.files.changestats import tree_stats
+from rewindfs.store.history.files.treestats import tree_stats
 from rewindfs.store.history.labels import set_label, validate_label
 from rewindfs.store.history.snapshot import locked
 from rewindfs.store.history.trailers import compose_message

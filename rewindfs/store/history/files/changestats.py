@@ -10,7 +10,6 @@ import pygit2
 from rewindfs.store.history.chain import Checkpoint, raw_parent
 from rewindfs.store.history.checkpoint import Stats
 from rewindfs.store.history.files import trees
-from rewindfs.store.history.files.treestats import tree_stats
 from rewindfs.store.history.trailers import STATS_TRAILER
 from rewindfs.store.objects import private
 from rewindfs.store.objects.layout import Layout
@@ -29,6 +28,8 @@ def stats(repo: pygit2.Repository, checkpoint: Checkpoint) -> Stats:
     if checkpoint.record is not None and checkpoint.record.stats is not None:
         return Stats(*checkpoint.record.stats)
     parent = raw_parent(repo, checkpoint.id)
+    from rewindfs.store.history.files.treestats import tree_stats  # (Hermes's: no trailer)
+
     return tree_stats(repo, parent.tree_id if parent is not None else None, checkpoint.tree_id)
 
 

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import pygit2
 from pygit2.enums import DeltaStatus
 
-from rewindfs.store.capture.walk import DEFAULT_LIMITS, Limits
-from rewindfs.store.capture.workdir import capture
 from rewindfs.store.history.files import diffstat
 from rewindfs.store.history.files.diffstat import FileStat
-from rewindfs.store.history.snapshot import locked
-from rewindfs.store.objects.repo import Project, Store
+
+if TYPE_CHECKING:  # the capture's modules load only to diff against the working tree
+    from rewindfs.store.capture.walk import Limits
+    from rewindfs.store.objects.repo import Project, Store
 
 STAT_WIDTH = 80  # git's width for --stat when not on a terminal
 
@@ -45,23 +46,28 @@ def _wanted(path: bytes, paths: list[bytes] | None) -> bool:
     return any(not p or path == p or path.startswith(p.rstrip(b"/") + b"/") for p in paths)
 
 
-def working_tree_tree(store: Store, workdir, limits: Limits = DEFAULT_LIMITS,
+def working_tree_tree(store: Store, workdir, limits: Limits | None = None,
                       extra_excludes: tuple[str, ...] = ()) -> str:
     """Capture the working tree as it is now (no checkpoint is recorded) and return its tree id.
 
     `extra_excludes` must be the ones checkpoints use: the exclude file is shared with
     them, and files only they exclude would otherwise show up as differences.
     """
+    from rewindfs.store.history.snapshot import locked
+
     with locked(store, workdir) as project:
         return capture_locked(project, limits, extra_excludes)
 
 
-def capture_locked(project: Project, limits: Limits = DEFAULT_LIMITS,
+def capture_locked(project: Project, limits: Limits | None = None,
                    extra_excludes: tuple[str, ...] = (), paths: list[bytes] | None = None
                    ) -> str:
     """The working tree's tree id (with `paths`, only those captured afresh; see capture)."""
+    from rewindfs.store.capture.walk import DEFAULT_LIMITS
+    from rewindfs.store.capture.workdir import capture
+
     project.store.refresh_excludes(project, extra_excludes)
-    return str(capture(project, limits, paths).tree_id)
+    return str(capture(project, limits or DEFAULT_LIMITS, paths).tree_id)
 
 
 def _render(diff: pygit2.Diff, paths: list[bytes] | None = None) -> DiffResult:
