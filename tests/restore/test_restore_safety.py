@@ -207,8 +207,8 @@ def test_checkpoint_of_another_project(mgr, project, tmp_path, run_rewind, store
     before, tip = picture(project), ref_tip(store_dir, project)
     for ref in (foreign, foreign[:8]):
         proc = run_rewind("restore", ref, "--yes", cwd=project)
-        assert proc.returncode == 1
-        assert "not a checkpoint of this project" in one_line_error(proc)
+        assert proc.returncode == 1  # named as the other project's: restored only with --to
+        assert f"is of {other}, not of the project here" in one_line_error(proc)
         out = mgr.restore(str(project), ref)
         assert out["success"] is False and out["error"] == f"Checkpoint '{ref}' not found"
         assert "not a checkpoint of this project" in out["detail"]

@@ -27,33 +27,8 @@ def resolve(repo: pygit2.Repository, h16: str, reference: str) -> Checkpoint:
     the newest numbered checkpoint taken at or before it (store.history.checkpoint.choose).
     """
     text = checked(reference)
-    if text == "latest" or text.isdigit():
-        found = _by_number(repo, h16, 1 if text == "latest" else int(text))
-        if found is not None:
-            return found
     return choose(checkpoints(repo, h16), text, lambda prefix: _exists_elsewhere(repo, prefix),
                   lambda: _raise_if_damaged_label(repo, h16, text))
-
-
-def _by_number(repo: pygit2.Repository, h16: str, wanted: int) -> Checkpoint | None:
-    """Checkpoint number `wanted`, read from the tip only as far as it lies (the listing's
-    own reader, store.history.chain.page: the same numbers); None when the whole history
-    must say (no usable summary, a number it does not hold, a record that misleads)."""
-    from rewindfs.store.history.chain import page
-    from rewindfs.store.history.records.listpage import Surprise
-
-    found = page(repo, h16)
-    if found is None or not 1 <= wanted <= found.numbered:
-        return None
-    try:
-        for cp in found:
-            if cp.number == wanted:
-                return cp
-            if cp.number > wanted:
-                break
-    except Surprise:
-        return None
-    return None
 
 
 def holding(repo: pygit2.Repository, keys: list[str], commit: str) -> list[str]:
