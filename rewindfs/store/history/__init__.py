@@ -6,6 +6,7 @@ May import: objects, capture.
     refupdate     compare-and-swap of a ref: a lost race told apart from a failure
     signature     who and when a commit is by (the local offset in force, DST included)
     checkpoint    what a checkpoint is, its number, which one a reference names (no libgit2)
+    redaction     secrets out of reasons, summaries and logged command lines
     quickread     checkpoints listed, resolved and read without libgit2 (the CLI's quick path)
     quickdiff     lines changed since the newest checkpoint, counted without libgit2
     chain         a project's checkpoints: listed and numbered (1 = newest), loaded
@@ -89,6 +90,7 @@ if TYPE_CHECKING:
     from rewindfs.store.history.meta import CheckpointMeta
     from rewindfs.store.history.quoting import quote_path
     from rewindfs.store.history.records import forget as forget_records
+    from rewindfs.store.history.redaction import redact
     from rewindfs.store.history.references import resolve, resolve_with_path
     from rewindfs.store.history.snapshot import locked, take, take_locked, tip
     from rewindfs.store.history.trees import EXECUTABLE, Change, Entry
@@ -124,6 +126,7 @@ __all__, __getattr__, __dir__ = face(_HERE, {
     "validate_label": f"{_HERE}.labels",
     "CheckpointMeta": f"{_HERE}.meta",
     "quote_path": f"{_HERE}.quoting",
+    "redact": f"{_HERE}.redaction",
     "resolve": f"{_HERE}.references",
     "resolve_with_path": f"{_HERE}.references",
     "SnapshotResult": f"{_HERE}.checkpoint",

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from rewindfs.errors import InvalidInput
+from rewindfs.store.history.redaction import redact
 from rewindfs.store.objects import private
 from rewindfs.store.objects.layout import Layout
 from rewindfs.store.objects.locks import file_lock
@@ -39,7 +40,8 @@ class Action:
         id_text = " ".join(str(id if id is not None else "").split())[:MAX_FIELD]
         if not kind_text or not id_text:
             raise InvalidInput("an external action needs a kind and an id")
-        return cls(kind_text, id_text, " ".join(str(summary or "").split())[:MAX_FIELD],
+        summary_text = redact(" ".join(str(summary or "").split()))[:MAX_FIELD]
+        return cls(kind_text, id_text, summary_text,
                    bool(reversible))
 
     def to_json(self) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from rewindfs.store.history import adopt, projects, refupdate
 from rewindfs.store.history.chain import STATS_TRAILER, TIME_TRAILER
 from rewindfs.store.history.checkpoint import SnapshotResult
 from rewindfs.store.history.prune import enforce_max_snapshots
+from rewindfs.store.history.redaction import redact
 from rewindfs.store.history.signature import signature
 from rewindfs.store.history.trailers import compose_message
 from rewindfs.store.history.treestats import tree_stats
@@ -87,6 +88,7 @@ def take_locked(
     previous capture left it (used for path-scoped pre-rollback snapshots).
     """
     store = project.store
+    reason = redact(reason)  # every reason is kept and may be pushed: no credential in it
     store.refresh_excludes(project, extra_excludes)
     # Ctrl-C stops the capture at once (nothing recorded); once the capture is done,
     # the commit and ref update are not cut in half.

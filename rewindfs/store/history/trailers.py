@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from rewindfs.store.history.redaction import redact
+
 # Trailers rewindfs writes (Hermes writes none).
 STATS_TRAILER = "Rewind-Stats"  # files, insertions, deletions against the parent
 TIME_TRAILER = "Rewind-Time"  # sub-second time
@@ -18,7 +20,7 @@ _TRAILER = re.compile(r"^([A-Za-z][A-Za-z0-9-]*): (.*)$")
 
 
 def compose_message(reason: str, trailers: dict[str, str]) -> str:
-    subject = " ".join(reason.split()) or "checkpoint"
+    subject = redact(" ".join(reason.split())) or "checkpoint"   # every message's subject
     if not trailers:
         return subject + "\n"
     lines = [f"{key}: {' '.join(str(value).split())}" for key, value in trailers.items()]
