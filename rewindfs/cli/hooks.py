@@ -28,15 +28,22 @@ def hooks() -> None:
     Cursor, OpenCode, Kilo."""
 
 
+OTHER_OWNER = click.option(
+    "--allow-other-owner", "other_owner", is_flag=True,
+    help="Write the agent's file even when another user owns it (or its folder); it "
+         "stays theirs, with its mode.")
+
+
 @hooks.command(epilog=examples("rewind hooks install claude-code", "rewind hooks install kilo"))
 @click.argument("agent", type=AGENT)
 @PROJECT
-def install(agent: str, project: str | None) -> None:
+@OTHER_OWNER
+def install(agent: str, project: str | None, other_owner: bool) -> None:
     """Add rewindfs's hook to AGENT's config (the rest of the file stays as it is)."""
     from rewindfs.hooks import install as inst
 
     where = inst.check_project(project)
-    outcome = inst.install(agent, where)
+    outcome = inst.install(agent, where, other_owner)
     click.echo(f"{agent}: {outcome.message}")
     _s, _found, problem, trust = inst.installed(agent, where)
     if problem:
@@ -48,11 +55,12 @@ def install(agent: str, project: str | None) -> None:
 @hooks.command(epilog=examples("rewind hooks uninstall claude-code"))
 @click.argument("agent", type=AGENT)
 @PROJECT
-def uninstall(agent: str, project: str | None) -> None:
+@OTHER_OWNER
+def uninstall(agent: str, project: str | None, other_owner: bool) -> None:
     """Remove exactly what `rewind hooks install AGENT` added."""
     from rewindfs.hooks import install as inst
 
-    outcome = inst.uninstall(agent, inst.check_project(project))
+    outcome = inst.uninstall(agent, inst.check_project(project), other_owner)
     click.echo(f"{agent}: {outcome.message}")
 
 

@@ -1,14 +1,15 @@
 """Running the hook exactly as an agent does: the command `rewind hooks install` writes
-(hooks.agents.hook_argv), a JSON payload on stdin, the project as cwd."""
+(hooks.agents.hook_command), a JSON payload on stdin, the project as cwd."""
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 from pathlib import Path
 
-from rewindfs.hooks.agents import hook_argv
+from rewindfs.hooks.agents import hook_command
 
 
 def claude_payload(cwd: Path, command: str, call: str = "t1", session: str = "s1",
@@ -30,7 +31,7 @@ def hook_env(home: Path, **extra: str) -> dict[str, str]:
 def run_hook(agent: str, payload: bytes, cwd: Path, env: dict[str, str],
              timeout: float = 120, **popen) -> subprocess.CompletedProcess:
     """The installed command, run to its end; it must exit 0 with nothing on stderr."""
-    done = subprocess.run(hook_argv(agent), input=payload, cwd=cwd, env=env,
+    done = subprocess.run(shlex.split(hook_command(agent)), input=payload, cwd=cwd, env=env,
                           capture_output=True, timeout=timeout, **popen)
     assert done.returncode == 0 and done.stderr == b"", done.stderr.decode(errors="replace")
     return done
