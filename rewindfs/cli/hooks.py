@@ -72,7 +72,8 @@ def status(project: str | None, as_json: bool) -> None:
     from rewindfs.hooks import install as inst
 
     where = inst.check_project(project)
-    log = hooklog.entries()
+    folder = hooklog.refusal()   # a hooks folder others can change: not read, not used
+    log = hooklog.entries() if folder is None else []
     rows = []
     for agent in AGENTS:
         s, found, problem, trust = inst.installed(agent, where)
@@ -86,10 +87,10 @@ def status(project: str | None, as_json: bool) -> None:
                      "last_error": " ".join((errors[-1][0], errors[-1][3])) if errors else None})
     from rewindfs.hooks import helper
 
-    pid = helper.running()
+    pid = helper.running() if folder is None else None
     if as_json:
         click.echo(json.dumps({"log": str(hooklog.log_path()), "helper": pid,
-                               "agents": rows}, indent=2))
+                               "folder_problem": folder, "agents": rows}, indent=2))
         return
     for row in rows:
         state = "not installed"
@@ -103,6 +104,8 @@ def status(project: str | None, as_json: bool) -> None:
             if row[key]:
                 click.echo(f"{'':<12} {label}: {row[key]}")
     click.echo(f"log: {hooklog.log_path()}")
+    if folder is not None:
+        click.echo(f"problem: {folder}")
     if not helper.enabled():
         click.echo("helper: off (REWIND_HOOK_HELPER=0)")
     else:
