@@ -107,10 +107,13 @@ def test_a_hooks_folder_others_can_write_is_refused(open_place: Path) -> None:
     status = rewind(open_place, "hooks", "status")
     assert "can be written by others" in status.stdout, status.stdout
 
-    # The hook does not use it either: no session memory, no log, no helper socket there.
+    # The hook does not use it either (no session memory, no log, no helper socket
+    # there), and still takes its checkpoint: the store is elsewhere.
     project = open_place / "proj"
     project.mkdir()
     (project / "package.json").write_text("{}\n")
     run_hook("claude-code", claude_payload(project, "rm -rf build"), project, hook_env(home))
     assert sorted(p.name for p in (home / "rewind-hooks").iterdir()) == \
         ["installed", "installed.old"]
+    listed = json.loads(rewind(open_place, "list", "--json", str(project)).stdout or "[]")
+    assert [cp["reason"] for cp in listed] == ["before: rm -rf build"]
