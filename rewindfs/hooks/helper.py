@@ -53,6 +53,9 @@ DEFAULT_IDLE, MAX_IDLE = 600.0, 7 * 86400.0
 START_SECONDS = 2.0   # for the helper to take a request on (it forks at once when it runs)
 GO_SECONDS = 10.0     # for the hook's go-ahead, once the child said who it is
 GONE_SECONDS = 5.0    # for a killed child to be gone
+# A test hook: the child stops itself (SIGSTOP) once it has the go-ahead, before it
+# captures anything, so a test knows a checkpoint is under way past the hook's deadline.
+STOP_FOR_TESTS = "REWIND_TEST_STOP_HELPER_CHECKPOINT"
 # The helper's child now working for this hook (a pidfd), for `abandon`.
 _child: int | None = None
 
@@ -315,9 +318,12 @@ def _answer(conn: socket.socket, key: str, tool_call, helper_pid: int) -> None:
         request = helperwire.check(raw, len(tool_call.__slots__))
         if request["home"] != str(hooklog.hermes_home()):
             raise BadRequest("bad request: 'home' is not the Hermes home this helper serves")
-        send(conn, {"pid": os.getpid()})
-        conn.settimeout(GO_SECONDS)
-        go = receive(conn)
+        try:
+            send(conn, {"pid": os.getpid()})
+            conn.settimeout(GO_SECONDS)
+            go = receive(conn)
+        except OSError:   # the hook closed the connection: it went on without us
+            go = None
         if not go or go.get("go") is not True:
             what = request["reason"] if "call" not in request else \
                 f"{request['call'][0]}: {request['reason']}"
@@ -329,6 +335,8 @@ def _answer(conn: socket.socket, key: str, tool_call, helper_pid: int) -> None:
         for name in [k for k in os.environ if helperwire.SETTING.fullmatch(k)]:
             del os.environ[name]
         os.environ.update(request["env"])
+        if request["env"].get(STOP_FOR_TESTS) == "1":   # a test hook: see STOP_FOR_TESTS
+            os.kill(os.getpid(), signal.SIGSTOP)
         if request.get("kind") == PLAIN:
             outcome = _plain(request["cwd"], request["reason"])
         else:
