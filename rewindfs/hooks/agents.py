@@ -21,26 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rewindfs.hooks.isolation import isolation_flags
 from rewindfs.hooks.payloads import AGENTS
 
 HOOK_TIMEOUT_S = 60   # what the agent allows the hook; the hook itself gives up at 20 s
 MARK = "rewindfs.hooks"
-
-
-def isolation_flags() -> list[str]:
-    """How every hook and the helper start Python: isolated from the project they run
-    in. `python -m` alone puts the cwd (the agent's project) first on sys.path, so a
-    repository's `json.py` or `rewindfs/` would run inside the hook, and PYTHONPATH or
-    PYTHONSTARTUP from the agent's environment could point into the project too. `-I`
-    leaves out the cwd, every PYTHON* variable and the user's site-packages; when
-    rewindfs itself is installed there (`pip install --user`), `-E -P` keeps that one."""
-    import site
-
-    user_site = site.getusersitepackages() if site.ENABLE_USER_SITE else ""
-    here = os.path.realpath(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    if user_site and here.startswith(os.path.realpath(user_site) + os.sep):
-        return ["-E", "-P"]
-    return ["-I"]
 
 
 def hook_argv(agent: str, python: str | None = None) -> list[str]:

@@ -30,7 +30,7 @@ import sys
 import threading
 import time
 
-from rewindfs.hooks import hooklog, payloads, state
+from rewindfs.hooks import hooklog, isolation, payloads, state
 
 MAX_PAYLOAD = 16 * 1024 * 1024   # bytes of a payload kept (the rest is read and dropped)
 READ_SECONDS = 5.0
@@ -64,6 +64,7 @@ class _Run:
 
 def main(argv: list[str]) -> int:
     agent = argv[0] if argv else ""
+    isolation.scrub_environment()   # for everything the hook starts
     run = _Run(agent, payloads.CURSOR_ALLOW if agent == "cursor" else "",
                hooklog.seconds("REWIND_HOOK_TIMEOUT", DEFAULT_TIMEOUT, MAX_TIMEOUT))
     timer = threading.Timer(run.limit, run.give_up)

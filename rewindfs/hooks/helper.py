@@ -229,7 +229,7 @@ def start() -> None:
     # Imported here: their own imports (locale, selectors, shlex) would cost every call.
     import subprocess
 
-    from rewindfs.hooks.agents import isolation_flags
+    from rewindfs.hooks.isolation import isolation_flags
 
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     try:

@@ -20,6 +20,8 @@ import struct
 import sys
 from typing import Any
 
+from rewindfs.hooks.isolation import clean_path
+
 SOCKET = "helper.sock"
 MAX_REQUEST = 1024 * 1024
 MAX_TEXT = 4096          # a reason, a turn, a path
@@ -99,10 +101,7 @@ def start_env(cwd: str) -> dict[str, str]:
     """The environment a helper starts with: START_KEYS and the rewindfs settings, and of
     PATH only absolute folders outside `cwd` (the project the starting hook ran in)."""
     env = {k: v for k, v in os.environ.items() if k in START_KEYS or SETTING.fullmatch(k)}
-    inside = cwd.rstrip("/") + "/"
-    env["PATH"] = ":".join(
-        part for part in os.environ.get("PATH", os.defpath).split(":")
-        if part.startswith("/") and part != cwd and not part.startswith(inside)) or os.defpath
+    env["PATH"] = clean_path(os.environ.get("PATH", os.defpath), cwd)
     return env
 
 
