@@ -367,9 +367,11 @@ TEXTS: dict[tuple[str, ...], tuple[tuple[str, ...], str]] = {
         "  Add rewindfs's hook to AGENT's config (the rest of the file stays as it is).\n"
         '\n'
         'Options:\n'
-        "  --project DIR  The project's own config (DIR/.claude, ...) instead of your\n"
-        '                 user-level one.\n'
-        '  -h, --help     Show this message and exit.\n'
+        "  --project DIR        The project's own config (DIR/.claude, ...) instead of\n"
+        '                       your user-level one.\n'
+        "  --allow-other-owner  Write the agent's file even when another user owns it\n"
+        '                       (or its folder); it stays theirs, with its mode.\n'
+        '  -h, --help           Show this message and exit.\n'
         '\n'
         '  Examples:\n'
         '    rewind hooks install claude-code\n'
@@ -399,9 +401,11 @@ TEXTS: dict[tuple[str, ...], tuple[tuple[str, ...], str]] = {
         '  Remove exactly what `rewind hooks install AGENT` added.\n'
         '\n'
         'Options:\n'
-        "  --project DIR  The project's own config (DIR/.claude, ...) instead of your\n"
-        '                 user-level one.\n'
-        '  -h, --help     Show this message and exit.\n'
+        "  --project DIR        The project's own config (DIR/.claude, ...) instead of\n"
+        '                       your user-level one.\n'
+        "  --allow-other-owner  Write the agent's file even when another user owns it\n"
+        '                       (or its folder); it stays theirs, with its mode.\n'
+        '  -h, --help           Show this message and exit.\n'
         '\n'
         '  Examples:\n'
         '    rewind hooks uninstall claude-code\n'
