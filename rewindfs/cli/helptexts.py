@@ -330,7 +330,7 @@ TEXTS: dict[tuple[str, ...], tuple[tuple[str, ...], str]] = {
         'Usage: rewind hook [OPTIONS] AGENT\n'
         '\n'
         "  Run AGENT's hook on the JSON payload on stdin (installed hooks call this\n"
-        '  entry directly: `python -m rewindfs.hooks AGENT`). Always exits 0.\n'
+        '  entry directly: `python -I -m rewindfs.hooks AGENT`). Always exits 0.\n'
         '\n'
         'Options:\n'
         '  -h, --help  Show this message and exit.\n'

@@ -118,7 +118,7 @@ def status(project: str | None, as_json: bool) -> None:
 @click.argument("agent")
 def hook(agent: str) -> None:
     """Run AGENT's hook on the JSON payload on stdin (installed hooks call this entry
-    directly: `python -m rewindfs.hooks AGENT`). Always exits 0."""
+    directly: `python -I -m rewindfs.hooks AGENT`). Always exits 0."""
     from rewindfs.hooks.entry import main
 
     sys.exit(main([agent]))
