@@ -75,7 +75,9 @@ def cases(project: bl.Project, changed: Path) -> list[Case]:
             return None if text in out else f"expected {text!r}, got {out[:200]!r}"
         return check
 
-    hook = [PYTHON, "-m", "rewindfs.hooks", "claude-code"]  # what `rewind hooks install` writes
+    from rewindfs.hooks.agents import hook_argv
+
+    hook = hook_argv("claude-code", PYTHON)  # what `rewind hooks install` writes
     return [
         Case(DIFF, 4.0, [REWIND, "diff", "--stat"], expect=says("1 file changed")),
         Case(CHANGED, 6.0, [REWIND, "checkpoint"], expect=says("taken")),

@@ -48,18 +48,33 @@ class _Run:
         self.started = time.monotonic()
         self.doing = "reading the payload"
 
+        self.timer: threading.Timer | None = None
+
     def left(self) -> float:
         return self.limit - (time.monotonic() - self.started)
 
+    def arm(self) -> None:
+        """From here on, `give_up` strikes at the deadline, whatever the hook is doing
+        (a checkpoint stuck in libgit2 too). Reading and classifying, before it, are
+        bounded by timer signals of their own (`deadline.within`); the harmless path so
+        starts no thread."""
+        if self.timer is None:
+            self.timer = threading.Timer(max(self.left(), 0.001), self.give_up)
+            self.timer.daemon = True
+            self.timer.start()
+
     def give_up(self) -> None:
-        helper = sys.modules.get("rewindfs.hooks.helper")
-        stopped = helper is not None and helper.abandon()
-        hooklog.write(self.agent, hooklog.SKIPPED,
-                      f"{self.doing} did not finish within {self.limit:g}s: skipped"
-                      + ("; the helper's checkpoint was stopped before it was recorded"
-                         if stopped else ""))
-        _answer(self.answer)
-        os._exit(0)   # the store survives a writer stopped midway, as it survives a kill
+        try:
+            # (the helper's module may be half imported when the deadline strikes)
+            abandon = getattr(sys.modules.get("rewindfs.hooks.helper"), "abandon", None)
+            stopped = abandon is not None and abandon()
+            hooklog.write(self.agent, hooklog.SKIPPED,
+                          f"{self.doing} did not finish within {self.limit:g}s: skipped"
+                          + ("; the helper's checkpoint was stopped before it was recorded"
+                             if stopped else ""))
+            _answer(self.answer)
+        finally:
+            os._exit(0)   # the store survives a writer stopped midway, as it survives a kill
 
 
 def main(argv: list[str]) -> int:
@@ -67,11 +82,9 @@ def main(argv: list[str]) -> int:
     isolation.scrub_environment()   # for everything the hook starts
     run = _Run(agent, payloads.CURSOR_ALLOW if agent == "cursor" else "",
                hooklog.seconds("REWIND_HOOK_TIMEOUT", DEFAULT_TIMEOUT, MAX_TIMEOUT))
-    timer = threading.Timer(run.limit, run.give_up)
-    timer.daemon = True
-    timer.start()
     try:
-        call, partial = _call(agent, *_read())
+        seconds = min(READ_SECONDS, run.limit)
+        call, partial = _call(agent, seconds, *_read(seconds))
         run.answer = call.answer
         handle(call, run, partial)
     except payloads.Unknown as exc:
@@ -79,7 +92,8 @@ def main(argv: list[str]) -> int:
     except BaseException as exc:  # noqa: BLE001 - the agent must never see a hook failure
         hooklog.write(agent, hooklog.ERROR, f"{type(exc).__name__}: {exc}")
     finally:
-        timer.cancel()
+        if run.timer is not None:
+            run.timer.cancel()
     _answer(run.answer)
     return 0
 
@@ -93,16 +107,16 @@ def _answer(answer: str) -> None:
             pass
 
 
-def _read() -> tuple[object, bytes, int, bool]:
+def _read(seconds: float) -> tuple[object, bytes, int, bool]:
     """(the payload when already parsed else None, the bytes kept, how many came, whether
     it came whole): read until end of input, or until what came is a whole JSON object
-    (an agent may hold stdin open after it), for READ_SECONDS at most."""
+    (an agent may hold stdin open after it), for `seconds` at most."""
     from rewindfs.hooks.deadline import TimeUp, within
 
     kept, total, tried = bytearray(), 0, 0
     try:
         stream = sys.stdin.buffer
-        with within(READ_SECONDS):
+        with within(seconds):
             while True:
                 chunk = stream.read1(1 << 20)
                 if not chunk:
@@ -123,7 +137,7 @@ def _read() -> tuple[object, bytes, int, bool]:
         return None, bytes(kept), total, True
 
 
-def _call(agent: str, data: object, raw: bytes, total: int, whole: bool
+def _call(agent: str, seconds: float, data: object, raw: bytes, total: int, whole: bool
           ) -> tuple[payloads.ToolCall, str]:
     """The tool call, and why its payload could not be read whole ('' when it was)."""
     if data is None and whole and total == len(raw):
@@ -136,7 +150,7 @@ def _call(agent: str, data: object, raw: bytes, total: int, whole: bool
         return payloads.parse(agent, data), ""
     partial = (f"its {_size(total)} payload is over the {_size(MAX_PAYLOAD)} read"
                if total > len(raw) else
-               f"its payload did not come whole within {READ_SECONDS:g}s")
+               f"its payload did not come whole within {seconds:g}s")
     try:
         return payloads.parse(agent, payloads.head(raw)), partial
     except payloads.Unknown as exc:
@@ -156,7 +170,8 @@ def handle(call: payloads.ToolCall, run: _Run | None = None, partial: str = ""
         if run is not None:
             run.doing = "classifying the command"
         why = partial or _unclassifiable(call.command)
-        if not why and not _destructive(call.command):
+        seconds = min(CLASSIFY_SECONDS, max(run.left(), 0.001)) if run else CLASSIFY_SECONDS
+        if not why and not _destructive(call.command, seconds):
             return None
         reason = f"before: {_one_line(call.command)}" if call.command else \
             f"before: {call.tool or 'a tool'}"
@@ -170,6 +185,8 @@ def handle(call: payloads.ToolCall, run: _Run | None = None, partial: str = ""
         return None
     if why:
         reason += f" ({why}: checkpointed to be safe)"
+    if run is not None:
+        run.arm()
     outcome = _checkpoint(call, reason, turn, run)
     try:
         if call.kind == payloads.WRITE:
@@ -187,18 +204,18 @@ def _unclassifiable(command: str) -> str:
     return ""
 
 
-def _destructive(command: str) -> bool:
-    """The classifier's verdict, within CLASSIFY_SECONDS; past them (or should it fail),
+def _destructive(command: str, seconds: float) -> bool:
+    """The classifier's verdict, within `seconds`; past them (or should it fail),
     destructive: a checkpoint too many costs less than one missing."""
     from rewindfs.agent.classify import classify
     from rewindfs.hooks.deadline import TimeUp, within
 
     try:
-        with within(CLASSIFY_SECONDS):
+        with within(seconds):
             return classify(command)[0]
     except TimeUp:
         hooklog.write("-", hooklog.INFO, f"a {_size(len(command))} command not classified "
-                      f"within {CLASSIFY_SECONDS:g}s: checkpointed to be safe")
+                      f"within {seconds:g}s: checkpointed to be safe")
         return True
     except Exception as exc:  # noqa: BLE001 - a classifier bug must not cost a checkpoint
         hooklog.write("-", hooklog.ERROR, f"classifier: {type(exc).__name__}: {exc}")

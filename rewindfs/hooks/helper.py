@@ -262,6 +262,9 @@ def serve(idle: float) -> None:
     from rewindfs.hooks import checkpoint, fast, plain  # noqa: F401
     from rewindfs.hooks.loaded import Snapshot
     from rewindfs.hooks.payloads import ToolCall
+    from rewindfs.store.history import redaction
+
+    redaction.prepare()   # the redactor's patterns, compiled once for every child
 
     loaded = Snapshot()
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:

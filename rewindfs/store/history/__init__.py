@@ -59,6 +59,7 @@ if TYPE_CHECKING:
         projects,
         quickdiff,
         quickread,
+        redaction,
         search,
         stamp,
         steplog,
@@ -139,5 +140,5 @@ __all__, __getattr__, __dir__ = face(_HERE, {
     "Entry": f"{_HERE}.trees",
     "State": f"{_HERE}.verdict",
 }, modules=("actions", "adopt", "compose", "delete", "diffstat", "ledger", "meta", "modes",
-            "pathlog", "projects", "quickdiff", "quickread", "search", "stamp", "steplog",
-            "timeref", "trees"))
+            "pathlog", "projects", "quickdiff", "quickread", "redaction", "search", "stamp",
+            "steplog", "timeref", "trees"))
