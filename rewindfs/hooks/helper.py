@@ -18,12 +18,13 @@ ever reads that request, finds no go-ahead and records nothing.
 
 The helper trusts no request (hooks.helperwire checks every field; a bad one is answered
 with an error and the helper stays up), starts isolated from every project
-(`python -I`, cwd /, an environment without the agent's keys), and exits when its code
-is not the hook's (rewindfs changed since it started, another interpreter: it answers
-"stale"), when any file it loaded changed on disk (hooks.loaded: a replaced pygit2
-`.so` too), or after ``REWIND_HOOK_HELPER_IDLE`` seconds (default 600) without a
-request. No helper, a stale one, or any failure: the hook takes the checkpoint itself and
-starts a helper for the next call. ``REWIND_HOOK_HELPER=0`` turns it off.
+(hooks.isolation: `python -I`, cwd /, an environment without the agent's keys), and
+exits when its code is not the hook's (rewindfs changed since it started, another
+interpreter: it answers "stale"), when any file it loaded changed on disk
+(hooks.loaded: a replaced pygit2 `.so` too), or after ``REWIND_HOOK_HELPER_IDLE``
+seconds (default 600) without a request. No helper, a stale one, or any failure: the
+hook takes the checkpoint itself and starts a helper for the next call.
+``REWIND_HOOK_HELPER=0`` turns it off.
 """
 
 from __future__ import annotations
@@ -136,7 +137,10 @@ def take(call: Any, reason: str, turn: str, root: str, timeout: float) -> dict[s
         if answer is not None and answer.get("ok"):
             return {**answer["outcome"], "helper": True}
         if answer is not None and "error" in answer:
-            raise HelperError(answer["error"])
+            if not str(answer["error"]).startswith("bad request: "):
+                raise HelperError(answer["error"])   # it failed there as it would here
+            hooklog.write(call.agent, hooklog.ERROR, f"the helper refused the request "
+                          f"({answer['error']}): the checkpoint is taken here")
     outcome = settle(call, reason, turn, root)
     if enabled() and not outcome.get("stamp"):
         start()
@@ -215,31 +219,12 @@ def stop(folder: Path | None = None) -> None:
         os.kill(pid, signal.SIGTERM)
 
 
-BOOT = ("import sys, importlib.util as u; s = u.find_spec('rewindfs'); "
-        "p = sys.argv[1].rsplit('/', 2)[0]; "
-        "(s is None or s.origin != sys.argv[1]) and sys.path.insert(0, p); "
-        "from rewindfs.hooks.helper import main; sys.exit(main())")
-
-
 def start() -> None:
-    """Start a helper in the background (it exits at once if one is running): isolated
-    from the project as the hooks are (hooks.agents.isolation_flags; the rewindfs this
-    hook runs put on its path when isolation would find another), in /, with only the
-    environment a checkpoint needs (helperwire.start_env)."""
-    # Imported here: their own imports (locale, selectors, shlex) would cost every call.
-    import subprocess
+    """Start a helper in the background (it exits at once if one is running), isolated
+    from the project as the hooks are (hooks.isolation.start_helper)."""
+    from rewindfs.hooks.isolation import start_helper
 
-    from rewindfs.hooks.isolation import isolation_flags
-
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    try:
-        subprocess.Popen([sys.executable, *isolation_flags(), "-c", BOOT,
-                          os.path.join(package, "__init__.py")],
-                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True,
-                         cwd="/", env=helperwire.start_env(os.getcwd()))
-    except OSError:
-        pass
+    start_helper()
 
 
 # -- the helper's side ----------------------------------------------------------------------

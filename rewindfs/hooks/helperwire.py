@@ -7,7 +7,7 @@ checked for type and size (`check`: one line saying which field is wrong, answer
 an error, the helper stays up), and of the hook's environment only the rewindfs
 settings (`REWIND_*`, names and values checked) reach the checkpoint. PATH, HOME and
 HERMES_HOME are the helper's own, fixed when it started from an environment reduced to
-what a checkpoint needs (`start_env`): no API key of the agent's lives on in it.
+what a checkpoint needs (hooks.isolation): no API key of the agent's lives on in it.
 """
 
 from __future__ import annotations
@@ -20,8 +20,6 @@ import struct
 import sys
 from typing import Any
 
-from rewindfs.hooks.isolation import clean_path
-
 SOCKET = "helper.sock"
 MAX_REQUEST = 1024 * 1024
 MAX_TEXT = 4096          # a reason, a turn, a path
@@ -29,9 +27,7 @@ MAX_COMMAND = 4096       # of a tool call's command: the checkpoint names it in 
 MAX_SETTINGS = 64
 PLAIN = "plain"          # a request's kind: `rewind checkpoint`'s (cli.quickverbs)
 SETTING = re.compile(r"REWIND_[A-Z0-9_]{1,64}")
-# What the helper starts with of the environment of the hook that starts it.
-START_KEYS = ("HOME", "HERMES_HOME", "PATH", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR",
-              "XDG_CONFIG_HOME", "XDG_CACHE_HOME")
+
 
 
 def code_key() -> str:
@@ -95,14 +91,6 @@ def receive(sock: socket.socket, limit: int = MAX_REQUEST) -> dict[str, Any] | N
 def settings() -> dict[str, str]:
     """The rewindfs settings of this process's environment, for a request."""
     return {k: v for k, v in os.environ.items() if SETTING.fullmatch(k)}
-
-
-def start_env(cwd: str) -> dict[str, str]:
-    """The environment a helper starts with: START_KEYS and the rewindfs settings, and of
-    PATH only absolute folders outside `cwd` (the project the starting hook ran in)."""
-    env = {k: v for k, v in os.environ.items() if k in START_KEYS or SETTING.fullmatch(k)}
-    env["PATH"] = clean_path(os.environ.get("PATH", os.defpath), cwd)
-    return env
 
 
 def _text(request: dict[str, Any], field: str, limit: int = MAX_TEXT,
