@@ -61,6 +61,21 @@ def check_owner(shown: Path, where: Target, other_owner: bool) -> None:
                   "keep it theirs)")
 
 
+def make_dirs(path: Path) -> None:
+    """The missing folders above the file `path` names, made as `mkdir -p` would and
+    given to the owner of the folder they are made in (an install into someone's home
+    that `check_owner` let through leaves nothing there that is not theirs)."""
+    folder, missing = Path(os.path.realpath(path)).parent, []
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    owner = os.stat(folder)
+    for made in reversed(missing):
+        made.mkdir(exist_ok=True)
+        if (owner.st_uid, owner.st_gid) != (os.geteuid(), os.getegid()):
+            os.chown(made, owner.st_uid, owner.st_gid)
+
+
 def write(path: Path, data: bytes, other_owner: bool = False) -> None:
     """Replace the file `path` names with `data`, atomically, keeping its mode, owner and
     group (see the module's docstring)."""

@@ -202,8 +202,7 @@ def install(agent: str, project: Path | None = None, other_owner: bool = False) 
         record = {"path": str(s.path), "created_dirs": _missing_dirs(s.path), "added": added,
                   "original": None if original is None else
                   original.decode("utf-8", "surrogateescape")}
-    for folder in reversed(record["created_dirs"]):
-        os.makedirs(folder, exist_ok=True)
+    configfile.make_dirs(s.path)
     record["written"] = _digest(new)
     _write_record(s.path, record)
     configfile.write(s.path, new, other_owner)

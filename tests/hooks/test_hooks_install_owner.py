@@ -147,14 +147,26 @@ def test_another_users_settings_are_refused_then_kept_theirs(their_home: Path,
     assert look(settings) == before
 
 
-def test_a_new_file_in_another_users_folder_is_refused_then_theirs(their_home: Path,
-                                                                    run_rewind) -> None:
-    folder = their_home / ".claude"
-    env = {"HOME": str(their_home)}
-    refused = run_rewind("hooks", "install", "claude-code", env=env)
+@pytest.mark.parametrize("agent,made", [("claude-code", ".claude/settings.json"),
+                                        ("kilo", ".config/kilo/plugin/rewindfs.js")])
+def test_a_new_file_in_another_users_folder_is_refused_then_theirs(
+        agent: str, made: str, their_home: Path, run_rewind) -> None:
+    """Into their .claude folder, and (Kilo) into folders install has to make there."""
+    home = their_home / ".claude" if agent == "claude-code" else their_home / "k"
+    if agent != "claude-code":   # a home of theirs, with no .config yet
+        home.mkdir()
+        os.chown(home, *(lambda u: (u.pw_uid, u.pw_gid))(pwd.getpwnam("nobody")))
+    root = home.parent if agent == "claude-code" else home
+    env = {"HOME": str(root)}
+    before = sorted(home.rglob("*"))
+    refused = run_rewind("hooks", "install", agent, env=env)
     assert refused.returncode == 1 and "--allow-other-owner" in refused.stderr
-    assert list(folder.iterdir()) == []
-    run_rewind("hooks", "install", "claude-code", "--allow-other-owner", env=env, check=True)
-    st = (folder / "settings.json").stat()
-    assert st.st_uid == folder.stat().st_uid != os.geteuid()
-    assert as_nobody("cat", str(folder / "settings.json")).returncode == 0
+    assert sorted(home.rglob("*")) == before
+    run_rewind("hooks", "install", agent, "--allow-other-owner", env=env, check=True)
+    theirs = home.stat().st_uid
+    assert theirs != os.geteuid()
+    for path in [root / made, *(root / made).parents]:
+        if path == root or root not in path.parents:
+            break
+        assert path.stat().st_uid == theirs, path   # the file and every folder made for it
+    assert as_nobody("cat", str(root / made)).returncode == 0
