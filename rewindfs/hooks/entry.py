@@ -31,6 +31,7 @@ import threading
 import time
 
 from rewindfs.hooks import hooklog, isolation, payloads, state
+from rewindfs.hooks.deadline import TimeUp
 
 MAX_PAYLOAD = 16 * 1024 * 1024   # bytes of a payload kept (the rest is read and dropped)
 READ_SECONDS = 5.0
@@ -55,9 +56,10 @@ class _Run:
 
     def arm(self) -> None:
         """From here on, `give_up` strikes at the deadline, whatever the hook is doing
-        (a checkpoint stuck in libgit2 too). Reading and classifying, before it, are
-        bounded by timer signals of their own (`deadline.within`); the harmless path so
-        starts no thread."""
+        (a checkpoint stuck in libgit2 too). Armed only for a checkpoint taken here:
+        reading and classifying are bounded by timer signals of their own
+        (`deadline.within`), waiting on the helper by the socket's timeouts, so most calls
+        start no thread."""
         if self.timer is None:
             self.timer = threading.Timer(max(self.left(), 0.001), self.give_up)
             self.timer.daemon = True
@@ -89,6 +91,9 @@ def main(argv: list[str]) -> int:
         handle(call, run, partial)
     except payloads.Unknown as exc:
         hooklog.write(agent, hooklog.SKIPPED, f"ignored: {exc}")
+    except TimeUp as exc:   # the helper did not finish in time (it was stopped first)
+        hooklog.write(agent, hooklog.SKIPPED,
+                      f"{run.doing} did not finish within {run.limit:g}s: skipped; {exc}")
     except BaseException as exc:  # noqa: BLE001 - the agent must never see a hook failure
         hooklog.write(agent, hooklog.ERROR, f"{type(exc).__name__}: {exc}")
     finally:
@@ -111,7 +116,7 @@ def _read(seconds: float) -> tuple[object, bytes, int, bool]:
     """(the payload when already parsed else None, the bytes kept, how many came, whether
     it came whole): read until end of input, or until what came is a whole JSON object
     (an agent may hold stdin open after it), for `seconds` at most."""
-    from rewindfs.hooks.deadline import TimeUp, within
+    from rewindfs.hooks.deadline import within
 
     kept, total, tried = bytearray(), 0, 0
     try:
@@ -185,8 +190,6 @@ def handle(call: payloads.ToolCall, run: _Run | None = None, partial: str = ""
         return None
     if why:
         reason += f" ({why}: checkpointed to be safe)"
-    if run is not None:
-        run.arm()
     outcome = _checkpoint(call, reason, turn, run)
     try:
         if call.kind == payloads.WRITE:
@@ -208,7 +211,7 @@ def _destructive(command: str, seconds: float) -> bool:
     """The classifier's verdict, within `seconds`; past them (or should it fail),
     destructive: a checkpoint too many costs less than one missing."""
     from rewindfs.agent.classify import classify
-    from rewindfs.hooks.deadline import TimeUp, within
+    from rewindfs.hooks.deadline import within
 
     try:
         with within(seconds):
@@ -229,8 +232,11 @@ def _checkpoint(call: payloads.ToolCall, reason: str, turn: str, run: _Run | Non
     from rewindfs.hooks import helper
 
     root = state.root_of(call.agent, call.session, call.cwd)
-    left = run.left() if run is not None else DEFAULT_TIMEOUT
-    outcome = helper.take(call, reason, turn, root, left + 1.0)  # the deadline strikes first
+    # Waiting on the helper is bounded by the socket's timeouts; work done here (which
+    # may get stuck in libgit2) by the deadline's thread, armed only then.
+    outcome = helper.take(call, reason, turn, root,
+                          max(run.left(), 0.001) if run is not None else DEFAULT_TIMEOUT,
+                          run.arm if run is not None else None)
     if not root:
         try:
             state.remember_root(call.agent, call.session, call.cwd, outcome["directory"])

@@ -35,10 +35,12 @@ import select
 import signal
 import socket
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from rewindfs.hooks import helperwire, hooklog
+from rewindfs.hooks.deadline import TimeUp
 from rewindfs.hooks.helperwire import (
     PLAIN,
     BadRequest,
@@ -70,7 +72,8 @@ def enabled() -> bool:
 def ask(request: dict[str, Any], timeout: float) -> dict[str, Any] | None:
     """The helper's answer to `request`, or None when no helper took it: none runs, it
     did not take the request on within START_SECONDS, or its child ended without an
-    answer (then it is gone: nothing it started is recorded later)."""
+    answer (then it is gone: nothing it started is recorded later). Past `timeout` (the
+    hook's deadline) the child is stopped (`abandon`): {"abandoned": True}."""
     global _child
     folder = hooklog.hooks_dir()
     try:
@@ -92,7 +95,10 @@ def ask(request: dict[str, Any], timeout: float) -> dict[str, Any] | None:
             _child = os.pidfd_open(first["pid"])
             sock.settimeout(timeout)
             send(sock, {"go": True})
-            answer = receive(sock)
+            try:
+                answer = receive(sock)
+            except TimeoutError:   # the hook's deadline: stopped before it recorded anything
+                return {"abandoned": abandon()}
             if answer is None:
                 abandon()
             return answer
@@ -126,9 +132,12 @@ def _forget_child() -> None:
         os.close(fd)
 
 
-def take(call: Any, reason: str, turn: str, root: str, timeout: float) -> dict[str, Any]:
-    """What the hook's call comes to (`settle`): by the helper when one takes it on, else
-    here (and after a checkpoint taken here, a helper is started for the next call)."""
+def take(call: Any, reason: str, turn: str, root: str, timeout: float,
+         here: Callable[[], None] | None = None) -> dict[str, Any]:
+    """What the hook's call comes to (`settle`): by the helper when one takes it on within
+    `timeout` (TimeUp when it did not finish by then: its checkpoint was stopped), else
+    here, `here()` called first (the hook's deadline armed for work that may get stuck);
+    after a checkpoint taken here, a helper is started for the next call."""
     if enabled():
         fields = [getattr(call, f) for f in call.__slots__]
         fields[call.__slots__.index("command")] = fields[
@@ -136,11 +145,15 @@ def take(call: Any, reason: str, turn: str, root: str, timeout: float) -> dict[s
         answer = ask({"call": fields, "reason": reason, "turn": turn, "root": root}, timeout)
         if answer is not None and answer.get("ok"):
             return {**answer["outcome"], "helper": True}
+        if answer is not None and "abandoned" in answer:
+            raise TimeUp("the helper's checkpoint was stopped before it was recorded")
         if answer is not None and "error" in answer:
             if not str(answer["error"]).startswith("bad request: "):
                 raise HelperError(answer["error"])   # it failed there as it would here
             hooklog.write(call.agent, hooklog.ERROR, f"the helper refused the request "
                           f"({answer['error']}): the checkpoint is taken here")
+    if here is not None:
+        here()
     outcome = settle(call, reason, turn, root)
     if enabled() and not outcome.get("stamp"):
         start()

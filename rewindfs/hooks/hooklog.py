@@ -21,6 +21,7 @@ from pathlib import Path
 
 MAX_LOG_BYTES = 1024 * 1024   # then the log moves to hook.log.1 (one old generation kept)
 ERROR, SKIPPED, INFO = "error", "skipped", "info"
+_CONTROL = {**dict.fromkeys(range(32), " "), 0x7F: " "}   # what a terminal would act on
 
 
 def hermes_home() -> Path:
@@ -122,7 +123,7 @@ def write(agent: str, level: str, message: str) -> None:
     try:
         from rewindfs.store.history import redact
 
-        message = redact("".join(c if c >= " " and c != "\x7f" else " " for c in message))
+        message = redact(message.translate(_CONTROL))
         ensure_dir()
         path = log_path()
         try:

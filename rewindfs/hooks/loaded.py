@@ -3,10 +3,12 @@
 The hooks' resident helper keeps rewindfs, pygit2 and their dependencies loaded for
 minutes; an upgrade (or an edit, or a replaced pygit2 `.so`) meanwhile must not leave it
 answering with the old code, nor with a mix of old modules and new files read later.
-`Snapshot` records every file it has loaded: each module's source or extension file and
-every file mapped into the process (shared libraries: libgit2, OpenSSL, cffi's backend),
-by device, inode, size and modification time; `changed` names the first one that is no
-longer what was loaded (replaced, rewritten or gone).
+`Snapshot` records every file it has loaded: each module's source or extension file (the
+standard library's sources aside: they change only with Python, whose program and
+libraries are watched) and every file mapped into the process (shared libraries:
+libgit2, OpenSSL, cffi's backend), by device, inode, size and modification time;
+`changed` names the first one that is no longer what was loaded (replaced, rewritten or
+gone).
 """
 
 from __future__ import annotations
@@ -40,7 +42,11 @@ def _files() -> set[str]:
                     found.add(fields[5].rstrip("\n"))
     except OSError:
         pass   # not Linux: the modules' own files only
-    return {path for path in found if not path.startswith(("/dev/", "/proc/", "/memfd:"))}
+    # The standard library's sources change only with Python itself, whose program and
+    # shared libraries are watched: half of the stats each request would cost, saved.
+    stdlib = os.path.join(os.path.dirname(os.__file__), "")
+    return {path for path in found if not path.startswith(("/dev/", "/proc/", "/memfd:"))
+            and not (path.startswith(stdlib) and path.endswith(".py"))}
 
 
 class Snapshot:
