@@ -139,8 +139,9 @@ OTHER_ENV = {"REWIND_PAGER", "REWIND_PROGRESS_DELAY",
              "REWIND_SKIP_AGENTS", "REWIND_AGENTS_CACHE",
              # the agent hooks: their deadline and their helper (rewindfs.hooks)
              "REWIND_HOOK_TIMEOUT", "REWIND_HOOK_HELPER", "REWIND_HOOK_HELPER_IDLE",
-             # tests: a restore that stops midway (restore.pause)
-             "REWIND_TEST_PAUSE_RESTORE"}
+             # tests: a restore that stops midway (restore.pause), a helper's checkpoint
+             # that stops before it starts (hooks.helper)
+             "REWIND_TEST_PAUSE_RESTORE", "REWIND_TEST_STOP_HELPER_CHECKPOINT"}
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Agent hook latency (issue 26): `python -m rewindfs.hooks claude-code` on a Claude Code
+"""Agent hook latency (issue 26): `python -I -m rewindfs.hooks claude-code` (what `rewind
+hooks install` writes: hooks.agents.hook_argv) on a Claude Code
 PreToolUse payload, against a bare `python -c pass` of the same interpreter, in the same run.
 
 Cases (targets: ratio to the baseline, min and median of the repeats):
@@ -29,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import benchlib  # noqa: E402
 
 from rewindfs.hooks import helper  # noqa: E402
+from rewindfs.hooks.agents import hook_argv  # noqa: E402
 
 TARGETS = {"harmless": 2.0, "unchanged": 5.0, "one-change": 6.0}
 
@@ -72,7 +74,7 @@ def main() -> None:
         (project.root / "package.json").write_text("{}\n")
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(root),
                "HERMES_HOME": str(root / "hermes")}
-        hook = [sys.executable, "-m", "rewindfs.hooks", "claude-code"]
+        hook = hook_argv("claude-code")   # what `rewind hooks install` writes
         # The first checkpoint (the whole tree) is not what a hook usually pays: take it first.
         subprocess.run(hook, input=payload(project.root, "rm -rf build", 0), env=env, check=True)
         samples: dict[str, list[tuple[float, float]]] = {k: [] for k in ("baseline", *TARGETS)}

@@ -90,7 +90,7 @@ def cases(project: bl.Project, changed: Path, word: str) -> list[Case]:
     from rewindfs.hooks.agents import hook_command
 
     # As an agent runs its hook: the command `rewind hooks install` writes, through a shell.
-    hook = ["bash", "-c", hook_command("claude-code")]
+    hook = ["bash", "-c", hook_command("claude-code", PYTHON)]
     return [
         Case("`rewind list`", 100, [REWIND, "list"], expect=says("2000.")),
         Case("`rewind show 1`", 100, [REWIND, "show", "1"], expect=says("checkpoint 1")),

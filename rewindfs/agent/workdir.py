@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,7 +23,10 @@ def project_root(path: str | Path, registered: set[Path] | frozenset[Path] = fro
     The nearest already-registered project root wins; otherwise the nearest
     directory holding a project marker; otherwise the path's own directory. The
     search never climbs to the home directory or above it; a path that is itself in
-    $HOME or above it gets its own directory, which checkpointing refuses.
+    $HOME or above it gets its own directory, which checkpointing refuses. A marker
+    only counts in a directory of this user's that no one else can write into: a
+    `package.json` someone planted in a shared parent (/tmp) never makes a scratch
+    directory's checkpoints take in the whole parent, the planter's files included.
     """
     target = normalize_workdir(path)
     start = target if target.is_dir() else target.parent
@@ -36,9 +40,19 @@ def project_root(path: str | Path, registered: set[Path] | frozenset[Path] = fro
         if folder in registered:
             return folder
     for folder in candidates:
-        if any((folder / marker).exists() for marker in PROJECT_MARKERS):
+        if any((folder / marker).exists() for marker in PROJECT_MARKERS) \
+                and _own_folder(folder):
             return folder
     return start
+
+
+def _own_folder(folder: Path) -> bool:
+    """Owned by this user and writable by no other (what a marker there is trusted for)."""
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return False
+    return st.st_uid == os.geteuid() and not st.st_mode & 0o002
 
 
 def working_dir_for_path(layout: Layout, path: str | Path) -> Path:

@@ -3,15 +3,21 @@ their tools run (`rewind hook AGENT`, JSON payload on stdin), and `rewind hooks 
 writes the agents' configuration.
 
     entry       the hook: payload in, classifier, checkpoint when due, exit 0 (never blocks)
-    __main__    `python -m rewindfs.hooks AGENT`, what installed hooks run
+    __main__    `python -I -m rewindfs.hooks AGENT`, what installed hooks run
+    isolation   the hooks run isolated from the project (interpreter flags, environment)
+    deadline    bounds in time for the hook's own work (a timer signal)
     payloads    each agent's payload read into one shape
     unchanged   nothing changed since the newest checkpoint: the stamp (the ref by libgit2)
     checkpoint  the checkpoint: a step of the agent's turn, through the store's faces
     helper      a resident process that keeps the checkpoint code loaded for the hooks
+    helperwire  what passes between a hook and the helper, every field checked
+    loaded      what the helper loaded, and whether any of it changed on disk
     state       per-session memory (Gemini's turn, once-per-turn writes, project roots)
-    hooklog     the hooks' log and where their files live
-    agents, install, plugin   `rewind hooks install|uninstall|status`
+    hooklog     the hooks' log and their private folder
+    agents, install, plugin, configfile   `rewind hooks install|uninstall|status`
     codextrust  whether Codex will run the installed hook (its trust, as Codex judges it)
+
+The hook is a security boundary: docs/security.md says what it trusts and what not.
 
 The hook runs once per tool call, so its start-up is the product's latency: ``entry`` imports
 only the payload parsers and the classifier, and the store only when a checkpoint is due.

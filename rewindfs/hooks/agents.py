@@ -21,16 +21,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rewindfs.hooks.isolation import isolation_flags
 from rewindfs.hooks.payloads import AGENTS
 
 HOOK_TIMEOUT_S = 60   # what the agent allows the hook; the hook itself gives up at 20 s
 MARK = "rewindfs.hooks"
 
 
+def hook_argv(agent: str, python: str | None = None) -> list[str]:
+    return [python or sys.executable, *isolation_flags(), "-m", MARK, agent]
+
+
 def hook_command(agent: str, python: str | None = None) -> str:
-    """The command an agent runs: this interpreter straight into the hook's small entry
-    (not the `rewind` click app, whose imports would cost every tool call)."""
-    return f"{shlex.quote(python or sys.executable)} -m {MARK} {agent}"
+    """The command an agent runs: this interpreter, isolated from the project, straight
+    into the hook's small entry (not the `rewind` click app, whose imports would cost
+    every tool call)."""
+    return " ".join(shlex.quote(arg) for arg in hook_argv(agent, python))
 
 
 @dataclass(frozen=True)
@@ -92,11 +98,34 @@ def spec(agent: str, project: Path | None = None) -> Spec:
     return Spec(agent, base / "plugin" / "rewindfs.js", "plugin")
 
 
+def _our_command(entry: Any) -> bool:
+    command = entry.get("command") if isinstance(entry, dict) else None
+    return isinstance(command, str) and f"-m {MARK} " in command
+
+
 def is_ours(entry: Any) -> bool:
     """An entry (at any depth) whose command runs rewindfs's hook."""
     if isinstance(entry, dict):
-        command = entry.get("command")
-        if isinstance(command, str) and f"-m {MARK} " in command:
+        if _our_command(entry):
             return True
-        return any(is_ours(h) for h in entry.get("hooks") or [] if isinstance(h, dict))
+        hooks = entry.get("hooks")
+        return isinstance(hooks, list) and any(is_ours(h) for h in hooks)
     return False
+
+
+def without_ours(entries: list[Any]) -> list[Any]:
+    """An event's entries with rewindfs's hooks taken out, and nothing else: inside a
+    matcher group shared with the user's own hooks only ours go (the group stays); a
+    group left with no hook at all goes too."""
+    out = []
+    for entry in entries:
+        if _our_command(entry):
+            continue
+        hooks = entry.get("hooks") if isinstance(entry, dict) else None
+        if isinstance(hooks, list) and any(is_ours(h) for h in hooks):
+            kept = [h for h in hooks if not is_ours(h)]
+            if not kept:
+                continue
+            entry = {**entry, "hooks": kept}
+        out.append(entry)
+    return out

@@ -1,15 +1,25 @@
 """`rewind hook AGENT`: the agent's payload on stdin, a checkpoint when one is due, exit 0.
 
 The harmless path (most tool calls) imports only json, the payload parsers and the
-classifier. The store is imported only when a checkpoint is due, and that checkpoint runs
-under a deadline: past it the hook logs the checkpoint as skipped and exits 0 at once (the
-store survives a writer that stops midway, as it survives a kill), so the agent never
-waits longer than ``REWIND_HOOK_TIMEOUT`` seconds (default 20, well under every agent's
-own hook timeout, which `rewind hooks install` sets to 60 s). The resident helper, when
-one is up (hooks.helper), answers for the hook: nothing changed since the newest
-checkpoint, from the store's stamp (hooks.checkpoint), or the checkpoint; else the hook does the
-same itself. Nothing goes to the agent's stdout except what its protocol asks for
-(Cursor: an allow answer); nothing to stderr.
+classifier. The store is imported only when a checkpoint is due. Everything the hook
+does runs under one deadline, ``REWIND_HOOK_TIMEOUT`` seconds (default 20, well under
+every agent's own hook timeout, which `rewind hooks install` sets to 60 s): past it the
+hook logs what it was doing as skipped and exits 0 at once (the store survives a writer
+that stops midway, as it survives a kill), so the agent never waits longer.
+
+What comes from the agent is bounded: stdin is read for READ_SECONDS at most and kept up
+to MAX_PAYLOAD bytes (an agent that holds stdin open after a whole payload is answered
+at once), and a command is classified only up to MAX_CLASSIFY characters and within
+CLASSIFY_SECONDS. When a payload is too large or too slow to read whole, or a command too
+long or too slow to classify, the hook fails safe: it checkpoints, saying why in the
+reason. The reason never keeps a credential (store.history's redactor).
+
+A checkpoint is "before" only if it is recorded before the hook answers. The resident
+helper (hooks.helper) takes it when one is up and takes the request on in time; a helper
+that does not is left behind and the hook takes the checkpoint itself, and at the
+deadline the helper's child still working is killed and waited for, so nothing named
+"before:" is recorded after the agent went on. Nothing goes to the agent's stdout except
+what its protocol asks for (Cursor: an allow answer); nothing to stderr.
 """
 
 from __future__ import annotations
@@ -20,30 +30,76 @@ import sys
 import threading
 import time
 
-from rewindfs.hooks import hooklog, payloads, state
+from rewindfs.hooks import hooklog, isolation, payloads, state
+from rewindfs.hooks.deadline import TimeUp
 
-MAX_PAYLOAD = 16 * 1024 * 1024
-DEFAULT_TIMEOUT = 20.0
+MAX_PAYLOAD = 16 * 1024 * 1024   # bytes of a payload kept (the rest is read and dropped)
+READ_SECONDS = 5.0
+MAX_CLASSIFY = 256 * 1024        # characters of a command the classifier reads
+CLASSIFY_SECONDS = 2.0
+DEFAULT_TIMEOUT, MAX_TIMEOUT = 20.0, 3600.0
 MAX_REASON = 200
+
+
+class _Run:
+    """What this hook is doing, for its deadline to say (and answer) when it strikes."""
+
+    def __init__(self, agent: str, answer: str, limit: float):
+        self.agent, self.answer, self.limit = agent, answer, limit
+        self.started = time.monotonic()
+        self.doing = "reading the payload"
+
+        self.timer: threading.Timer | None = None
+
+    def left(self) -> float:
+        return self.limit - (time.monotonic() - self.started)
+
+    def arm(self) -> None:
+        """From here on, `give_up` strikes at the deadline, whatever the hook is doing
+        (a checkpoint stuck in libgit2 too). Armed only for a checkpoint taken here:
+        reading and classifying are bounded by timer signals of their own
+        (`deadline.within`), waiting on the helper by the socket's timeouts, so most calls
+        start no thread."""
+        if self.timer is None:
+            self.timer = threading.Timer(max(self.left(), 0.001), self.give_up)
+            self.timer.daemon = True
+            self.timer.start()
+
+    def give_up(self) -> None:
+        try:
+            # (the helper's module may be half imported when the deadline strikes)
+            abandon = getattr(sys.modules.get("rewindfs.hooks.helper"), "abandon", None)
+            stopped = abandon is not None and abandon()
+            hooklog.write(self.agent, hooklog.SKIPPED,
+                          f"{self.doing} did not finish within {self.limit:g}s: skipped"
+                          + ("; the helper's checkpoint was stopped before it was recorded"
+                             if stopped else ""))
+            _answer(self.answer)
+        finally:
+            os._exit(0)   # the store survives a writer stopped midway, as it survives a kill
 
 
 def main(argv: list[str]) -> int:
     agent = argv[0] if argv else ""
-    answer = payloads.CURSOR_ALLOW if agent == "cursor" else ""
+    isolation.scrub_environment()   # for everything the hook starts
+    run = _Run(agent, payloads.CURSOR_ALLOW if agent == "cursor" else "",
+               hooklog.seconds("REWIND_HOOK_TIMEOUT", DEFAULT_TIMEOUT, MAX_TIMEOUT))
     try:
-        raw = sys.stdin.buffer.read(MAX_PAYLOAD)
-        try:
-            data = json.loads(raw) if raw.strip() else None
-        except ValueError:
-            raise payloads.Unknown(f"{agent}: payload is not JSON ({len(raw)} bytes)") from None
-        call = payloads.parse(agent, data)
-        answer = call.answer
-        handle(call, answer)
+        seconds = min(READ_SECONDS, run.limit)
+        call, partial = _call(agent, seconds, *_read(seconds))
+        run.answer = call.answer
+        handle(call, run, partial)
     except payloads.Unknown as exc:
         hooklog.write(agent, hooklog.SKIPPED, f"ignored: {exc}")
+    except TimeUp as exc:   # the helper did not finish in time (it was stopped first)
+        hooklog.write(agent, hooklog.SKIPPED,
+                      f"{run.doing} did not finish within {run.limit:g}s: skipped; {exc}")
     except BaseException as exc:  # noqa: BLE001 - the agent must never see a hook failure
         hooklog.write(agent, hooklog.ERROR, f"{type(exc).__name__}: {exc}")
-    _answer(answer)
+    finally:
+        if run.timer is not None:
+            run.timer.cancel()
+    _answer(run.answer)
     return 0
 
 
@@ -56,55 +112,137 @@ def _answer(answer: str) -> None:
             pass
 
 
-def handle(call: payloads.ToolCall, answer: str = "") -> None:
+def _read(seconds: float) -> tuple[object, bytes, int, bool]:
+    """(the payload when already parsed else None, the bytes kept, how many came, whether
+    it came whole): read until end of input, or until what came is a whole JSON object
+    (an agent may hold stdin open after it), for `seconds` at most."""
+    from rewindfs.hooks.deadline import within
+
+    kept, total, tried = bytearray(), 0, 0
+    try:
+        stream = sys.stdin.buffer
+        with within(seconds):
+            while True:
+                chunk = stream.read1(1 << 20)
+                if not chunk:
+                    return None, bytes(kept), total, True
+                total += len(chunk)
+                kept += chunk[: max(0, MAX_PAYLOAD - len(kept))]
+                # Parsed at most at doubling sizes: never quadratic in a large payload.
+                if total == len(kept) and len(kept) >= 2 * tried and \
+                        kept.rstrip().endswith(b"}"):
+                    tried = len(kept)
+                    try:
+                        return json.loads(kept), bytes(kept), total, True
+                    except ValueError:
+                        pass
+    except TimeUp:
+        return None, bytes(kept), total, False
+    except (OSError, AttributeError, ValueError):   # no stdin at all, or a closed one
+        return None, bytes(kept), total, True
+
+
+def _call(agent: str, seconds: float, data: object, raw: bytes, total: int, whole: bool
+          ) -> tuple[payloads.ToolCall, str]:
+    """The tool call, and why its payload could not be read whole ('' when it was)."""
+    if data is None and whole and total == len(raw):
+        try:
+            data = json.loads(raw) if raw.strip() else None
+        except ValueError:
+            raise payloads.Unknown(f"{agent}: payload is not JSON ({total} bytes)") from None
+        return payloads.parse(agent, data), ""
+    if data is not None:
+        return payloads.parse(agent, data), ""
+    partial = (f"its {_size(total)} payload is over the {_size(MAX_PAYLOAD)} read"
+               if total > len(raw) else
+               f"its payload did not come whole within {seconds:g}s")
+    try:
+        return payloads.parse(agent, payloads.head(raw)), partial
+    except payloads.Unknown as exc:
+        raise payloads.Unknown(f"{exc} ({partial})") from None
+
+
+def handle(call: payloads.ToolCall, run: _Run | None = None, partial: str = ""
+           ) -> dict | None:
     if call.kind == payloads.TURN:
         state.start_turn(call.agent, call.session, call.turn)
-        return
+        return None
     turn = call.turn
     if call.agent == "gemini":
         turn = state.turn_of(call.agent, call.session) or call.session
-    if call.kind == payloads.SHELL:
-        from rewindfs.agent.classify import classify
-
-        destructive, _why = classify(call.command)
-        if not destructive:
-            return
-        reason = f"before: {_one_line(call.command)}"
+    if call.kind == payloads.SHELL or partial and call.kind == payloads.OTHER and (
+            not call.tool or call.tool in payloads.SHELL_TOOLS):
+        if run is not None:
+            run.doing = "classifying the command"
+        why = partial or _unclassifiable(call.command)
+        seconds = min(CLASSIFY_SECONDS, max(run.left(), 0.001)) if run else CLASSIFY_SECONDS
+        if not why and not _destructive(call.command, seconds):
+            return None
+        reason = f"before: {_one_line(call.command)}" if call.command else \
+            f"before: {call.tool or 'a tool'}"
     elif call.kind == payloads.WRITE:
         key = f"{turn}\0{call.cwd}"
         if state.written(call.agent, call.session, key):
-            return   # once per turn: this turn's first write already has its checkpoint
+            return None   # once per turn: this turn's first write already has its checkpoint
+        why = partial
         reason = f"before: {call.tool} {_one_line(call.command)}".rstrip()
     else:
-        return
-    outcome = _with_deadline(call, reason, turn, answer)
-    if call.kind == payloads.WRITE and outcome is not None:
-        state.mark_written(call.agent, call.session, f"{turn}\0{call.cwd}")
-
-
-def _with_deadline(call: payloads.ToolCall, reason: str, turn: str, answer: str):
-    limit = _timeout()
-    started = time.monotonic()
-
-    def give_up() -> None:
-        hooklog.write(call.agent, hooklog.SKIPPED,
-                      f"checkpoint of {call.cwd} did not finish within {limit:g}s: skipped "
-                      f"({reason})")
-        _answer(answer)
-        os._exit(0)   # the store survives a writer stopped midway, as it survives a kill
-
-    timer = threading.Timer(limit, give_up)
-    timer.daemon = True
-    timer.start()
+        return None
+    if why:
+        reason += f" ({why}: checkpointed to be safe)"
+    outcome = _checkpoint(call, reason, turn, run)
     try:
-        from rewindfs.hooks import helper
+        if call.kind == payloads.WRITE:
+            state.mark_written(call.agent, call.session, f"{turn}\0{call.cwd}")
+    except Exception as exc:  # noqa: BLE001 - the checkpoint is taken: only the memory lost
+        hooklog.write(call.agent, hooklog.ERROR, f"session memory not saved: "
+                      f"{type(exc).__name__}: {exc}")
+    return outcome
 
-        root = state.root_of(call.agent, call.session, call.cwd)
-        outcome = helper.take(call, reason, turn, root, limit)
-        if not root:
+
+def _unclassifiable(command: str) -> str:
+    """Why `command` is not to be classified ('' when it is)."""
+    if len(command) > MAX_CLASSIFY:
+        return f"a {_size(len(command))} command, too long to classify"
+    return ""
+
+
+def _destructive(command: str, seconds: float) -> bool:
+    """The classifier's verdict, within `seconds`; past them (or should it fail),
+    destructive: a checkpoint too many costs less than one missing."""
+    from rewindfs.agent.classify import classify
+    from rewindfs.hooks.deadline import within
+
+    try:
+        with within(seconds):
+            return classify(command)[0]
+    except TimeUp:
+        hooklog.write("-", hooklog.INFO, f"a {_size(len(command))} command not classified "
+                      f"within {seconds:g}s: checkpointed to be safe")
+        return True
+    except Exception as exc:  # noqa: BLE001 - a classifier bug must not cost a checkpoint
+        hooklog.write("-", hooklog.ERROR, f"classifier: {type(exc).__name__}: {exc}")
+        return True
+
+
+def _checkpoint(call: payloads.ToolCall, reason: str, turn: str, run: _Run | None):
+    started = time.monotonic()
+    if run is not None:
+        run.doing = f"checkpoint of {call.cwd} ({reason})"
+    from rewindfs.hooks import helper
+
+    root = state.root_of(call.agent, call.session, call.cwd)
+    # Waiting on the helper is bounded by the socket's timeouts; work done here (which
+    # may get stuck in libgit2) by the deadline's thread, armed only then.
+    outcome = helper.take(call, reason, turn, root,
+                          max(run.left(), 0.001) if run is not None else DEFAULT_TIMEOUT,
+                          run.arm if run is not None else None)
+    if not root:
+        try:
             state.remember_root(call.agent, call.session, call.cwd, outcome["directory"])
-    finally:
-        timer.cancel()
+        except Exception as exc:  # noqa: BLE001 - remembered next time
+            hooklog.write(call.agent, hooklog.ERROR, f"session memory not saved: "
+                          f"{type(exc).__name__}: {exc}")
     took = time.monotonic() - started
     scoped = outcome.get("scoped")
     what = ("checkpoint" if outcome.get("taken") else
@@ -117,14 +255,13 @@ def _with_deadline(call: payloads.ToolCall, reason: str, turn: str, answer: str)
     return outcome
 
 
-def _timeout() -> float:
-    try:
-        value = float(os.environ.get("REWIND_HOOK_TIMEOUT", DEFAULT_TIMEOUT))
-    except ValueError:
-        return DEFAULT_TIMEOUT
-    return value if value > 0 else DEFAULT_TIMEOUT
+def _size(n: int) -> str:
+    return f"{n / (1 << 20):.1f} MiB" if n >= 1 << 20 else f"{n / 1024:.0f} KiB"
 
 
 def _one_line(text: str) -> str:
-    line = " ".join(text.split())
+    """The start of `text` on one line, credentials redacted, at most MAX_REASON long."""
+    from rewindfs.store.history import redact
+
+    line = redact(" ".join(text[: 16 * MAX_REASON].split()))
     return line if len(line) <= MAX_REASON else line[: MAX_REASON - 3] + "..."

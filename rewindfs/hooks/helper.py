@@ -2,131 +2,157 @@
 checkpoint (or prove from the stamp that nothing changed) does not import pygit2 and the
 store on every call.
 
-The hook (hooks.entry) asks it over a Unix socket in ``rewind-hooks/`` (a 0700 directory;
-the peer's uid is checked both ways). For each request the helper forks: the child, which
-inherits everything already imported, does exactly what the hook would (`settle`, with the
-hook's environment: the stamp's "nothing changed", else the checkpoint) and answers, so a
-hook with a helper up imports neither the store nor pygit2; the helper itself opens
-no repository, so it holds nothing stale and serves several agents at once. A helper of
-another rewindfs (its code changed since it started, or another interpreter) answers
-"stale" and exits. No helper, a stale one, or any failure: the hook takes the checkpoint
-itself and starts a helper for the next call. It exits after ``REWIND_HOOK_HELPER_IDLE``
-seconds (default 600) without a request; ``REWIND_HOOK_HELPER=0`` turns it off.
+The hook (hooks.entry) asks it over a Unix socket in ``rewind-hooks/`` (a folder of this
+user's alone, hooklog.private_dir; the peer's uid is checked both ways). For each request
+the helper forks: the child, which inherits everything already imported, does exactly
+what the hook would (`settle`: the stamp's "nothing changed", else the checkpoint) and
+answers, so a hook with a helper up imports neither the store nor pygit2; the helper
+itself opens no repository, so it holds nothing stale and serves several agents at once.
+
+A checkpoint is "before" only if it was recorded before the hook answered the agent:
+the child first sends its pid and waits for the hook's go-ahead, and the hook, should
+its deadline pass, kills that child and waits until it is gone (`abandon`). A helper that
+does not take the request within START_SECONDS (stopped, swapped out) is left behind:
+the hook closes the connection and takes the checkpoint itself, and the child, if one
+ever reads that request, finds no go-ahead and records nothing.
+
+The helper trusts no request (hooks.helperwire checks every field; a bad one is answered
+with an error and the helper stays up), starts isolated from every project
+(hooks.isolation: `python -I`, cwd /, an environment without the agent's keys), and
+exits when its code is not the hook's (rewindfs changed since it started, another
+interpreter: it answers "stale"), when any file it loaded changed on disk
+(hooks.loaded: a replaced pygit2 `.so` too), or after ``REWIND_HOOK_HELPER_IDLE``
+seconds (default 600) without a request. No helper, a stale one, or any failure: the
+hook takes the checkpoint itself and starts a helper for the next call.
+``REWIND_HOOK_HELPER=0`` turns it off.
 """
 
 from __future__ import annotations
 
 import fcntl
-import json
 import os
+import select
 import signal
 import socket
-import struct
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rewindfs.hooks import hooklog
+from rewindfs.hooks import helperwire, hooklog
+from rewindfs.hooks.deadline import TimeUp
+from rewindfs.hooks.helperwire import (
+    BadRequest,
+    address,
+    code_key,
+    peer_uid,
+    receive,
+    send,
+)
 
-SOCKET, LOCK = "helper.sock", "helper.lock"
-DEFAULT_IDLE = 600.0
-MAX_REQUEST = 8 * 1024 * 1024
-# What of the hook's environment the checkpoint may depend on (not the agent's secrets).
-ENV_KEYS = ("HOME", "HERMES_HOME", "PATH", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR",
-            "XDG_CONFIG_HOME", "XDG_CACHE_HOME")
+LOCK = "helper.lock"
+DEFAULT_IDLE, MAX_IDLE = 600.0, 7 * 86400.0
+START_SECONDS = 2.0   # for the helper to take a request on (it forks at once when it runs)
+GO_SECONDS = 10.0     # for the hook's go-ahead, once the child said who it is
+GONE_SECONDS = 5.0    # for a killed child to be gone
+# A test hook: the child stops itself (SIGSTOP) once it has the go-ahead, before it
+# captures anything, so a test knows a checkpoint is under way past the hook's deadline.
+STOP_FOR_TESTS = "REWIND_TEST_STOP_HELPER_CHECKPOINT"
+# The helper's child now working for this hook (a pidfd), for `abandon`.
+_child: int | None = None
 
 
 def enabled() -> bool:
     return os.environ.get("REWIND_HOOK_HELPER", "1") != "0"
 
 
-def code_key() -> str:
-    """Which rewindfs this is: its environment, interpreter and the newest mtime of its
-    source files. The interpreter by its real path: the hooks run a venv's `python`, the
-    `rewind` script its `python3`, the same program (else each would find the other's
-    helper stale, stop it and start its own)."""
-    newest, pending = 0, [os.path.dirname(os.path.dirname(os.path.realpath(__file__)))]
-    while pending:
-        try:
-            with os.scandir(pending.pop()) as entries:
-                for entry in entries:
-                    if entry.name.endswith(".py"):
-                        newest = max(newest, entry.stat().st_mtime_ns)
-                    elif entry.name != "__pycache__" and entry.is_dir(follow_symlinks=False):
-                        pending.append(entry.path)
-        except OSError:
-            pass
-    return f"{sys.prefix}:{os.path.realpath(sys.executable)}:{newest}"
-
-
-def _address(folder_fd: int) -> str:
-    # Through the directory's descriptor: a Unix socket path must stay under 108 bytes,
-    # and a Hermes home can lie deeper than that.
-    return f"/proc/self/fd/{folder_fd}/{SOCKET}"
-
-
-def _peer_uid(sock: socket.socket) -> int:
-    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    return struct.unpack("3i", creds)[1]
-
-
-def _send(sock: socket.socket, data: dict[str, Any]) -> None:
-    sock.sendall(json.dumps(data).encode() + b"\n")
-
-
-def _receive(sock: socket.socket) -> dict[str, Any] | None:
-    chunks, size = [], 0
-    while True:
-        chunk = sock.recv(65536)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        size += len(chunk)
-        if chunk.endswith(b"\n") or size > MAX_REQUEST:
-            break
-    try:
-        data = json.loads(b"".join(chunks))
-    except ValueError:
-        return None
-    return data if isinstance(data, dict) else None
-
-
 # -- the hook's side ------------------------------------------------------------------------
 
 def ask(request: dict[str, Any], timeout: float) -> dict[str, Any] | None:
-    """The helper's answer to `request`, or None when there is no usable helper."""
+    """The helper's answer to `request`, or None when no helper took it: none runs, it
+    did not take the request on within START_SECONDS, or its child ended without an
+    answer (then it is gone: nothing it started is recorded later). Past `timeout` (the
+    hook's deadline) the child is stopped (`abandon`): {"abandoned": True}."""
+    global _child
     folder = hooklog.hooks_dir()
     try:
+        hooklog.private_dir(folder, create=False)
         fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     except OSError:
         return None
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-            sock.settimeout(timeout)
-            sock.connect(_address(fd))
-            if _peer_uid(sock) != os.getuid():
+            sock.settimeout(min(timeout, START_SECONDS))
+            sock.connect(address(fd))
+            if peer_uid(sock) != os.getuid():
                 return None
-            _send(sock, {**request, "code": code_key(),
-                         "env": {k: os.environ[k] for k in os.environ
-                                 if k in ENV_KEYS or k.startswith("REWIND_")}})
-            answer = _receive(sock)
-    except OSError:
+            send(sock, {**request, "code": code_key(), "home": str(hooklog.hermes_home()),
+                        "env": helperwire.settings()})
+            first = receive(sock)
+            if first is None or not isinstance(first.get("pid"), int):
+                return first
+            _child = os.pidfd_open(first["pid"])
+            sock.settimeout(timeout)
+            send(sock, {"go": True})
+            try:
+                answer = receive(sock)
+            except TimeoutError:   # the hook's deadline: stopped before it recorded anything
+                return {"abandoned": abandon()}
+            if answer is None:
+                abandon()
+            return answer
+    except OSError:   # a timeout included
+        abandon()
         return None
     finally:
         os.close(fd)
-    return answer
+        _forget_child()
 
 
-def take(call: Any, reason: str, turn: str, root: str, timeout: float) -> dict[str, Any]:
-    """What the hook's call comes to (`settle`): by the helper when one is up, else here
-    (and after a checkpoint taken here, a helper is started for the next call)."""
+def abandon() -> bool:
+    """Stop the helper's child working for this hook, if one is, and wait (GONE_SECONDS
+    at most) until it is gone: a checkpoint it has not recorded by now never is, so none
+    named "before" is recorded after the hook answered. Called on the hook's deadline."""
+    fd = _child
+    if fd is None:
+        return False
+    try:
+        signal.pidfd_send_signal(fd, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    select.select([fd], [], [], GONE_SECONDS)   # readable once the process has exited
+    return True
+
+
+def _forget_child() -> None:
+    global _child
+    fd, _child = _child, None
+    if fd is not None:
+        os.close(fd)
+
+
+def take(call: Any, reason: str, turn: str, root: str, timeout: float,
+         here: Callable[[], None] | None = None) -> dict[str, Any]:
+    """What the hook's call comes to (`settle`): by the helper when one takes it on within
+    `timeout` (TimeUp when it did not finish by then: its checkpoint was stopped), else
+    here, `here()` called first (the hook's deadline armed for work that may get stuck);
+    after a checkpoint taken here, a helper is started for the next call."""
     if enabled():
-        answer = ask({"call": [getattr(call, f) for f in call.__slots__], "reason": reason,
-                      "turn": turn, "root": root}, timeout)
+        fields = [getattr(call, f) for f in call.__slots__]
+        fields[call.__slots__.index("command")] = fields[
+            call.__slots__.index("command")][:helperwire.MAX_COMMAND]
+        answer = ask({"call": fields, "reason": reason, "turn": turn, "root": root}, timeout)
         if answer is not None and answer.get("ok"):
             return {**answer["outcome"], "helper": True}
+        if answer is not None and "abandoned" in answer:
+            raise TimeUp("the helper's checkpoint was stopped before it was recorded")
         if answer is not None and "error" in answer:
-            raise HelperError(answer["error"])
+            if not str(answer["error"]).startswith("bad request: "):
+                raise HelperError(answer["error"])   # it failed there as it would here
+            hooklog.write(call.agent, hooklog.ERROR, f"the helper refused the request "
+                          f"({answer['error']}): the checkpoint is taken here")
+    if here is not None:
+        here()
     outcome = settle(call, reason, turn, root)
     if enabled() and not outcome.get("stamp"):
         start()
@@ -182,16 +208,11 @@ def stop(folder: Path | None = None) -> None:
 
 
 def start() -> None:
-    """Start a helper in the background (it exits at once if one is running)."""
-    # Imported here: its own imports (locale, selectors) would cost every hook call.
-    import subprocess
+    """Start a helper in the background (it exits at once if one is running), isolated
+    from the project as the hooks are (hooks.isolation.start_helper)."""
+    from rewindfs.hooks.isolation import start_helper
 
-    try:
-        subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.DEVNULL,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                         start_new_session=True, close_fds=True, cwd="/")
-    except OSError:
-        pass
+    start_helper()
 
 
 # -- the helper's side ----------------------------------------------------------------------
@@ -206,18 +227,23 @@ def serve(idle: float) -> None:
     os.ftruncate(lock, 0)   # no pid until it listens (running() says None till then)
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        os.unlink(_address(fd))
+        os.unlink(address(fd))
     except FileNotFoundError:
         pass
     key = code_key()
     # Everything a checkpoint needs, imported once; each request's child inherits it.
     from rewindfs.hooks import checkpoint, unchanged  # noqa: F401
+    from rewindfs.hooks.loaded import Snapshot
     from rewindfs.hooks.payloads import ToolCall
+    from rewindfs.store.history import redaction
 
+    redaction.prepare()   # the redactor's patterns, compiled once for every child
+
+    loaded = Snapshot()
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
         old = os.umask(0o077)
         try:
-            server.bind(_address(fd))
+            server.bind(address(fd))
         finally:
             os.umask(old)
         server.listen(16)
@@ -231,15 +257,20 @@ def serve(idle: float) -> None:
             except TimeoutError:
                 break
             with conn:
-                if _peer_uid(conn) != os.getuid():
+                if peer_uid(conn) != os.getuid():
                     continue
+                changed = loaded.changed()
+                if changed is not None:   # the hook takes this one itself, then starts anew
+                    hooklog.write("helper", hooklog.INFO,
+                                  f"{changed} changed on disk since the helper started: exiting")
+                    break
                 if os.fork() == 0:
                     server.close()
                     os.close(lock)  # the lock is held as long as the helper lives, no longer
                     _answer(conn, key, ToolCall, me)
                     os._exit(0)
         try:
-            os.unlink(_address(fd))
+            os.unlink(address(fd))
         except OSError:
             pass
 
@@ -247,25 +278,48 @@ def serve(idle: float) -> None:
 def _answer(conn: socket.socket, key: str, tool_call, helper_pid: int) -> None:
     try:
         conn.settimeout(30)
-        request = _receive(conn)
-        if request is None:
-            return
-        if request.get("code") != key:
-            _send(conn, {"ok": False, "stale": True})
+        raw = receive(conn)
+        if raw is None:
+            raise BadRequest("bad request: not one JSON object on one line")
+        if not isinstance(raw.get("code"), str):
+            raise BadRequest("bad request: 'code' is not a string")
+        if raw["code"] != key:
+            send(conn, {"ok": False, "stale": True})
             # The next hook starts a current one. Only while the helper is this child's
             # parent: once it is gone, the parent is whoever adopted the child (init, a
             # subreaper), and its pid may be anyone's.
             if os.getppid() == helper_pid:
                 os.kill(helper_pid, signal.SIGTERM)
             return
-        os.environ.clear()
-        os.environ.update(request.get("env") or {})
+        request = helperwire.check(raw, len(tool_call.__slots__))
+        if request["home"] != str(hooklog.hermes_home()):
+            raise BadRequest("bad request: 'home' is not the Hermes home this helper serves")
+        try:
+            send(conn, {"pid": os.getpid()})
+            conn.settimeout(GO_SECONDS)
+            go = receive(conn)
+        except OSError:   # the hook closed the connection: it went on without us
+            go = None
+        if not go or go.get("go") is not True:
+            what = request["reason"] if "call" not in request else \
+                f"{request['call'][0]}: {request['reason']}"
+            hooklog.write("helper", hooklog.SKIPPED,
+                          f"request abandoned ({what}): the hook stopped waiting before "
+                          "the helper took it on; nothing recorded")
+            return
+        # The checkpoint's settings are the hook's; PATH, HOME and the home are ours.
+        for name in [k for k in os.environ if helperwire.SETTING.fullmatch(k)]:
+            del os.environ[name]
+        os.environ.update(request["env"])
+        if request["env"].get(STOP_FOR_TESTS) == "1":   # a test hook: see STOP_FOR_TESTS
+            os.kill(os.getpid(), signal.SIGSTOP)
         outcome = settle(tool_call(*request["call"]), request["reason"], request["turn"],
-                         request.get("root") or "")
-        _send(conn, {"ok": True, "outcome": outcome})
+                         request["root"])
+        send(conn, {"ok": True, "outcome": outcome})
     except BaseException as exc:  # noqa: BLE001 - the hook falls back and logs it
         try:
-            _send(conn, {"ok": False, "error": f"{type(exc).__name__}: {exc}"})
+            send(conn, {"ok": False, "error": str(exc) if isinstance(exc, BadRequest)
+                        else f"{type(exc).__name__}: {exc}"})
         except OSError:
             pass
 
@@ -281,13 +335,10 @@ def _reap() -> None:
 
 
 def main() -> int:
-    try:
-        idle = float(os.environ.get("REWIND_HOOK_HELPER_IDLE", DEFAULT_IDLE))
-    except ValueError:
-        idle = DEFAULT_IDLE
+    idle = hooklog.seconds("REWIND_HOOK_HELPER_IDLE", DEFAULT_IDLE, MAX_IDLE)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
-        serve(idle if idle > 0 else DEFAULT_IDLE)
+        serve(idle)
     except Exception as exc:  # noqa: BLE001 - no one to tell but the log
         hooklog.write("helper", hooklog.ERROR, f"{type(exc).__name__}: {exc}")
     return 0

@@ -1,11 +1,13 @@
 """`rewind hooks install|uninstall|status`: rewindfs's entries in each agent's config.
 
 Install merges into the file the agent already has: every other key and hook of the user's
-stays, the file keeps its indentation, mode and final newline, and a second install changes
-nothing. The bytes the file had before are recorded (``rewind-hooks/installed/``), so an
-uninstall of an install nobody touched since puts back exactly those bytes (or removes the
-file and the folders install created); when the user edited the file in between, uninstall
-removes only rewindfs's entries. Writes are atomic (temporary file, then rename).
+stays (a hook of theirs sharing a matcher group with ours too), the file keeps its
+indentation, mode, owner and final newline, and a second install changes nothing. The
+bytes the file had before are recorded (``rewind-hooks/installed/``), so an uninstall of
+an install nobody touched since puts back exactly those bytes (or removes the file and the
+folders install created); when the user edited the file in between, uninstall removes only
+rewindfs's own hook entries. Writes are atomic and go through a symlink to its target
+(hooks.configfile), which also refuses another user's file unless told to.
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from rewindfs.errors import InvalidInput, Refused
-from rewindfs.hooks import hooklog, plugin
-from rewindfs.hooks.agents import Spec, is_ours, spec
+from rewindfs.hooks import configfile, hooklog, plugin
+from rewindfs.hooks.agents import Spec, hook_command, is_ours, spec, without_ours
 from rewindfs.store.objects import private
 
 
@@ -42,15 +44,40 @@ def _record_path(path: Path) -> Path:
 
 
 def _read_record(path: Path) -> dict[str, Any] | None:
+    """The record of what install found, read only from the private hooks folder (a
+    folder someone else could write into is refused: hooklog.private_dir)."""
+    record = _record_path(path)
     try:
-        data = json.loads(_record_path(path).read_text())
-    except (OSError, ValueError):
+        hooklog.private_dir(record.parent, create=False)
+    except FileNotFoundError:
         return None
+    except hooklog.Unsafe as exc:
+        raise Refused(str(exc)) from None
+    try:
+        fd = os.open(record, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise Refused(f"cannot read {record}: {exc.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        if st.st_uid != os.geteuid() or st.st_mode & 0o022:
+            raise Refused(f"{record} is not yours alone (owner uid {st.st_uid}, mode "
+                          f"{st.st_mode & 0o7777:04o}); not used: remove it")
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            data = json.loads(fh.read())
+    except ValueError:
+        return None
+    finally:
+        os.close(fd)
     return data if isinstance(data, dict) else None
 
 
 def _write_record(path: Path, record: dict[str, Any]) -> None:
-    private.ensure_dir(_record_path(path).parent)
+    try:
+        hooklog.private_dir(_record_path(path).parent)
+    except hooklog.Unsafe as exc:
+        raise Refused(str(exc)) from None
     private.write_atomic(_record_path(path), json.dumps(record))
 
 
@@ -61,13 +88,6 @@ def _read(path: Path) -> bytes | None:
         return None
     except OSError as exc:
         raise Refused(f"cannot read {path}: {exc.strerror}") from None
-
-
-def _replace(path: Path, data: bytes, mode: int | None) -> None:
-    """Atomic replace keeping the file's mode (private.write_atomic writes 0600)."""
-    private.write_atomic(path, data.decode("utf-8", "surrogateescape"), errors="surrogateescape")
-    if mode is not None:
-        os.chmod(path, mode)
 
 
 def _missing_dirs(path: Path) -> list[str]:
@@ -125,7 +145,7 @@ def _merged(s: Spec, data: dict[str, Any]) -> dict[str, Any]:
         current = table.setdefault(event, [])
         if not isinstance(current, list):
             raise Refused(f"{s.path}: hooks.{event} is not a list; left as it is")
-        current[:] = [e for e in current if not is_ours(e)] + entries
+        current[:] = without_ours(current) + entries
     return data
 
 
@@ -134,7 +154,7 @@ def _without_ours(s: Spec, data: dict[str, Any], added: list[str]) -> dict[str, 
     if isinstance(table, dict):
         for event in list(table):
             if isinstance(table[event], list):
-                table[event] = [e for e in table[event] if not is_ours(e)]
+                table[event] = without_ours(table[event])
                 if not table[event] and f"hooks.{event}" in added:
                     del table[event]
         if not table and "hooks" in added:
@@ -163,12 +183,14 @@ def _contents(s: Spec, raw: bytes | None) -> tuple[bytes, list[str]]:
 
 # -- the verbs --------------------------------------------------------------------------
 
-def install(agent: str, project: Path | None = None) -> Outcome:
+def install(agent: str, project: Path | None = None, other_owner: bool = False) -> Outcome:
+    """`other_owner`: write a file (or into a folder) someone else owns, keeping it theirs."""
     s = spec(agent, project)
     raw = _read(s.path)
     new, added = _contents(s, raw)
     if raw == new:
         return Outcome(agent, s.path, False, f"already installed in {s.path}")
+    configfile.check_owner(s.path, configfile.target(s.path), other_owner)
     record = _read_record(s.path)
     if record is None or record.get("written") != (_digest(raw) if raw is not None else None):
         # First install, or the file changed since ours: what it is now is what uninstall
@@ -180,39 +202,37 @@ def install(agent: str, project: Path | None = None) -> Outcome:
         record = {"path": str(s.path), "created_dirs": _missing_dirs(s.path), "added": added,
                   "original": None if original is None else
                   original.decode("utf-8", "surrogateescape")}
-    mode = None
-    if raw is not None:
-        mode = s.path.stat().st_mode & 0o7777
-    for folder in reversed(record["created_dirs"]):
-        os.makedirs(folder, exist_ok=True)
+    configfile.make_dirs(s.path)
     record["written"] = _digest(new)
     _write_record(s.path, record)
-    _replace(s.path, new, mode if mode is not None else 0o644)
+    configfile.write(s.path, new, other_owner)
     return Outcome(agent, s.path, True, f"installed in {s.path}")
 
 
-def uninstall(agent: str, project: Path | None = None) -> Outcome:
+def uninstall(agent: str, project: Path | None = None, other_owner: bool = False) -> Outcome:
     s = spec(agent, project)
     raw = _read(s.path)
-    record = _read_record(s.path)
     if raw is None:
         _forget(s.path)
         return Outcome(agent, s.path, False, f"not installed ({s.path} does not exist)")
+    record = _read_record(s.path)
+    configfile.check_owner(s.path, configfile.target(s.path), other_owner)
     if record and record.get("written") == _digest(raw):
         original = record.get("original")
-        if original is None:
-            s.path.unlink()
+        if original is None and not s.path.is_symlink():
+            configfile.remove(s.path, other_owner)
             for folder in record.get("created_dirs") or []:
                 _rmdir_if_empty(Path(folder))
-        else:
-            _replace(s.path, original.encode("utf-8", "surrogateescape"),
-                     s.path.stat().st_mode & 0o7777)
-        _forget(s.path)
-        return Outcome(agent, s.path, True, f"removed from {s.path}")
+            _forget(s.path)
+            return Outcome(agent, s.path, True, f"removed from {s.path}")
+        if original is not None:
+            configfile.write(s.path, original.encode("utf-8", "surrogateescape"), other_owner)
+            _forget(s.path)
+            return Outcome(agent, s.path, True, f"removed from {s.path}")
     if s.kind == "plugin":
         if plugin.HEADER.encode() not in raw:
             return Outcome(agent, s.path, False, f"not installed ({s.path} is not rewindfs's)")
-        s.path.unlink()
+        configfile.remove(s.path, other_owner)
         _forget(s.path)
         return Outcome(agent, s.path, True, f"removed {s.path}")
     data = _parse(s.path, raw)
@@ -220,7 +240,7 @@ def uninstall(agent: str, project: Path | None = None) -> Outcome:
         _forget(s.path)
         return Outcome(agent, s.path, False, f"not installed in {s.path}")
     added = (record or {}).get("added") or []
-    _replace(s.path, _dump(_without_ours(s, data, added), raw), s.path.stat().st_mode & 0o7777)
+    configfile.write(s.path, _dump(_without_ours(s, data, added), raw), other_owner)
     _forget(s.path)
     return Outcome(agent, s.path, True, f"removed rewindfs's hooks from {s.path} "
                                         "(the rest of the file as you left it)")
@@ -255,7 +275,8 @@ def installed(agent: str, project: Path | None = None) -> tuple[Spec, bool, str,
         return s, False, "", None
     if s.kind == "plugin":
         found = plugin.HEADER.encode() in raw
-        return s, found, _stale(raw) if found else "", None
+        current = f"// Command: {hook_command(agent)}\n".encode() in raw
+        return s, found, _stale(agent, raw, current) if found else "", None
     try:
         data = _parse(s.path, raw)
     except Refused as exc:
@@ -263,7 +284,7 @@ def installed(agent: str, project: Path | None = None) -> tuple[Spec, bool, str,
     if not _installed_in(data):
         return s, False, "", None
     trust = None
-    problem = _stale(raw)
+    problem = _stale(agent, raw, hook_command(agent) in _commands(data))
     if agent == "codex":
         from rewindfs.hooks import codextrust
 
@@ -272,10 +293,25 @@ def installed(agent: str, project: Path | None = None) -> tuple[Spec, bool, str,
     return s, True, problem, trust
 
 
-def _stale(raw: bytes) -> str:
+def _stale(agent: str, raw: bytes, current: bool) -> str:
+    """Why the installed hook is not the one install writes now (empty: it is)."""
+    if current:
+        return ""
     if sys.executable.encode() not in raw:
         return "installed by another Python; run `rewind hooks install` again"
-    return ""
+    return (f"installed without isolation from the project (by an older rewindfs): run "
+            f"`rewind hooks install {agent}` again")
+
+
+def _commands(entry: Any) -> list[str]:
+    """Every hook command in a config's JSON (at any depth)."""
+    if isinstance(entry, dict):
+        command = entry.get("command")
+        return ([command] if isinstance(command, str) else []) + [
+            c for value in entry.values() for c in _commands(value)]
+    if isinstance(entry, list):
+        return [c for value in entry for c in _commands(value)]
+    return []
 
 
 def check_project(project: str | None) -> Path | None:

@@ -64,6 +64,40 @@ def parse(agent: str, data: Any) -> ToolCall:
     return _PARSERS[agent](agent, data)
 
 
+def head(raw: bytes) -> dict[str, Any]:
+    """The members of a JSON object cut short (a payload too large to keep whole, or one
+    that did not come whole in time), as far as each is whole: agents send the cwd and
+    the ids before the tool's input, so a call too large to read can still be named."""
+    import json
+
+    text, decoder, out = raw.decode("utf-8", "replace"), json.JSONDecoder(), {}
+    at = _skip(text, 0)
+    if not text.startswith("{", at):
+        return out
+    at += 1
+    while True:
+        at = _skip(text, at)
+        try:
+            key, at = decoder.raw_decode(text, at)
+            at = _skip(text, at)
+            if not isinstance(key, str) or not text.startswith(":", at):
+                return out
+            value, at = decoder.raw_decode(text, _skip(text, at + 1))
+        except ValueError:
+            return out
+        out[key] = value
+        at = _skip(text, at)
+        if not text.startswith(",", at):
+            return out
+        at += 1
+
+
+def _skip(text: str, at: int) -> int:
+    while at < len(text) and text[at] in " \t\r\n":
+        at += 1
+    return at
+
+
 def _text(data: dict[str, Any], *keys: str) -> str:
     for key in keys:
         value = data.get(key)

@@ -1,28 +1,53 @@
 """The plugin file `rewind hooks install opencode|kilo` writes into the agent's plugin folder.
 
 OpenCode and Kilo load every JS file there at start-up. On `tool.execute.before` the plugin
-hands the tool call to rewindfs's hook (stdin JSON, like the other agents' hooks) and waits
-for it; `chat.message` gives it the user message that names the current turn. It never
-throws and never changes the tool's arguments.
+hands the tool call to rewindfs's hook (stdin JSON, like the other agents' hooks, the same
+isolated command: hooks.agents.hook_argv) and waits for it without blocking the agent's
+event loop (an asynchronous spawn awaited, killed past the agents' hook timeout);
+`chat.message` gives it the user message that names the current turn. It never throws and
+never changes the tool's arguments.
 """
 
 from __future__ import annotations
 
 import json
 
-from rewindfs.hooks.agents import HOOK_TIMEOUT_S, MARK, hook_command
+from rewindfs.hooks.agents import HOOK_TIMEOUT_S, hook_argv, hook_command
 
 HEADER = "// rewindfs agent hook"
 
 
 def source(agent: str, python: str) -> str:
-    argv = [python, "-m", MARK, agent]
+    argv = hook_argv(agent, python)
     return f"""{HEADER} ({agent}): checkpoints before destructive tool calls.
 // Written by `rewind hooks install {agent}`; `rewind hooks uninstall {agent}` removes it.
 // Command: {hook_command(agent, python)}
-import {{ spawnSync }} from "node:child_process";
+import {{ spawn }} from "node:child_process";
 
 const ARGV = {json.dumps(argv)};
+const TIMEOUT_MS = {HOOK_TIMEOUT_S * 1000};
+
+// The hook, awaited (the tool runs after its checkpoint) while the event loop runs on.
+function runHook(payload) {{
+  return new Promise((resolve) => {{
+    let child;
+    try {{
+      child = spawn(ARGV[0], ARGV.slice(1), {{ stdio: ["pipe", "ignore", "ignore"] }});
+    }} catch (e) {{
+      resolve();
+      return;
+    }}
+    const timer = setTimeout(() => {{
+      try {{ child.kill("SIGKILL"); }} catch (e) {{}}
+      resolve();
+    }}, TIMEOUT_MS);
+    const done = () => {{ clearTimeout(timer); resolve(); }};
+    child.on("error", done);
+    child.on("close", done);
+    child.stdin.on("error", () => {{}});
+    child.stdin.end(payload);
+  }});
+}}
 
 export const Rewindfs = async ({{ directory }}) => {{
   const turns = {{}};
@@ -40,9 +65,7 @@ export const Rewindfs = async ({{ directory }}) => {{
           tool: input.tool, sessionID: input.sessionID, callID: input.callID, args,
           directory: args.workdir || directory, turn: turns[input.sessionID] || "",
         }});
-        spawnSync(ARGV[0], ARGV.slice(1), {{
-          input: payload, stdio: ["pipe", "ignore", "ignore"], timeout: {HOOK_TIMEOUT_S * 1000},
-        }});
+        await runHook(payload);
       }} catch (e) {{}}
     }},
   }};

@@ -3,7 +3,10 @@ the turns in which a file-writing tool already had its checkpoint (once per turn
 project root of each cwd seen (so the no-change path needs no project registry).
 
 One small JSON file per agent session under ``rewind-hooks/sessions/``; read cheaply on every
-call, written atomically and only when something changed.
+call (a file replaced atomically: a reader sees the old or the new one). Agents run hooks
+concurrently (Claude Code, for parallel tool calls), so every change is a read-modify-write
+under the session's lock (``<key>.lock`` beside it, an exclusive flock waited for at most
+LOCK_SECONDS), never two hooks each saving what they read before the other's change.
 """
 
 from __future__ import annotations
@@ -11,13 +14,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rewindfs.hooks import hooklog
+from rewindfs.hooks import deadline, hooklog
 
 KEEP_WRITTEN = 64   # turns remembered per session
 KEEP_ROOTS = 32
+LOCK_SECONDS = 5.0
 
 
 def _path(agent: str, session: str) -> Path:
@@ -26,18 +31,37 @@ def _path(agent: str, session: str) -> Path:
 
 
 def load(agent: str, session: str) -> dict[str, Any]:
+    """The session's memory; empty when there is none, or when the sessions' folder is
+    not this user's alone (what a planted file says would steer the hooks)."""
+    path = _path(agent, session)
     try:
-        data = json.loads(_path(agent, session).read_bytes())
+        hooklog.private_dir(path.parent, create=False)
+        data = json.loads(path.read_bytes())
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
 
 
-def save(agent: str, session: str, data: dict[str, Any]) -> None:
+def update(agent: str, session: str, change: Callable[[dict[str, Any]], bool]) -> None:
+    """Apply `change` to the session's memory under its lock; saved when `change` says
+    it changed something (True)."""
     path = _path(agent, session)
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    hooklog.private_dir(path.parent)
+    fd = os.open(path.with_suffix(".lock"),
+                 os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        deadline.flock(fd, LOCK_SECONDS)
+        data = load(agent, session)
+        if change(data):
+            _save(path, data)
+    finally:
+        os.close(fd)   # the lock goes with it
+
+
+def _save(path: Path, data: dict[str, Any]) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC,
+                 0o600)
     try:
         os.write(fd, json.dumps(data).encode())
     finally:
@@ -51,9 +75,11 @@ def turn_of(agent: str, session: str) -> str:
 
 
 def start_turn(agent: str, session: str, turn: str) -> None:
-    data = load(agent, session)
-    data["turn"] = turn
-    save(agent, session, data)
+    def change(data: dict[str, Any]) -> bool:
+        data["turn"] = turn
+        return True
+
+    update(agent, session, change)
 
 
 def written(agent: str, session: str, key: str) -> bool:
@@ -61,10 +87,12 @@ def written(agent: str, session: str, key: str) -> bool:
 
 
 def mark_written(agent: str, session: str, key: str) -> None:
-    data = load(agent, session)
-    keys = [k for k in data.get("written") or [] if isinstance(k, str) and k != key]
-    data["written"] = [*keys, key][-KEEP_WRITTEN:]
-    save(agent, session, data)
+    def change(data: dict[str, Any]) -> bool:
+        keys = [k for k in data.get("written") or [] if isinstance(k, str) and k != key]
+        data["written"] = [*keys, key][-KEEP_WRITTEN:]
+        return True
+
+    update(agent, session, change)
 
 
 def root_of(agent: str, session: str, cwd: str) -> str:
@@ -74,11 +102,13 @@ def root_of(agent: str, session: str, cwd: str) -> str:
 
 
 def remember_root(agent: str, session: str, cwd: str, root: str) -> None:
-    data = load(agent, session)
-    roots = data.get("roots") if isinstance(data.get("roots"), dict) else {}
-    if roots.get(cwd) == root:
-        return
-    roots.pop(cwd, None)
-    roots[cwd] = root
-    data["roots"] = dict(list(roots.items())[-KEEP_ROOTS:])
-    save(agent, session, data)
+    def change(data: dict[str, Any]) -> bool:
+        roots = data.get("roots") if isinstance(data.get("roots"), dict) else {}
+        if roots.get(cwd) == root:
+            return False
+        roots.pop(cwd, None)
+        roots[cwd] = root
+        data["roots"] = dict(list(roots.items())[-KEEP_ROOTS:])
+        return True
+
+    update(agent, session, change)

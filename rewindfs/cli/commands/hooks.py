@@ -28,15 +28,22 @@ def hooks() -> None:
     Cursor, OpenCode, Kilo."""
 
 
+OTHER_OWNER = click.option(
+    "--allow-other-owner", "other_owner", is_flag=True,
+    help="Write the agent's file even when another user owns it (or its folder); it "
+         "stays theirs, with its mode.")
+
+
 @hooks.command(epilog=examples("rewind hooks install claude-code", "rewind hooks install kilo"))
 @click.argument("agent", type=AGENT)
 @PROJECT
-def install(agent: str, project: str | None) -> None:
+@OTHER_OWNER
+def install(agent: str, project: str | None, other_owner: bool) -> None:
     """Add rewindfs's hook to AGENT's config (the rest of the file stays as it is)."""
     from rewindfs.hooks import install as inst
 
     where = inst.check_project(project)
-    outcome = inst.install(agent, where)
+    outcome = inst.install(agent, where, other_owner)
     click.echo(f"{agent}: {outcome.message}")
     _s, _found, problem, trust = inst.installed(agent, where)
     if problem:
@@ -48,11 +55,12 @@ def install(agent: str, project: str | None) -> None:
 @hooks.command(epilog=examples("rewind hooks uninstall claude-code"))
 @click.argument("agent", type=AGENT)
 @PROJECT
-def uninstall(agent: str, project: str | None) -> None:
+@OTHER_OWNER
+def uninstall(agent: str, project: str | None, other_owner: bool) -> None:
     """Remove exactly what `rewind hooks install AGENT` added."""
     from rewindfs.hooks import install as inst
 
-    outcome = inst.uninstall(agent, inst.check_project(project))
+    outcome = inst.uninstall(agent, inst.check_project(project), other_owner)
     click.echo(f"{agent}: {outcome.message}")
 
 
@@ -64,7 +72,8 @@ def status(project: str | None, as_json: bool) -> None:
     from rewindfs.hooks import install as inst
 
     where = inst.check_project(project)
-    log = hooklog.entries()
+    folder = hooklog.refusal()   # a hooks folder others can change: not read, not used
+    log = hooklog.entries() if folder is None else []
     rows = []
     for agent in AGENTS:
         s, found, problem, trust = inst.installed(agent, where)
@@ -78,10 +87,10 @@ def status(project: str | None, as_json: bool) -> None:
                      "last_error": " ".join((errors[-1][0], errors[-1][3])) if errors else None})
     from rewindfs.hooks import helper
 
-    pid = helper.running()
+    pid = helper.running() if folder is None else None
     if as_json:
         click.echo(json.dumps({"log": str(hooklog.log_path()), "helper": pid,
-                               "agents": rows}, indent=2))
+                               "folder_problem": folder, "agents": rows}, indent=2))
         return
     for row in rows:
         state = "not installed"
@@ -95,6 +104,8 @@ def status(project: str | None, as_json: bool) -> None:
             if row[key]:
                 click.echo(f"{'':<12} {label}: {row[key]}")
     click.echo(f"log: {hooklog.log_path()}")
+    if folder is not None:
+        click.echo(f"problem: {folder}")
     if not helper.enabled():
         click.echo("helper: off (REWIND_HOOK_HELPER=0)")
     else:
@@ -107,7 +118,7 @@ def status(project: str | None, as_json: bool) -> None:
 @click.argument("agent")
 def hook(agent: str) -> None:
     """Run AGENT's hook on the JSON payload on stdin (installed hooks call this entry
-    directly: `python -m rewindfs.hooks AGENT`). Always exits 0."""
+    directly: `python -I -m rewindfs.hooks AGENT`). Always exits 0."""
     from rewindfs.hooks.entry import main
 
     sys.exit(main([agent]))

@@ -229,6 +229,7 @@ def _child(pipe: int, shared: mmap.mmap, parent: int, objects_dir: Path, root: b
     time here, removing the parent's directories, writing its buffers twice, freeing
     libgit2 state. What the child allocates is freed when it exits."""
     status = 1
+    pack = None
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         _die_with_parent(parent)
@@ -252,6 +253,8 @@ def _child(pipe: int, shared: mmap.mmap, parent: int, objects_dir: Path, root: b
         write_all(pipe, payload)
         status = 0
     except Exception as exc:  # said to the parent, which stores the share itself
+        if pack is not None:
+            pack.abort()   # a full disk: the space is handed back at once
         try:
             write_all(pipe, pickle.dumps((False, f"{type(exc).__name__}: {exc}", None)))
         except Exception:  # noqa: BLE001 - the parent sees a cut-short answer instead

@@ -6,6 +6,7 @@ May import: objects, capture.
     refupdate     compare-and-swap of a ref: a lost race told apart from a failure
     signature     who and when a commit is by (the local offset in force, DST included)
     checkpoint    what a checkpoint is, its number, which one a reference names
+    redaction     secrets out of reasons, summaries and logged command lines
     chain         a project's checkpoints: listed and numbered (1 = newest), loaded
     breaks        a history broken in the middle: where, and what is still there past it
     references    resolving what a person types: `3`, a label, a hash, `10 minutes ago`
@@ -35,7 +36,7 @@ from typing import TYPE_CHECKING
 from rewindfs.faces import face
 
 if TYPE_CHECKING:
-    from rewindfs.store.history import adopt, compose, delete, projects, stamp, timeref
+    from rewindfs.store.history import adopt, compose, delete, projects, redaction, stamp, timeref
     from rewindfs.store.history.chain import checkpoints, load, page, walk
     from rewindfs.store.history.checkpoint import Checkpoint, SnapshotResult, Stats
     from rewindfs.store.history.files import diffstat, modes, pathlog, search, trees
@@ -64,6 +65,7 @@ if TYPE_CHECKING:
     from rewindfs.store.history.metadata.meta import CheckpointMeta
     from rewindfs.store.history.records.listpage import Page, Surprise
     from rewindfs.store.history.records.records import forget as forget_records
+    from rewindfs.store.history.redaction import redact
     from rewindfs.store.history.references import holding, resolve, resolve_with_path
     from rewindfs.store.history.snapshot import locked, take, take_locked, tip
     from rewindfs.store.history.verdict import State
@@ -98,6 +100,7 @@ __all__, __getattr__, __dir__ = face(_HERE, {
     "validate_label": f"{_HERE}.labels",
     "CheckpointMeta": f"{_HERE}.metadata.meta",
     "quote_path": f"{_HERE}.files.quoting",
+    "redact": f"{_HERE}.redaction",
     "resolve": f"{_HERE}.references",
     "holding": f"{_HERE}.references",
     "resolve_with_path": f"{_HERE}.references",
@@ -113,4 +116,4 @@ __all__, __getattr__, __dir__ = face(_HERE, {
 }, modules=("metadata.actions", "adopt", "compose", "delete", "files.diffstat",
             "metadata.ledger", "metadata.meta", "metadata.carrying", "files.modes",
             "files.pathlog", "projects", "files.search", "stamp", "metadata.steplog", "timeref",
-            "files.trees"))
+            "files.trees", "redaction"))

@@ -87,6 +87,9 @@ def take_locked(
     previous capture left it (used for path-scoped pre-rollback snapshots).
     """
     store = project.store
+    from rewindfs.store.history.redaction import redact  # (writing only)
+
+    reason = redact(reason)  # every reason is kept and may be pushed: no credential in it
     store.refresh_excludes(project, extra_excludes)
     # Ctrl-C stops the capture at once (nothing recorded); once the capture is done,
     # the commit and ref update are not cut in half.

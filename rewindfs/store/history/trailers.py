@@ -18,7 +18,9 @@ _TRAILER = re.compile(r"^([A-Za-z][A-Za-z0-9-]*): (.*)$")
 
 
 def compose_message(reason: str, trailers: dict[str, str]) -> str:
-    subject = " ".join(reason.split()) or "checkpoint"
+    from rewindfs.store.history.redaction import redact  # (writing only: reading needs none)
+
+    subject = redact(" ".join(reason.split())) or "checkpoint"   # every message's subject
     if not trailers:
         return subject + "\n"
     lines = [f"{key}: {' '.join(str(value).split())}" for key, value in trailers.items()]

@@ -150,14 +150,19 @@ class PackWriter:
         return self._tmp_pack, self._tmp_idx
 
     def abort(self) -> None:
-        """Drop the unfinished pack (nothing refers to it)."""
+        """Drop the unfinished pack (nothing refers to it). Never raises: on a full disk
+        closing the file flushes its buffer and fails again, and the temp files must go
+        all the same (else the space is never handed back)."""
         if not self._file.closed:
-            self._file.close()
+            try:
+                self._file.close()
+            except OSError:
+                pass   # the flush failed; the descriptor is closed all the same
         for tmp in (self._tmp_pack, self._tmp_idx):
             if tmp is not None:
                 try:
                     os.unlink(tmp)
-                except FileNotFoundError:
+                except OSError:
                     pass
 
     def _idx_bytes(self, pack_checksum: bytes) -> bytes:

@@ -39,7 +39,10 @@ class Action:
         id_text = " ".join(str(id if id is not None else "").split())[:MAX_FIELD]
         if not kind_text or not id_text:
             raise InvalidInput("an external action needs a kind and an id")
-        return cls(kind_text, id_text, " ".join(str(summary or "").split())[:MAX_FIELD],
+        from rewindfs.store.history.redaction import redact  # (writing only)
+
+        summary_text = redact(" ".join(str(summary or "").split()))[:MAX_FIELD]
+        return cls(kind_text, id_text, summary_text,
                    bool(reversible))
 
     def to_json(self) -> dict[str, Any]:
