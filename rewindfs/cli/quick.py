@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable
 
 PROG = "rewind"
 MAX_WIDTH = 80  # click's default max_content_width
@@ -64,34 +63,11 @@ def help_width() -> int:
     return max(min(columns, MAX_WIDTH) - 2, 50)
 
 
-CUT = 3  # a streamed answer that could not go on: rewindfs.errors.StoreError's status
-
-
-def write(data: str | bytes | Iterable[bytes]) -> int:
-    """Print a quick answer, or a streamed one chunk by chunk (cli.quickverbs.Stream: a
-    chunk that cannot be made ends it with its one line, status CUT); the exit status
-    (141, quietly, when the reader went away: `rewind list | head -1`, as cli.failure
-    ends a command then)."""
+def write(data: str) -> int:
+    """Print a quick answer; the exit status (141, quietly, when the reader went away:
+    `rewind --help | head -1`, as cli.failure ends a command then)."""
     try:
-        if isinstance(data, str | bytes):
-            sys.stdout.buffer.write(data if isinstance(data, bytes) else data.encode())
-        else:
-            chunks = iter(data)
-            written = False
-            while True:
-                if written and data.reader_gone():  # type: ignore[attr-defined]
-                    raise BrokenPipeError  # the rest need not be made
-                try:
-                    chunk = next(chunks, None)
-                except Exception as exc:  # noqa: BLE001 - anything: said in one line
-                    sys.stdout.flush()
-                    sys.stderr.write(f"rewind: {data.cut(exc)}\n")  # type: ignore[attr-defined]
-                    return CUT
-                if chunk is None:
-                    break
-                sys.stdout.buffer.write(chunk)
-                sys.stdout.flush()
-                written = True
+        sys.stdout.write(data)
         sys.stdout.flush()
     except BrokenPipeError:
         null = os.open(os.devnull, os.O_WRONLY)  # the interpreter's last flush stays quiet

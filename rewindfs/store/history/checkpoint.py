@@ -1,6 +1,6 @@
 """What a checkpoint is, how checkpoints are numbered, and which one a reference a person
-types names: the model of store.history.chain and store.history.references, without
-libgit2, so the quick read path (store.history.quickread) decides exactly as they do.
+types names: the model behind store.history.chain and store.history.references (what
+they read through libgit2 and the history records, decided here once).
 
 Numbering (`number`, the one place it is decided; `rewind list` and the mount both use
 it): 1 is the newest checkpoint. Pre-rollback snapshots (what a restore, undo or revert

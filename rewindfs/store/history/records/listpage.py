@@ -9,10 +9,9 @@ then reads each further record only when its row is printed. Numbers count from 
 tip, so a row's number is known when it is reached; the number column's width comes
 from the summary's count. Without a usable summary (none yet, another boundary since a
 prune, other labels, a tip that moved back) the caller walks the whole chain once, the
-way it always has, and writes one (`summarize`). No libgit2 here: the click command
-(store.history.chain) and the quick path (store.history.quickread) each pass their own
-reader of records (`fetch`: a record checked against the objects, None when its commit
-cannot be read).
+way it always has, and writes one (`summarize`). No libgit2 here: store.history.chain
+passes its reader of records (`fetch`: a record checked against the objects, None when
+its commit cannot be read).
 
 A record read for a row past the first screen that does not agree with the summary (its
 commit no longer reads: damage since the summary was written) raises `Surprise`: rows
