@@ -212,7 +212,8 @@ def page(repo: pygit2.Repository, h16: str) -> listpage.Page | None:
         return None
     due = whole or len(walked) >= listpage.SUMMARY_EVERY
     recall.save(walked, summary if due else None)
-    return listpage.Page(summary, walked, recall.get, stop, labels, pinned, repo.odb.exists)
+    return listpage.Page(summary, walked, recall.get, stop, labels, pinned, repo.odb.exists,
+                         recall.widen)
 
 
 def length(repo: pygit2.Repository, h16: str) -> int | None:

@@ -93,11 +93,20 @@ class Stats:
 
     @classmethod
     def decode(cls, text: str) -> Stats | None:
-        try:
-            fields = dict(part.split("=", 1) for part in text.split())
-            return cls(int(fields["files"]), int(fields["insertions"]), int(fields["deletions"]))
-        except (KeyError, ValueError):
-            return None
+        found = _DECODED.get(text, _UNSEEN)
+        if found is _UNSEEN:
+            try:
+                fields = dict(part.split("=", 1) for part in text.split())
+                found = int(fields["files"]), int(fields["insertions"]), int(fields["deletions"])
+            except (KeyError, ValueError):
+                found = None
+            if len(_DECODED) < 4096:  # (a long listing repeats the same few texts)
+                _DECODED[text] = found
+        return None if found is None else cls(*found)
+
+
+_UNSEEN = object()
+_DECODED: dict[str, tuple[int, int, int] | None] = {}
 
 
 @dataclass

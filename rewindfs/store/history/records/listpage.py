@@ -29,6 +29,7 @@ from rewindfs.store.history.records.recordfile import Record, Summary
 
 MAX_WALK = 256  # checkpoints walked from the tip to a summary before the whole chain is
 SUMMARY_EVERY = 32  # checkpoints taken since the newest summary before another is written
+WIDEN_AT = 100  # rows read one by one before the rest are read from the whole records file
 
 # fetch(commit_id, newer=False): `newer`, a commit taken since the summary the reader holds
 # (its record, if any, was written after that summary: looked for there only)
@@ -108,6 +109,9 @@ class Page:
     labels: dict[str, list[str]]
     pinned: list[Record]
     exists: Callable[[str], bool]  # whether an object is stored (a parent after gc)
+    # Called once the reader goes past the first screen: the rest is wanted (the records
+    # reader then parses the whole file at once: records.Recall.widen).
+    widen: Callable[[], None] | None = None
     _made: list[Checkpoint] = field(default_factory=list)
     _rows: Iterator[Checkpoint] | None = None
 
@@ -165,6 +169,8 @@ class Page:
         else:
             current = self.summary.tip if not self.walked else current
             while seen < self.summary.count:
+                if seen == WIDEN_AT and self.widen is not None:
+                    self.widen()
                 record = self.fetch(current) if current is not None else None
                 if record is None:
                     raise Surprise(f"checkpoint {str(current)[:8]} cannot be read")

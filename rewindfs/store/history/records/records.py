@@ -190,6 +190,7 @@ class Recall:
         self._packs_ok: bool | None = None
         # Lazy: records looked up from the end of the file, one by one (listpage), under
         # the packs its summary names; else the whole file, parsed.
+        self.lazy = lazy
         self.tail = recordtail.Tail(self.path) if lazy else None
         if self.tail is not None:
             self.known, self.lines = {}, 0
@@ -201,6 +202,19 @@ class Recall:
         self.summary = found.summary
         self.foreign = found.foreign  # another version, or not ours: rewritten
         self.stale = found.foreign  # a record failed its check: rewritten
+
+    def widen(self) -> None:
+        """A lazy reader asked for most of a long chain after all (a whole listing): its
+        further lookups answered from the whole file, parsed at once (one JSON parse, not
+        one a record). Still lazy: it never rewrites the file."""
+        if self.tail is None:
+            return
+        found = parsed(self.path)
+        if found.foreign:
+            return
+        self.known = found.records
+        self.tail.close()
+        self.tail = None
 
     def get(self, commit_id: str, newer: bool = False) -> Record | None:
         """The commit's record; None when the commit cannot be read. `newer`: taken since
@@ -243,7 +257,7 @@ class Recall:
 
     def rewrites(self, live: list[Record]) -> bool:
         """Whether `save` rewrites the file (dropping its summaries)."""
-        return bool(self.fresh) and self.tail is None and (
+        return bool(self.fresh) and not self.lazy and (
             self.stale or not self.packs_ok()
             or self.lines + len(self.fresh) > 4 * len(live) + COMPACT_SLACK)
 
@@ -268,7 +282,7 @@ class Recall:
                     lines.append(recordfile.packs_line(new_packs))
                     packs = {**packs, **new_packs}
                 lines += [recordfile.encode(r) for r in self.fresh]
-        if summary is not None and not (self.tail is not None and self.foreign):
+        if summary is not None and not (self.lazy and self.foreign):
             summary.packs = packs
             lines.append(summary.line())
         recordfile.append(self.path, lines)
