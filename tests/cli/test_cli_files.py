@@ -184,3 +184,15 @@ def test_odd_file_names_quoted_in_output(run_rewind, project, store):
     (project / os.fsdecode(b"caf\xe9.txt")).write_bytes(b"changed\n")
     restored = run_rewind("restore", "1", "-C", project, "--dry-run", check=True).stdout
     assert '"caf\\351.txt"' in restored
+
+
+@pytest.mark.parametrize("pattern", ["^second", "line$", r"\Asecond", "second line"])
+def test_grep_finds_a_line_whatever_anchors_the_pattern_holds(pattern, project, store,
+                                                             run_rewind):
+    """A file is searched as a whole first only where that cannot hide a line's match:
+    anchored patterns still find a match in a later line, even after a lone CR."""
+    (project / "notes.txt").write_bytes(b"first line\rsecond line\nthird\n")
+    take(store, project, "notes")
+    done = run_rewind("grep", "--json", pattern, "1", cwd=project, check=True)
+    found = [(m["path"], m["line"]) for m in json.loads(done.stdout)]
+    assert ("notes.txt", "second line") in found, found

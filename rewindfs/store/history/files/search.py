@@ -31,6 +31,7 @@ class Match:
 def grep(repo: pygit2.Repository, checkpoints: list[Checkpoint], pattern: re.Pattern[bytes],
          paths: list[bytes] | None = None, names_only: bool = False) -> Iterator[Match]:
     """Matches in the given checkpoints (newest first), each file version searched once."""
+    whole = _whole_file_test(pattern)
     seen: set[tuple[bytes, str]] = set()
     for cp in checkpoints:
         for prefix in paths or [b""]:
@@ -40,6 +41,8 @@ def grep(repo: pygit2.Repository, checkpoints: list[Checkpoint], pattern: re.Pat
                     continue
                 seen.add(key)
                 data = trees.blob_bytes(repo, entry.oid)
+                if whole and not pattern.search(data):
+                    continue  # no line of it can match: not split into lines
                 if b"\0" in data[:BINARY_PROBE]:
                     if pattern.search(data):
                         yield Match(cp, entry.path, 0, b"")
@@ -49,3 +52,16 @@ def grep(repo: pygit2.Repository, checkpoints: list[Checkpoint], pattern: re.Pat
                         yield Match(cp, entry.path, number, line)
                         if names_only:
                             break
+
+
+# What makes a match depend on where a line starts or ends: anchors, lookarounds.
+_LINE_BOUND = re.compile(rb"\^|\$|\\[AZbB]|\(\?<?[=!]")
+
+
+def _whole_file_test(pattern: re.Pattern[bytes]) -> bool:
+    """Whether a file in which `pattern` finds nothing at all can be skipped without
+    looking at its lines: so when a match never depends on where a line starts or ends
+    (a file with a match in one of its lines has that match in the whole file too)."""
+    source = pattern.pattern if isinstance(pattern.pattern, bytes) else b""
+    return not _LINE_BOUND.search(source)
+
