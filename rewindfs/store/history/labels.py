@@ -17,20 +17,20 @@ LABEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
 def is_label(name: str) -> bool:
-    """Whether `name` is a label rewindfs gives (and git accepts in a ref name): the one
-    rule every reader applies to the label refs it finds."""
+    """Whether `name` is a label: the one rule, for what a person gives (validate_label)
+    and for every label ref a reader finds (one that breaks it is skipped, said once).
+    Stricter than git's ref-name rules, so every label is a name git accepts too; and
+    never a word a reference already means (a number, `latest`)."""
     return bool(LABEL_RE.match(name or "")) and not name.isdigit() and name != "latest" \
         and ".." not in name and not name.endswith((".lock", "."))
 
 
 def validate_label(label: str) -> str:
-    if not LABEL_RE.match(label or "") or label.isdigit() or label == "latest" or ".." in label:
+    if not is_label(label):
         raise InvalidInput(
             f"invalid label {label!r}: use 1-64 letters, digits, '.', '_' or '-', "
-            "not only digits, not 'latest'"
+            "not only digits, not 'latest', not ending in '.' or '.lock'"
         )
-    if label.endswith(".lock") or label.endswith("."):
-        raise InvalidInput(f"invalid label {label!r}")
     return label
 
 
