@@ -186,3 +186,33 @@ def test_an_agent_hook_pushes_in_the_background(tmp_path: Path, request):
     wait_for("the hook's checkpoint on the remote", lambda: [
         r for r in git("for-each-ref", "--format=%(refname)", cwd=bare).split()
         if r.endswith("/checkpoints")], timeout=60, step=0.05)
+
+
+def test_an_id_from_list_all_projects_reads_a_fetched_checkpoint_anywhere(tmp_path: Path):
+    """An id copied from `rewind list --all-projects` on b names a checkpoint b fetched
+    from a (another path): `cat`, `show` and `restore --to` take it from inside any
+    project of b's; a restore into a project needs the project named."""
+    a, b = Machine(tmp_path, "a"), Machine(tmp_path, "b")
+    bare = bare_repo(tmp_path / "r.git")
+    theirs, ours = tmp_path / "work" / "theirs", tmp_path / "work" / "ours"
+    for path, m in ((theirs, a), (ours, b)):
+        path.mkdir(parents=True)
+        (path / ".git").mkdir()
+        m.rewind("remote", "add", "origin", bare)
+    (theirs / "t.txt").write_text("a's file\n")
+    a.rewind("checkpoint", theirs, "-m", "a's work")
+    a.rewind("push", "origin", "-C", theirs)
+    (ours / "o.txt").write_text("b's file\n")
+    b.rewind("checkpoint", ours, "-m", "b's work")
+    b.rewind("fetch", "origin")
+    everything = json.loads(b.rewind("list", "--all-projects", "--json").stdout)
+    fetched = [p for p in everything if p.get("remote") == "origin"]
+    assert len(fetched) == 1 and fetched[0]["directory"] == str(theirs)
+    commit = fetched[0]["checkpoints"][0]["hash"]
+    assert b.rewind("cat", commit[:12], "t.txt", cwd=ours).stdout == "a's file\n"
+    assert json.loads(b.rewind("show", "--json", commit, cwd=ours).stdout)["hash"] == commit
+    refused = b.rewind("restore", commit, "--yes", cwd=ours, check=False)
+    assert refused.returncode == 1 and "@origin/" in refused.stderr, refused.stderr
+    assert sorted(p.name for p in ours.iterdir()) == [".git", "o.txt"]
+    b.rewind("restore", commit, "--to", tmp_path / "copy", cwd=ours)
+    assert (tmp_path / "copy" / "t.txt").read_text() == "a's file\n"
