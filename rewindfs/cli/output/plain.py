@@ -47,8 +47,9 @@ class PlainConsole:
 
 
 def _as_is(text: str) -> bool:
-    """Whether rich writes `text` unchanged: printable (rich strips control codes), and
-    plain ASCII or at least one cell per character (wide characters it measures itself)."""
+    """Whether rich writes `text` unchanged and fits it as its length says: printable
+    (rich strips control codes) and ASCII (a wide character takes two cells: rich's to
+    measure)."""
     return all(line.isprintable() for line in text.split("\n")) and text.isascii()
 
 
