@@ -27,11 +27,14 @@ from __future__ import annotations
 import json
 import os
 import sys
-import threading
 import time
 
-from rewindfs.hooks import hooklog, isolation, payloads, state
+from rewindfs.hooks import hooklog, isolation, payloads
 from rewindfs.hooks.deadline import TimeUp
+
+TYPE_CHECKING = False  # (typing itself: milliseconds of every hook call)
+if TYPE_CHECKING:  # a thread only for a checkpoint taken here (`_Run.arm`)
+    import threading
 
 MAX_PAYLOAD = 16 * 1024 * 1024   # bytes of a payload kept (the rest is read and dropped)
 READ_SECONDS = 5.0
@@ -61,6 +64,8 @@ class _Run:
         (`deadline.within`), waiting on the helper by the socket's timeouts, so most calls
         start no thread."""
         if self.timer is None:
+            import threading  # (only a checkpoint taken here arms it)
+
             self.timer = threading.Timer(max(self.left(), 0.001), self.give_up)
             self.timer.daemon = True
             self.timer.start()
@@ -165,11 +170,11 @@ def _call(agent: str, seconds: float, data: object, raw: bytes, total: int, whol
 def handle(call: payloads.ToolCall, run: _Run | None = None, partial: str = ""
            ) -> dict | None:
     if call.kind == payloads.TURN:
-        state.start_turn(call.agent, call.session, call.turn)
+        _state().start_turn(call.agent, call.session, call.turn)
         return None
     turn = call.turn
     if call.agent == "gemini":
-        turn = state.turn_of(call.agent, call.session) or call.session
+        turn = _state().turn_of(call.agent, call.session) or call.session
     if call.kind == payloads.SHELL or partial and call.kind == payloads.OTHER and (
             not call.tool or call.tool in payloads.SHELL_TOOLS):
         if run is not None:
@@ -182,7 +187,7 @@ def handle(call: payloads.ToolCall, run: _Run | None = None, partial: str = ""
             f"before: {call.tool or 'a tool'}"
     elif call.kind == payloads.WRITE:
         key = f"{turn}\0{call.cwd}"
-        if state.written(call.agent, call.session, key):
+        if _state().written(call.agent, call.session, key):
             return None   # once per turn: this turn's first write already has its checkpoint
         why = partial
         reason = f"before: {call.tool} {_one_line(call.command)}".rstrip()
@@ -193,7 +198,7 @@ def handle(call: payloads.ToolCall, run: _Run | None = None, partial: str = ""
     outcome = _checkpoint(call, reason, turn, run)
     try:
         if call.kind == payloads.WRITE:
-            state.mark_written(call.agent, call.session, f"{turn}\0{call.cwd}")
+            _state().mark_written(call.agent, call.session, f"{turn}\0{call.cwd}")
     except Exception as exc:  # noqa: BLE001 - the checkpoint is taken: only the memory lost
         hooklog.write(call.agent, hooklog.ERROR, f"session memory not saved: "
                       f"{type(exc).__name__}: {exc}")
@@ -231,6 +236,7 @@ def _checkpoint(call: payloads.ToolCall, reason: str, turn: str, run: _Run | Non
         run.doing = f"checkpoint of {call.cwd} ({reason})"
     from rewindfs.hooks import helper
 
+    state = _state()
     root = state.root_of(call.agent, call.session, call.cwd)
     # Waiting on the helper is bounded by the socket's timeouts; work done here (which
     # may get stuck in libgit2) by the deadline's thread, armed only then.
@@ -265,3 +271,11 @@ def _one_line(text: str) -> str:
 
     line = redact(" ".join(text[: 16 * MAX_REASON].split()))
     return line if len(line) <= MAX_REASON else line[: MAX_REASON - 3] + "..."
+
+
+def _state():
+    """The sessions' memory (hooks.state), imported when a call needs it: a harmless
+    command of most agents needs none (pathlib and the lock's code are its imports)."""
+    from rewindfs.hooks import state
+
+    return state

@@ -17,7 +17,10 @@ from __future__ import annotations
 import os
 import stat
 import time
-from pathlib import Path
+
+TYPE_CHECKING = False  # (typing itself: milliseconds of every hook call)
+if TYPE_CHECKING:  # pathlib (with urllib and ipaddress): only once a path is asked for
+    from pathlib import Path
 
 MAX_LOG_BYTES = 1024 * 1024   # then the log moves to hook.log.1 (one old generation kept)
 ERROR, SKIPPED, INFO = "error", "skipped", "info"
@@ -26,6 +29,8 @@ _CONTROL = {**dict.fromkeys(range(32), " "), 0x7F: " "}   # what a terminal woul
 
 def hermes_home() -> Path:
     """As store.layout.default_home, without importing the store."""
+    from pathlib import Path
+
     home = os.environ.get("HERMES_HOME") or os.path.join(os.path.expanduser("~"), ".hermes")
     return Path(home).expanduser()
 

@@ -11,7 +11,10 @@ LOCK_SECONDS), never two hooks each saving what they read before the other's cha
 
 from __future__ import annotations
 
-import hashlib
+try:  # sha256 without hashlib's OpenSSL (the hook's start-up)
+    from _sha256 import sha256
+except ImportError:  # pragma: no cover - a Python built without it
+    from hashlib import sha256
 import json
 import os
 from collections.abc import Callable
@@ -26,7 +29,7 @@ LOCK_SECONDS = 5.0
 
 
 def _path(agent: str, session: str) -> Path:
-    key = hashlib.sha256(f"{agent}\0{session}".encode("utf-8", "replace")).hexdigest()[:24]
+    key = sha256(f"{agent}\0{session}".encode("utf-8", "replace")).hexdigest()[:24]
     return hooklog.hooks_dir() / "sessions" / f"{key}.json"
 
 
