@@ -6,7 +6,8 @@ by the agent over stdio). Facts from each agent's docs, checked against the real
   or a project's DIR/.mcp.json; `{"type": "stdio", "command", "args"}`.
 - Codex: `[mcp_servers.NAME]` in config.toml ($CODEX_HOME or ~/.codex, or DIR/.codex);
   `command`, `args`.
-- Gemini CLI: `mcpServers` in settings.json (as its hooks: ~/.gemini or DIR/.gemini).
+- Gemini CLI: `mcpServers` in settings.json (as its hooks: ~/.gemini or DIR/.gemini);
+  `command`, `args`, `timeout` (ms).
 - Cursor: `mcpServers` in ~/.cursor/mcp.json or DIR/.cursor/mcp.json.
 - OpenCode and Kilo: `mcp` in their config file ($XDG_CONFIG_HOME/opencode/opencode.json,
   .../kilo/kilo.json; a project's DIR/.opencode/opencode.json, DIR/.kilo/kilo.json);
@@ -26,6 +27,7 @@ from rewindfs.hooks.payloads import AGENTS
 
 SERVER = "rewind"  # the server's name: the agent calls its tools mcp__rewind__...
 MODULE = "rewindfs.cli"
+GEMINI_TIMEOUT_MS = 600_000
 
 
 @dataclass(frozen=True)
@@ -72,7 +74,10 @@ def spec(agent: str, project: Path | None = None, allow_restore: bool = False) -
     if agent == "gemini":
         base = project / ".gemini" if project else Path(
             os.environ.get("GEMINI_CLI_HOME") or _home()) / ".gemini"
-        return McpSpec(agent, base / "settings.json", "json", "mcpServers", plain)
+        # Gemini CLI's own default for a server's requests, said: without it, `gemini mcp
+        # list` gives a server 5 s to start, and the SDK's import alone takes 1-3 s.
+        return McpSpec(agent, base / "settings.json", "json", "mcpServers",
+                       {**plain, "timeout": GEMINI_TIMEOUT_MS})
     if agent == "cursor":
         base = project / ".cursor" if project else _home() / ".cursor"
         return McpSpec(agent, base / "mcp.json", "json", "mcpServers", plain)
