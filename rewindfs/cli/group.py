@@ -32,14 +32,15 @@ COMMANDS: dict[str, str] = {
     "check": "check",
     "hooks": "hooks", "hook": "hooks",
     "remote": "remote", "push": "remote", "fetch": "remote",
+    "mcp": "mcpserve",
 }
 COMMAND_MODULES = tuple(dict.fromkeys(COMMANDS.values()))
 
-# The mount serves for hours and guards its reads itself (store.objects.odbguard, patched
-# libgit2); --help and completion only print.
-UNWATCHED = {"mount", "umount", "completion"}
+# The mount and the MCP server serve for hours (idle between requests) and guard their reads
+# themselves (store.objects.odbguard, patched libgit2); --help and completion only print.
+UNWATCHED = {"mount", "umount", "completion", "mcp"}
 # Commands that start no automatic import of other agents' snapshots (config auto_import).
-NO_AUTO_IMPORT = {"import", "mount", "umount", "completion", "config", "check", "clear"}
+NO_AUTO_IMPORT = {"import", "mount", "umount", "completion", "config", "check", "clear", "mcp"}
 
 
 class RewindGroup(click.Group):

@@ -15,6 +15,8 @@ writes the agents' configuration.
     state       per-session memory (Gemini's turn, once-per-turn writes, project roots)
     hooklog     the hooks' log and their private folder
     agents, install, plugin, configfile   `rewind hooks install|uninstall|status`
+    configrecord  what install found in a file (byte-exact uninstall); JSON kept in style
+    mcpconfig, mcpinstall   `--mcp`: the MCP server (`rewind mcp`) in each agent's config
     codextrust  whether Codex will run the installed hook (its trust, as Codex judges it)
 
 The hook is a security boundary: docs/security.md says what it trusts and what not.

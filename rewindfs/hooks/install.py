@@ -12,18 +12,24 @@ rewindfs's own hook entries. Writes are atomic and go through a symlink to its t
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rewindfs.errors import InvalidInput, Refused
-from rewindfs.hooks import configfile, hooklog, plugin
+from rewindfs.hooks import configfile, plugin
 from rewindfs.hooks.agents import Spec, hook_command, is_ours, spec, without_ours
-from rewindfs.store.objects import private
+from rewindfs.hooks.configrecord import digest as _digest
+from rewindfs.hooks.configrecord import dump as _dump
+from rewindfs.hooks.configrecord import forget as _forget
+from rewindfs.hooks.configrecord import missing_dirs as _missing_dirs
+from rewindfs.hooks.configrecord import parse as _parse
+from rewindfs.hooks.configrecord import read as _read
+from rewindfs.hooks.configrecord import read_record as _read_record
+from rewindfs.hooks.configrecord import rmdir_if_empty as _rmdir_if_empty
+from rewindfs.hooks.configrecord import write_record as _write_record
 
 
 @dataclass
@@ -32,102 +38,6 @@ class Outcome:
     path: Path
     changed: bool
     message: str
-
-
-def _digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def _record_path(path: Path) -> Path:
-    key = _digest(os.fsencode(os.path.abspath(path)))[:24]
-    return hooklog.hooks_dir() / "installed" / f"{key}.json"
-
-
-def _read_record(path: Path) -> dict[str, Any] | None:
-    """The record of what install found, read only from the private hooks folder (a
-    folder someone else could write into is refused: hooklog.private_dir)."""
-    record = _record_path(path)
-    try:
-        hooklog.private_dir(record.parent, create=False)
-    except FileNotFoundError:
-        return None
-    except hooklog.Unsafe as exc:
-        raise Refused(str(exc)) from None
-    try:
-        fd = os.open(record, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise Refused(f"cannot read {record}: {exc.strerror}") from None
-    try:
-        st = os.fstat(fd)
-        if st.st_uid != os.geteuid() or st.st_mode & 0o022:
-            raise Refused(f"{record} is not yours alone (owner uid {st.st_uid}, mode "
-                          f"{st.st_mode & 0o7777:04o}); not used: remove it")
-        with os.fdopen(os.dup(fd), "rb") as fh:
-            data = json.loads(fh.read())
-    except ValueError:
-        return None
-    finally:
-        os.close(fd)
-    return data if isinstance(data, dict) else None
-
-
-def _write_record(path: Path, record: dict[str, Any]) -> None:
-    try:
-        hooklog.private_dir(_record_path(path).parent)
-    except hooklog.Unsafe as exc:
-        raise Refused(str(exc)) from None
-    private.write_atomic(_record_path(path), json.dumps(record))
-
-
-def _read(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise Refused(f"cannot read {path}: {exc.strerror}") from None
-
-
-def _missing_dirs(path: Path) -> list[str]:
-    out, folder = [], path.parent
-    while not folder.exists():
-        out.append(str(folder))
-        folder = folder.parent
-    return out
-
-
-# -- JSON files ---------------------------------------------------------------------------
-
-def _parse(path: Path, raw: bytes | None) -> dict[str, Any]:
-    if raw is None or not raw.strip():
-        return {}
-    try:
-        data = json.loads(raw)
-    except ValueError as exc:
-        raise Refused(f"{path} is not valid JSON ({exc}); left as it is") from None
-    if not isinstance(data, dict):
-        raise Refused(f"{path} does not hold a JSON object; left as it is")
-    return data
-
-
-def _style(raw: bytes | None) -> tuple[str | int, bool]:
-    """The file's indentation and whether it ends with a newline (defaults: 2, yes)."""
-    if not raw:
-        return 2, True
-    for line in raw.decode("utf-8", "replace").splitlines()[1:]:
-        stripped = line.lstrip(" \t")
-        if stripped and len(stripped) < len(line):
-            lead = line[: len(line) - len(stripped)]
-            return ("\t" if lead.startswith("\t") else len(lead)), raw.endswith(b"\n")
-    return 2, raw.endswith(b"\n")
-
-
-def _dump(data: dict[str, Any], raw: bytes | None) -> bytes:
-    indent, newline = _style(raw)
-    text = json.dumps(data, indent=indent, ensure_ascii=False)
-    return (text + ("\n" if newline else "")).encode()
 
 
 def _hooks_table(path: Path, data: dict[str, Any]) -> dict[str, Any]:
@@ -244,20 +154,6 @@ def uninstall(agent: str, project: Path | None = None, other_owner: bool = False
     _forget(s.path)
     return Outcome(agent, s.path, True, f"removed rewindfs's hooks from {s.path} "
                                         "(the rest of the file as you left it)")
-
-
-def _forget(path: Path) -> None:
-    try:
-        _record_path(path).unlink()
-    except FileNotFoundError:
-        pass
-
-
-def _rmdir_if_empty(folder: Path) -> None:
-    try:
-        folder.rmdir()
-    except OSError:
-        pass
 
 
 def _installed_in(data: dict[str, Any]) -> bool:

@@ -5,7 +5,7 @@ Gemini, OpenAI chat completions) on 127.0.0.1; ``clis`` starts each pinned CLI f
 cache (scripts/install_agents) against it with an isolated home.
 """
 
-from agentsim.script import Say, Shell, Write
+from agentsim.script import Say, Shell, Tool, Write
 from agentsim.server import ModelServer
 
-__all__ = ["ModelServer", "Say", "Shell", "Write"]
+__all__ = ["ModelServer", "Say", "Shell", "Tool", "Write"]

@@ -1,6 +1,7 @@
 """Anthropic Messages API (``POST /v1/messages``), streamed as SSE: Claude Code.
 
-Shell moves become ``Bash`` tool calls, writes ``Write`` calls (absolute ``file_path``).
+Shell moves become ``Bash`` tool calls, writes ``Write`` calls (absolute ``file_path``),
+``Tool`` moves a call of the tool they name (an MCP server's, say).
 A request without tools (Claude Code's own side calls) gets a short text answer.
 """
 
@@ -10,7 +11,7 @@ import itertools
 import json
 from typing import Any
 
-from agentsim.script import Say, Script, Shell, Write
+from agentsim.script import Say, Script, Shell, Tool, Write
 from agentsim.wire import Reply
 
 _ids = itertools.count(1)
@@ -37,6 +38,9 @@ def handle(path: str, body: dict[str, Any], script: Script) -> Reply:
     elif isinstance(move, Write):
         block = {"type": "tool_use", "id": f"toolu_{next(_ids)}", "name": "Write",
                  "input": {"file_path": script.abspath(move.path), "content": move.content}}
+    elif isinstance(move, Tool):
+        block = {"type": "tool_use", "id": f"toolu_{next(_ids)}", "name": move.name,
+                 "input": move.input}
     else:
         block = {"type": "text", "text": move.text}
     stop = "tool_use" if block["type"] == "tool_use" else "end_turn"

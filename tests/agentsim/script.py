@@ -1,6 +1,6 @@
 """What the scripted model says, turn by turn, independent of any provider's wire format.
 
-A test lists the moves of one conversation: tool calls (``Shell``, ``Write``) and a final
+A test lists the moves of one conversation: tool calls (``Shell``, ``Write``, ``Tool``) and a final
 ``Say``. The model answers the n-th request of the conversation with the n-th move, where n is
 the number of tool results the agent has sent back so far, so a retried request gets the same
 answer and the agent's own extra calls (titles, summaries) never shift the script.
@@ -27,13 +27,22 @@ class Write:
 
 
 @dataclass(frozen=True)
+class Tool:
+    """Call any tool the agent offers by name, with these arguments (an MCP server's:
+    `mcp__rewind__restore`). Anthropic Messages (Claude Code) only."""
+
+    name: str
+    input: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Say:
     """The final answer: plain text, no tool call; the agent's turn ends here."""
 
     text: str = "Done."
 
 
-Move = Shell | Write | Say
+Move = Shell | Write | Tool | Say
 
 
 @dataclass

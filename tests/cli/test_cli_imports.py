@@ -21,9 +21,12 @@ from rewindfs.store import take
 
 # Never imported by these commands: colour and tables (rich: only on a terminal), YAML
 # (only with a config.yaml), TLS and archives (pygit2 without rewindfs's patch), the
-# agents' databases, the mount, logging (rewindfs.lazylog: only once something logs).
+# agents' databases, the mount, logging (rewindfs.lazylog: only once something logs), the
+# MCP SDK.
 FORBIDDEN = {"rich", "yaml", "ssl", "tarfile", "sqlite3", "trio", "pyfuse3", "logging",
-             "asyncio", "http", "email", "xml", "multiprocessing", "concurrent"}
+             "asyncio", "http", "email", "xml", "multiprocessing", "concurrent",
+             # The MCP SDK and what it brings (`rewind mcp` alone: rewindfs.mcpserver.server).
+             "mcp", "mcp_types", "pydantic", "pydantic_core", "anyio", "starlette"}
 
 
 def names(*short: str) -> frozenset[str]:

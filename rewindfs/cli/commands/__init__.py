@@ -15,4 +15,5 @@ COMMANDS; cli.group imports a module only when one of its commands runs).
     check         check
     hooks         hooks install|uninstall|status, hook
     remote        remote, push, fetch
+    mcpserve      mcp (the MCP server: rewindfs.mcpserver)
 """

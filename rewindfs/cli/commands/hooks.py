@@ -34,15 +34,40 @@ OTHER_OWNER = click.option(
          "stays theirs, with its mode.")
 
 
-@hooks.command(epilog=examples("rewind hooks install claude-code", "rewind hooks install kilo"))
+MCP = click.option("--mcp", is_flag=True,
+                   help="Rewindfs's MCP server (`rewind mcp`) in AGENT's MCP configuration "
+                        "instead of the hook: the agent can then list, show, diff and read "
+                        "checkpoints itself.")
+
+
+@hooks.command(epilog=examples(
+    "rewind hooks install claude-code",
+    "rewind hooks install kilo",
+    "rewind hooks install claude-code --mcp                  # the MCP server, read-only",
+    "rewind hooks install codex --mcp --allow-restore        # ... that may restore",
+))
 @click.argument("agent", type=AGENT)
 @PROJECT
 @OTHER_OWNER
-def install(agent: str, project: str | None, other_owner: bool) -> None:
-    """Add rewindfs's hook to AGENT's config (the rest of the file stays as it is)."""
+@MCP
+@click.option("--allow-restore", is_flag=True,
+              help="With --mcp: let the agent call restore and undo (every restore saves "
+                   "the current state first; `rewind undo` takes it back).")
+def install(agent: str, project: str | None, other_owner: bool, mcp: bool,
+            allow_restore: bool) -> None:
+    """Add rewindfs's hook to AGENT's config (the rest of the file stays as it is); with
+    --mcp, its MCP server."""
     from rewindfs.hooks import install as inst
 
     where = inst.check_project(project)
+    if allow_restore and not mcp:
+        raise click.UsageError("--allow-restore is for the MCP server: add --mcp")
+    if mcp:
+        from rewindfs.hooks import mcpinstall
+
+        outcome = mcpinstall.install(agent, where, other_owner, allow_restore)
+        click.echo(f"{agent}: {outcome.message}")
+        return
     outcome = inst.install(agent, where, other_owner)
     click.echo(f"{agent}: {outcome.message}")
     _s, _found, problem, trust = inst.installed(agent, where)
@@ -52,15 +77,23 @@ def install(agent: str, project: str | None, other_owner: bool) -> None:
         click.echo(f"{agent}: Codex already trusts this hook")
 
 
-@hooks.command(epilog=examples("rewind hooks uninstall claude-code"))
+@hooks.command(epilog=examples("rewind hooks uninstall claude-code",
+                               "rewind hooks uninstall claude-code --mcp"))
 @click.argument("agent", type=AGENT)
 @PROJECT
 @OTHER_OWNER
-def uninstall(agent: str, project: str | None, other_owner: bool) -> None:
-    """Remove exactly what `rewind hooks install AGENT` added."""
+@MCP
+def uninstall(agent: str, project: str | None, other_owner: bool, mcp: bool) -> None:
+    """Remove exactly what `rewind hooks install AGENT` (with --mcp: `... --mcp`) added."""
     from rewindfs.hooks import install as inst
 
-    outcome = inst.uninstall(agent, inst.check_project(project), other_owner)
+    where = inst.check_project(project)
+    if mcp:
+        from rewindfs.hooks import mcpinstall
+
+        click.echo(f"{agent}: {mcpinstall.uninstall(agent, where, other_owner).message}")
+        return
+    outcome = inst.uninstall(agent, where, other_owner)
     click.echo(f"{agent}: {outcome.message}")
 
 
@@ -70,6 +103,7 @@ def uninstall(agent: str, project: str | None, other_owner: bool) -> None:
 def status(project: str | None, as_json: bool) -> None:
     """Where each agent's hooks are, whether they are active, and the last error."""
     from rewindfs.hooks import install as inst
+    from rewindfs.hooks import mcpinstall
 
     where = inst.check_project(project)
     folder = hooklog.refusal()   # a hooks folder others can change: not read, not used
@@ -80,7 +114,10 @@ def status(project: str | None, as_json: bool) -> None:
         mine = [e for e in log if e[1] == agent]
         errors = [e for e in mine if e[2] in (hooklog.ERROR, hooklog.SKIPPED)]
         done = [e for e in mine if e[2] == hooklog.INFO]
+        mcp_path, mcp = mcpinstall.installed(agent, where)
         rows.append({"agent": agent, "path": str(s.path), "installed": found,
+                     "mcp": None if mcp is None else {"path": str(mcp_path),
+                                                      "allow_restore": mcp},
                      "active": found and not problem, "problem": problem or None,
                      "codex_trust": trust,
                      "last_checkpoint": " ".join((done[-1][0], done[-1][3])) if done else None,
@@ -99,6 +136,9 @@ def status(project: str | None, as_json: bool) -> None:
             state = ("active" if row["active"] else f"installed, {trust}"
                      if trust not in (None, "trusted") else "installed, not active")
         click.echo(f"{row['agent']:<12} {state:<22} {row['path']}")
+        if row["mcp"]:
+            how = "restores allowed" if row["mcp"]["allow_restore"] else "read-only"
+            click.echo(f"{'':<12} mcp: {how}, in {row['mcp']['path']}")
         for key, label in (("problem", "problem"),
                            ("last_checkpoint", "last checkpoint"), ("last_error", "last error")):
             if row[key]:

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
         StoreBrowser,
         TreeEntry,
     )
-    from rewindfs.store.history.files.changestats import stats, total_size
+    from rewindfs.store.history.files.changestats import since_previous, stats, total_size
     from rewindfs.store.history.files.diff import DiffResult, working_tree_tree
     from rewindfs.store.history.files.quoting import quote_path
     from rewindfs.store.history.files.trees import EXECUTABLE, Change, Entry
@@ -88,6 +88,7 @@ __all__, __getattr__, __dir__ = face(_HERE, {
     "walk": f"{_HERE}.chain",
     "Stats": f"{_HERE}.checkpoint",
     "stats": f"{_HERE}.files.changestats",
+    "since_previous": f"{_HERE}.files.changestats",
     "total_size": f"{_HERE}.files.changestats",
     "DiffResult": f"{_HERE}.files.diff",
     "working_tree_tree": f"{_HERE}.files.diff",

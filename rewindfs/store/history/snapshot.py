@@ -15,7 +15,7 @@ from contextlib import contextmanager
 
 import pygit2
 
-from rewindfs.errors import StoreError
+from rewindfs.errors import Busy, StoreError
 from rewindfs.store.capture import interrupts
 from rewindfs.store.capture.walk import DEFAULT_LIMITS, Limits
 from rewindfs.store.capture.workdir import Capture, capture
@@ -26,7 +26,7 @@ from rewindfs.store.history.files.treestats import tree_stats
 from rewindfs.store.history.prune import enforce_max_snapshots
 from rewindfs.store.history.signature import signature
 from rewindfs.store.history.trailers import compose_message
-from rewindfs.store.objects import writers
+from rewindfs.store.objects import locks, writers
 from rewindfs.store.objects.repo import STALE_LOCK_SECONDS, Project, Store, guard_workdir
 
 CAS_ATTEMPTS = 20
@@ -60,14 +60,22 @@ def locked(store: Store, workdir) -> Iterator[Project]:
     """The project at `workdir`, held exclusively (threads and processes) for the block.
 
     The store's writers lock is held (shared) too: an explicit gc waits for the
-    block to end before it prunes (see store.objects.writers).
+    block to end before it prunes (see store.objects.writers). Within
+    `locks.waiting_at_most`, getting there waits that long at most (Busy: nothing was
+    done); once held, the block's own waits are not cut short.
     """
     wd = guard_workdir(workdir, store.layout)
     store.project(wd)  # a missing store is created (with its modes) before any lock file
     with writers.writing(store.layout):
         project = store.project(wd)  # again: `rewind clear` may have run while we waited
-        with project.mutex, project.lock():
-            yield project
+        wait = locks.patience()
+        if not project.mutex.acquire(timeout=-1 if wait is None else wait):
+            raise Busy(f"{wd} is being checkpointed or restored by another thread")
+        try:
+            with project.lock(), locks.waiting_at_most(None):
+                yield project
+        finally:
+            project.mutex.release()
 
 
 def take_locked(

@@ -43,6 +43,27 @@ _waits: ContextVar[Callable[[Path, int | None], AbstractContextManager[object]] 
     ContextVar("lock_waits", default=None)
 
 
+# Within `waiting_at_most(seconds)`, a lock that would be waited for without end is waited
+# for that long at most, then Busy: a caller that must answer (an MCP tool call) never hangs
+# behind another process's long restore.
+_patience: ContextVar[float | None] = ContextVar("lock_patience", default=None)
+
+
+@contextmanager
+def waiting_at_most(seconds: float | None) -> Iterator[None]:
+    """None: wait without end again (inside a block that must not be cut short)."""
+    token = _patience.set(None if seconds is None else max(0.0, seconds))
+    try:
+        yield
+    finally:
+        _patience.reset(token)
+
+
+def patience() -> float | None:
+    """How long a lock may be waited for here (None: without end)."""
+    return _patience.get()
+
+
 @contextmanager
 def reporting_waits(notice: Callable[[Path, int | None], AbstractContextManager[object]]
                     ) -> Iterator[None]:
@@ -68,10 +89,13 @@ def file_lock(path: Path, *, shared: bool = False, timeout: float | None = None)
     """Hold an flock on `path` (a private file, created if missing, never through a planted
     symlink) for the duration of the block; yields the descriptor that holds it.
 
-    timeout=None waits forever; otherwise raise Busy after `timeout` seconds.
+    timeout=None waits forever (or as long as `waiting_at_most` allows); otherwise raise
+    Busy after `timeout` seconds.
     An exclusive holder writes its pid into the file, so a waiter can say whom it
     waits for.
     """
+    if timeout is None:
+        timeout = _patience.get()
     fd = private.open_file(path, os.O_RDWR | os.O_CREAT)
     try:
         mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
@@ -104,4 +128,4 @@ def file_lock(path: Path, *, shared: bool = False, timeout: float | None = None)
         os.close(fd)
 
 
-__all__ = ["file_lock", "remove_stale_lock", "write_atomic"]
+__all__ = ["file_lock", "patience", "remove_stale_lock", "waiting_at_most", "write_atomic"]

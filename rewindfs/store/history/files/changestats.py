@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import pygit2
 
@@ -13,6 +14,9 @@ from rewindfs.store.history.files import trees
 from rewindfs.store.history.trailers import STATS_TRAILER
 from rewindfs.store.objects import private
 from rewindfs.store.objects.layout import Layout
+
+if TYPE_CHECKING:  # the diff's modules load only for a diff
+    from rewindfs.store.history.files.diff import DiffResult
 
 
 def stats(repo: pygit2.Repository, checkpoint: Checkpoint) -> Stats:
@@ -31,6 +35,17 @@ def stats(repo: pygit2.Repository, checkpoint: Checkpoint) -> Stats:
     from rewindfs.store.history.files.treestats import tree_stats  # (Hermes's: no trailer)
 
     return tree_stats(repo, parent.tree_id if parent is not None else None, checkpoint.tree_id)
+
+
+def since_previous(repo: pygit2.Repository, checkpoint: Checkpoint,
+                   paths: list[bytes] | None = None) -> DiffResult:
+    """What `checkpoint` changed against the previous checkpoint (the first one, or the
+    oldest kept after gc: every file it holds, as added)."""
+    from rewindfs.store.history.files.diff import between
+
+    parent = raw_parent(repo, checkpoint.id)
+    old = str(parent.tree_id) if parent is not None else str(repo.TreeBuilder().write())
+    return between(repo, old, checkpoint.tree_id, paths)
 
 
 def total_size(repo: pygit2.Repository, layout: Layout, h16: str, checkpoint: Checkpoint) -> int:
