@@ -32,12 +32,13 @@ COMMANDS: dict[str, str] = {
     "check": "check",
     "hooks": "hooks", "hook": "hooks",
     "remote": "remote", "push": "remote", "fetch": "remote",
+    "ui": "ui",
 }
 COMMAND_MODULES = tuple(dict.fromkeys(COMMANDS.values()))
 
 # The mount serves for hours and guards its reads itself (store.objects.odbguard, patched
-# libgit2); --help and completion only print.
-UNWATCHED = {"mount", "umount", "completion"}
+# libgit2), as `rewind ui` waits for a person's keys; --help and completion only print.
+UNWATCHED = {"mount", "umount", "completion", "ui"}
 # Commands that start no automatic import of other agents' snapshots (config auto_import).
 NO_AUTO_IMPORT = {"import", "mount", "umount", "completion", "config", "check", "clear"}
 
