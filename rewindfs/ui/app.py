@@ -61,6 +61,7 @@ class RewindApp(Flows, App):
         self.whole = False  # diff pane: the whole file as it was (else: the diff)
         self._generation: dict[str, int] = {}
         self._open_files = False  # enter was pressed before the files were read
+        self._reloading = False
         self._pinned: tuple[Any, bytes, int] | None = None  # (checkpoint, path, line)
 
     # -- the screen -----------------------------------------------------------------------
@@ -123,7 +124,7 @@ class RewindApp(Flows, App):
         """One line at the bottom: what just happened, an error, or the keys."""
         status = self.query_one("#status", Static)
         status.set_class(error, "error")
-        shown = " ".join(message.split())
+        shown = message.replace("\n", " ")
         status.update(Text(f"error: {shown}" if error else shown, no_wrap=True,
                            overflow="ellipsis"))
 
@@ -199,7 +200,7 @@ class RewindApp(Flows, App):
         source = self.source
 
         def done(tip: str | None) -> None:
-            if source is self.source and tip != self.tip:
+            if source is self.source and tip != self.tip and not self._reloading:
                 self.reload(f"new checkpoint {tip[:8]}" if tip else "history changed")
 
         self.background("live", source.tip, done, lambda line: None)
@@ -210,6 +211,8 @@ class RewindApp(Flows, App):
         selected = self.timeline.selected
         keep = keep or (selected.cp.id if selected else None)
 
+        self._reloading = True
+
         def work() -> list[Row]:
             rows = source.open()
             if source.target.workdir.is_dir():
@@ -217,12 +220,14 @@ class RewindApp(Flows, App):
             return rows
 
         def done(rows: list[Row]) -> None:
+            self._reloading = False
             self.tip = rows[0].cp.id if rows else None
             self._show_first(rows, None, keep)
             if why:
                 self.say(why, error=error)
 
         def failed(line: str) -> None:
+            self._reloading = False
             self.tip = None
             self._show_first([], line)
 

@@ -53,7 +53,6 @@ class Confirm(ModalScreen[bool]):
                          id="question")
             with Horizontal(classes="buttons"):
                 yield Button("yes (y)", id="yes", compact=True)
-                yield Static(" ")
                 yield Button("no (n)", id="no", compact=True)
 
     def action_answer(self, yes: bool) -> None:

@@ -82,6 +82,7 @@ class Flows:
             self.background("action", plan.run, self._acted,
                             lambda line: self._acted_with_error(line))
 
+        self.say(f"{plan.question} y/n")
         self.push_screen(Confirm(plan), answered)
 
     def _acted(self, lines: list[str]) -> None:
