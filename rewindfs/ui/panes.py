@@ -30,6 +30,17 @@ class Pane(OptionList):
     def __init__(self, **kw):
         super().__init__(markup=False, **kw)
 
+    # At either end the cursor stays (an option list would wrap around to the other).
+    def action_cursor_up(self) -> None:
+        at = self.highlighted
+        if at is None or any(not o.disabled for o in self.options[:at]):
+            super().action_cursor_up()
+
+    def action_cursor_down(self) -> None:
+        at = self.highlighted
+        if at is None or any(not o.disabled for o in self.options[at + 1:]):
+            super().action_cursor_down()
+
 
 class Timeline(Vertical):
     """The project's checkpoints, newest first, grouped by agent turn."""
