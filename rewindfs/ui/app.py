@@ -299,7 +299,7 @@ class RewindApp(Flows, App):
 
         def work():
             if whole:
-                return f"{name} as {self._name(files.cp)} holds it", \
+                return f"{name} as {self.cp_name(files.cp)} holds it", \
                     self._render(source.file_content(files.cp, path), path)
             return f"{name}: {files.title}", self._render(source.file_change(files, path), path)
 
@@ -307,7 +307,7 @@ class RewindApp(Flows, App):
                         self.diff_pane.show_error)
 
     @staticmethod
-    def _name(cp) -> str:
+    def cp_name(cp) -> str:
         return f"#{cp.number}" if cp.number else cp.short
 
     @staticmethod

@@ -151,9 +151,9 @@ class Flows:
             from rewindfs.ui.app import RewindApp
 
             if hit.line:
-                return (f"{name} as {RewindApp._name(hit.cp)} holds it (line {hit.line})",
+                return (f"{name} as {RewindApp.cp_name(hit.cp)} holds it (line {hit.line})",
                         RewindApp._render(source.file_content(hit.cp, path), path))
-            return (f"{name}: what {RewindApp._name(hit.cp)} changed",
+            return (f"{name}: what {RewindApp.cp_name(hit.cp)} changed",
                     RewindApp._render(source.change_in(hit.cp, path), path))
 
         def shown(found) -> None:

@@ -17,8 +17,12 @@ Screen { layout: vertical; }
 #files-pane { width: 22%; }
 #diff-pane { width: 1fr; }
 .pane-title { height: 1; color: $text-muted; text-style: bold; }
+.pane-title, #title, #status, #search-status { text-wrap: nowrap;
+                                               text-overflow: ellipsis; }
 .pane .error { color: $error; text-style: bold; }
-OptionList { height: 1fr; border: none; padding: 0; background: transparent; }
+OptionList { height: 1fr; border: none; padding: 0; background: transparent;
+             text-wrap: nowrap; text-overflow: ellipsis; }
+OptionList > .option-list--option { text-wrap: nowrap; text-overflow: ellipsis; }
 OptionList:focus { border: none; }
 #diff-scroll { height: 1fr; }
 Screen.narrow #main { layout: grid; grid-size: 2 2; grid-rows: 45% 1fr;

@@ -75,3 +75,15 @@ def status(app) -> str:
 def project_path(text: str, workdir: Path) -> str:
     """The screen with the test's temporary path as `<project>` (snapshots hold it so)."""
     return text.replace(os.fspath(workdir), "<project>")
+
+
+def pilot_test(fn):
+    """An async test run to its end on a fresh event loop (no pytest plugin needed)."""
+    import asyncio
+    import functools
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        asyncio.run(fn(*args, **kwargs))
+
+    return run
