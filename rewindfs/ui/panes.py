@@ -138,7 +138,7 @@ class FilesPane(Vertical):
     def show(self, files: Files) -> None:
         self.files = files
         count = len(files.changed)
-        self._title(f"{files.title}: {count} file{'s' if count != 1 else ''}")
+        self._title(f"{count} file{'s' if count != 1 else ''} {files.title}")
         lst = self.list
         lst.clear_options()
         if not files.changed:

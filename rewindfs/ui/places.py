@@ -60,6 +60,8 @@ class Places(ModalScreen["Target | None"]):
         lst.add_options([Option(Text(fmt.clean(t.title), no_wrap=True, overflow="ellipsis"),
                                 id=str(i)) for i, t in enumerate(self.found)])
         lst.focus()
+        if self.found:
+            lst.highlighted = 0
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(self.found[int(event.option.id or 0)])

@@ -182,13 +182,13 @@ class Source:
             name = f"#{cp.number}" if cp.number else cp.short
             if step and cp.trailers.get(PHASE) == "after":
                 old = self._parent_tree(repo, cp)
-                found = Files(cp, True, old, cp.tree_id, title=f"what {name} changed")
+                found = Files(cp, True, old, cp.tree_id, title=f"{name} changed")
             elif step:
                 later = newer.tree_id if newer is not None else self.working_tree()
                 upto = f"#{newer.number}" if newer is not None and newer.number else \
                     newer.short if newer is not None else "now"
                 found = Files(cp, True, cp.tree_id, later,
-                              title=f"what the step after {name} changed ({name} -> {upto})")
+                              title=f"the step after {name} changed ({name} -> {upto})")
             else:
                 found = Files(cp, False, cp.tree_id, self.working_tree(),
                               title=f"changed since {name} (r restores)")
