@@ -5,8 +5,7 @@ and damage shown as one line in place."""
 
 from __future__ import annotations
 
-import uidemo
-from uihelp import make_app, pilot_test, screen_text, settle, status, wait_for
+from uihelp import make_app, pilot_test, screen_text, settle, status, uidemo, wait_for
 
 from rewindfs.store import Layout, Store, take
 from rewindfs.ui.dialogs import Confirm, Help

@@ -12,8 +12,7 @@ import os
 from pathlib import Path
 
 import pytest
-import uidemo
-from uihelp import make_app, pilot_test, project_path, screen_text, settle
+from uihelp import make_app, pilot_test, project_path, screen_text, settle, uidemo
 
 HERE = Path(__file__).parent / "snapshots"
 SIZES = [(80, 24), (120, 40)]

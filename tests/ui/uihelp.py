@@ -11,6 +11,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))  # uidemo: the project the screens are taken of
+import uidemo  # noqa: E402,F401 - offered to the tests from here
 
 DEADLINE = 60.0  # seconds a test waits for the app to settle (only a hang meets it)
 
@@ -87,3 +88,4 @@ def pilot_test(fn):
         asyncio.run(fn(*args, **kwargs))
 
     return run
+
