@@ -255,8 +255,9 @@ class RewindApp(Flows, App):
             return
         if files.files is not None and files.files.cp.id == row.cp.id:
             self._focus_files()
-        else:
+        else:  # the keys typed next are the files pane's; its first file once read
             self._open_files = True
+            files.list.focus()
 
     def _focus_files(self) -> None:
         self._open_files = False

@@ -90,7 +90,9 @@ def test_the_deleted_file_back_and_back_again(terminal):
     assert not (workdir / "notes.md").exists(), "the agent deleted it"
     ui = start()
     ui.wait_for("timeline: 3 checkpoints")
-    ui.keys("Enter", "j")  # checkpoint 1's files: app.py, then notes.md
+    ui.keys("Enter")  # checkpoint 1's files: app.py, then notes.md
+    ui.wait_for("2 files changed since #1")
+    ui.keys("j")
     ui.wait_for("notes.md: changed since #1")
     ui.keys("r")
     ui.wait_for("restore notes.md? y/n")
