@@ -74,8 +74,12 @@ def status(app) -> str:
 
 
 def project_path(text: str, workdir: Path) -> str:
-    """The screen with the test's temporary path as `<project>` (snapshots hold it so)."""
-    return text.replace(os.fspath(workdir), "<project>")
+    """The screen with the test's temporary path as `<project>` (snapshots hold it so),
+    the title line's too, however much of the path it had room for."""
+    lines = text.replace(os.fspath(workdir), "<project>").split("\n")
+    if lines and lines[0].startswith(" rewind ui  "):
+        lines[0] = " rewind ui  <project>"
+    return "\n".join(lines)
 
 
 def pilot_test(fn):
