@@ -19,10 +19,11 @@ from conftest import REWIND
 
 from rewindfs.store import take
 
-# Never imported by these commands: colour and tables (rich: only on a terminal), YAML
+# Never imported by these commands: colour and tables (rich: only on a terminal), the
+# terminal UI (textual: `rewind ui` alone), YAML
 # (only with a config.yaml), TLS and archives (pygit2 without rewindfs's patch), the
 # agents' databases, the mount, logging (rewindfs.lazylog: only once something logs).
-FORBIDDEN = {"rich", "yaml", "ssl", "tarfile", "sqlite3", "trio", "pyfuse3", "logging",
+FORBIDDEN = {"rich", "textual", "yaml", "ssl", "tarfile", "sqlite3", "trio", "pyfuse3", "logging",
              "asyncio", "http", "email", "xml", "multiprocessing", "concurrent"}
 
 
