@@ -300,33 +300,12 @@ class RewindApp(Flows, App):
 
         def work():
             if whole:
-                return f"{name} as {self.cp_name(files.cp)} holds it", \
-                    self._render(source.file_content(files.cp, path), path)
-            return f"{name}: {files.title}", self._render(source.file_change(files, path), path)
+                return f"{name} as {text.cp_name(files.cp)} holds it", \
+                    text.render_view(source.file_content(files.cp, path), path)
+            return f"{name}: {files.title}", text.render_view(source.file_change(files, path), path)
 
         self.background("diff", work, lambda found: self.diff_pane.show(*found),
                         self.diff_pane.show_error)
-
-    @staticmethod
-    def cp_name(cp) -> str:
-        return f"#{cp.number}" if cp.number else cp.short
-
-    @staticmethod
-    def _render(view, path: bytes):
-        from rewindfs.store.history import fileview
-
-        if view.kind == fileview.PATCH:
-            body = text.patch_text(view.text)
-        elif view.kind == fileview.TEXT:
-            body = text.file_text(path, view.text)
-        else:
-            return text.summary_text(view, "; `rewind diff` or the mount show it"
-                                     if view.kind in (fileview.LARGE, fileview.BINARY) else "")
-        if view.cut:
-            from rich.console import Group
-
-            return Group(body, Text(f"... {view.cut} more lines", style="italic"))
-        return body
 
     # -- keys ------------------------------------------------------------------------------
 

@@ -148,13 +148,11 @@ class Flows:
         source, path, name = self.source, hit.path, fmt.quote_path(hit.path)
 
         def work():
-            from rewindfs.ui.app import RewindApp
-
             if hit.line:
-                return (f"{name} as {RewindApp.cp_name(hit.cp)} holds it (line {hit.line})",
-                        RewindApp._render(source.file_content(hit.cp, path), path))
-            return (f"{name}: what {RewindApp.cp_name(hit.cp)} changed",
-                    RewindApp._render(source.change_in(hit.cp, path), path))
+                return (f"{name} as {fmt.cp_name(hit.cp)} holds it (line {hit.line})",
+                        fmt.render_view(source.file_content(hit.cp, path), path))
+            return (f"{name}: what {fmt.cp_name(hit.cp)} changed",
+                    fmt.render_view(source.change_in(hit.cp, path), path))
 
         def shown(found) -> None:
             self.diff_pane.show(*found)

@@ -136,3 +136,26 @@ def file_text(path: bytes, content: str):
 def summary_text(view, extra: str = "") -> Text:
     """A file shown by its summary (binary, large, missing...)."""
     return Text(view.summary + extra, style="italic")
+
+
+def cp_name(cp) -> str:
+    """`#3`, or the short id of a checkpoint without a number."""
+    return f"#{cp.number}" if cp.number else cp.short
+
+
+def render_view(view, path: bytes):
+    """A store.history.fileview.FileView as the diff pane shows it."""
+    from rewindfs.store.history import fileview
+
+    if view.kind == fileview.PATCH:
+        body = patch_text(view.text)
+    elif view.kind == fileview.TEXT:
+        body = file_text(path, view.text)
+    else:
+        return summary_text(view, "; `rewind diff` or the mount show it"
+                            if view.kind in (fileview.LARGE, fileview.BINARY) else "")
+    if view.cut:
+        from rich.console import Group
+
+        return Group(body, Text(f"... {view.cut} more lines", style="italic"))
+    return body
