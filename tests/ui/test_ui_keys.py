@@ -254,3 +254,21 @@ async def test_other_projects_are_one_key_away(demo, project):
         await settle(pilot)
         assert app.source.target.workdir == project
         assert "the other project" in screen_text(app)
+
+
+@pilot_test
+async def test_the_mouse_selects_and_opens(demo):
+    home, workdir = demo
+    app = make_app(home, workdir, clock=lambda: uidemo.NOW)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert cp_of(app).number == 1
+        lst = app.timeline.list
+        row = lst._index_to_line[lst.get_option_index(app.timeline.order[2])]
+        await pilot.click("#timeline", offset=(10, row))  # checkpoint 3's row
+        await settle(pilot)
+        assert cp_of(app).number == 3
+        assert app.focused.id == "files", "a click opens the checkpoint's files"
+        await pilot.click("#timeline", offset=(10, 1))  # checkpoint 1, back in the timeline
+        await settle(pilot)
+        assert cp_of(app).number == 1
