@@ -124,7 +124,7 @@ class RewindApp(Flows, App):
         """One line at the bottom: what just happened, an error, or the keys."""
         status = self.query_one("#status", Static)
         status.set_class(error, "error")
-        shown = message.replace("\n", " ")
+        shown = text.clean(message.replace("\n", " "))
         status.update(Text(f"error: {shown}" if error else shown, no_wrap=True,
                            overflow="ellipsis"))
 

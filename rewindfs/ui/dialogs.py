@@ -10,6 +10,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
+from rewindfs.ui.text import clean
+
 if TYPE_CHECKING:
     from rewindfs.ui.actions import Plan
 
@@ -44,12 +46,13 @@ class Confirm(ModalScreen[bool]):
 
     def compose(self):
         plan = self.plan
-        lines = [*plan.lines, "", "  a pre-rollback snapshot is taken first: u undoes it"]
+        lines = [*map(clean, plan.lines), "",
+                 "  a pre-rollback snapshot is taken first: u undoes it"]
         with Vertical(classes="dialog"):
-            yield Static(Text(plan.title, style="bold"), classes="dialog-title")
+            yield Static(Text(clean(plan.title), style="bold"), classes="dialog-title")
             with VerticalScroll(classes="dialog-body"):
                 yield Static(Text("\n".join(lines)))
-            yield Static(Text(f"{plan.question} y/n", style="bold"), classes="question",
+            yield Static(Text(f"{clean(plan.question)} y/n", style="bold"), classes="question",
                          id="question")
             with Horizontal(classes="buttons"):
                 yield Button("yes (y)", id="yes", compact=True)

@@ -272,3 +272,17 @@ async def test_the_mouse_selects_and_opens(demo):
         await pilot.click("#timeline", offset=(10, 1))  # checkpoint 1, back in the timeline
         await settle(pilot)
         assert cp_of(app).number == 1
+
+
+@pilot_test
+async def test_what_the_store_says_reaches_the_terminal_escaped(demo):
+    home, workdir = demo
+    (workdir / "x.txt").write_text("x\n")
+    take(Store(Layout.for_home(home)), workdir, "before: \x1b]0;pwned\x07 rm -rf /")
+    app = make_app(home, workdir)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        row = str(app.timeline.list.get_option(app.timeline.order[0]).prompt)
+        assert "\x1b" not in row and "\x07" not in row
+        assert "\\x1b]0;pwned\\x07 rm -rf /" in row
+        assert "\x1b" not in screen_text(app)
