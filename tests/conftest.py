@@ -175,8 +175,10 @@ def project(tmp_path: Path) -> Path:
 @pytest.fixture
 def demo(home: Path, tmp_path: Path) -> tuple[Path, Path]:
     """(home, workdir) of `rewind ui`'s demo project (scripts/uidemo.py: three checkpoints
-    of an agent's turns, notes.md deleted since); tests/ui's uihelp puts scripts/ on the
-    path."""
+    of an agent's turns, notes.md deleted since)."""
+    scripts = str(Path(__file__).resolve().parent.parent / "scripts")
+    if scripts not in sys.path:
+        sys.path.insert(0, scripts)
     import uidemo
 
     workdir = tmp_path / "shop"

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 
 def run(app: App, target: Target) -> None:
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+    if not (sys.stdin.isatty() and sys.stdout.isatty() and sys.stderr.isatty()):
         raise Refused("rewind ui needs a terminal (for a script: rewind list, diff, restore)")
     from rewindfs.ui.source import Source
 
