@@ -70,8 +70,7 @@ class Timeline(Vertical):
         """Show `rows` (the first ones of `count`), the cursor on `keep` when listed."""
         self.now = now
         self.rows, self.order, self._last_group, self._groups = {}, [], None, 0
-        numbers = [r.cp.number for r in rows if r.cp.number]
-        self.number_width = max(3, len(str(max(numbers, default=0) + count)))
+        self.number_width = max(3, len(str(max([count, *(r.cp.number for r in rows)]))))
         lst = self.list
         lst.clear_options()
         self.append(rows)
