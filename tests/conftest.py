@@ -173,6 +173,20 @@ def project(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def demo(home: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """(home, workdir) of `rewind ui`'s demo project (scripts/uidemo.py: three checkpoints
+    of an agent's turns, notes.md deleted since)."""
+    scripts = str(Path(__file__).resolve().parent.parent / "scripts")
+    if scripts not in sys.path:
+        sys.path.insert(0, scripts)
+    import uidemo
+
+    workdir = tmp_path / "shop"
+    uidemo.build(home, workdir)
+    return home, workdir
+
+
+@pytest.fixture
 def store(home: Path):
     """A rewindfs Store object on the test home (created lazily by the first checkpoint)."""
     from rewindfs.store import Layout, Store

@@ -72,6 +72,16 @@ class Revert:
 
 
 @dataclass
+class RevertPreview:
+    """What a revert would do: its restore's plan (None: no file to put back), the steps
+    and turns it takes back."""
+
+    plan: restore_mod.RestoreResult | None
+    steps: list[str]
+    turns: list[str]
+
+
+@dataclass
 class Timeline:
     """The log replayed: every step in order, and the reverts that redo can still undo."""
 
@@ -192,10 +202,7 @@ class StepRecorder:
             timeline = replay(log.events())
             active = timeline.active()
             chosen = active[timeline.find(step_or_turn):]
-            first_change: dict[bytes, Step] = {}
-            for step in chosen:
-                for path in step.changed:
-                    first_change.setdefault(os.fsencode(path), step)
+            first_change = _first_changes(chosen)
             result = None
             if first_change:
                 # A composed target is on no ref: an explicit gc must wait until it is restored.
@@ -214,6 +221,32 @@ class StepRecorder:
         return {**_outcome(result), "target_step": chosen[0].id, "target_turn": chosen[0].turn,
                 "reverted_steps": [s.id for s in chosen], "turns": turns,
                 "partial_turn": chosen[0].turn if kept_before else None}
+
+    def preview_revert(self, working_dir: str, step_or_turn: str) -> RevertPreview:
+        """What `revert_to` would do, with nothing in the project changed (`rewind ui`
+        shows it before asking): a step still running is measured against the working
+        tree as it is now (`revert_to` settles it with a checkpoint first)."""
+        wd, h16 = _project(working_dir)
+        timeline = timeline_of(self.store.layout, h16)
+        chosen = timeline.active()[timeline.find(step_or_turn):]
+        now = None
+        for step in chosen:
+            if step.status == OPEN:
+                if now is None:
+                    now = st.working_tree_tree(self.store, wd, self.manager.limits,
+                                               self.manager.extra_excludes)
+                step.changed = [os.fsdecode(c.path)
+                                for c in trees.changes(self.store.repo, step.before_tree, now)]
+        first_change = _first_changes(chosen)
+        plan = None
+        if first_change:
+            with writers.writing(self.store.layout):
+                target = self._target(chosen[0], first_change)
+                scope = self._scope(wd, target, list(first_change))
+                if scope:
+                    plan = restore_mod.dry_run(self.store, wd, target, self._options(),
+                                               _scope=scope)
+        return RevertPreview(plan, [s.id for s in chosen], _unique(s.turn for s in chosen))
 
     def unrevert(self, working_dir: str) -> dict[str, Any]:
         wd, h16 = _project(working_dir)
@@ -274,16 +307,30 @@ class StepRecorder:
 
     def _restore(self, wd: Path, target: st.Checkpoint, paths: list[bytes], kind: str,
                  removable_dirs: set[bytes] | None = None) -> restore_mod.RestoreResult | None:
-        repo, base = self.store.repo, os.fsencode(str(wd))
-        # A path in neither the target nor the working tree has nothing to restore.
-        scope = [p for p in paths if trees.lookup(repo, target.tree_id, p) is not None
-                 or trees.is_dir(repo, target.tree_id, p) or os.path.lexists(base + b"/" + p)]
+        scope = self._scope(wd, target, paths)
         if not scope:
             return None
-        options = restore_mod.Options(safe=False, limits=self.manager.limits,
-                                      extra_excludes=self.manager.extra_excludes)
-        return restore_mod.restore(self.store, wd, target, options, _scope=scope, _kind=kind,
-                                   _removable_dirs=removable_dirs)
+        return restore_mod.restore(self.store, wd, target, self._options(), _scope=scope,
+                                   _kind=kind, _removable_dirs=removable_dirs)
+
+    def _scope(self, wd: Path, target: st.Checkpoint, paths: list[bytes]) -> list[bytes]:
+        """`paths` less those in neither the target nor the working tree (nothing to do)."""
+        repo, base = self.store.repo, os.fsencode(str(wd))
+        return [p for p in paths if trees.lookup(repo, target.tree_id, p) is not None
+                or trees.is_dir(repo, target.tree_id, p) or os.path.lexists(base + b"/" + p)]
+
+    def _options(self) -> restore_mod.Options:
+        return restore_mod.Options(safe=False, limits=self.manager.limits,
+                                   extra_excludes=self.manager.extra_excludes)
+
+
+def _first_changes(chosen: list[Step]) -> dict[bytes, Step]:
+    """Each path the chosen steps changed, and the first of them that changed it."""
+    first: dict[bytes, Step] = {}
+    for step in chosen:
+        for path in step.changed:
+            first.setdefault(os.fsencode(path), step)
+    return first
 
 
 def timeline_of(layout: st.Layout, h16: str) -> Timeline:

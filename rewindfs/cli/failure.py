@@ -36,24 +36,33 @@ def handle(app: object, exc: BaseException) -> int | None:
         # never finished): its finalizer failing at exit is no news after the one line.
         sys.unraisablehook = lambda _unraisable: None
         return _fail("interrupted", 130)
+    found = describe(app, exc)
+    if found is None:
+        return None
+    return _fail(*found)
+
+
+def describe(app: object, exc: BaseException) -> tuple[str, int] | None:
+    """The one line (without `rewind: `) and exit code `exc` ends a command with; None
+    when it is a bug (`rewind ui` shows the same line in place)."""
     if isinstance(exc, StoreError) and not isinstance(exc, StoreDamaged):
         from rewindfs.store.objects import damage
 
         # Only a libgit2 error behind it is worth a scan of the store (not a full disk).
         named = damage.explain(_layout(app), exc, scan=damage.from_libgit2(exc)) \
             if exc.__cause__ else None
-        return _fail(str(named or exc), exc.exit_code)
+        return str(named or exc), exc.exit_code
     if isinstance(exc, RewindError):
-        return _fail(str(exc), exc.exit_code)
+        return str(exc), exc.exit_code
     if isinstance(exc, OSError):
         where = f": {exc.filename}" if exc.filename else ""
-        return _fail(f"{exc.strerror or exc}{where}", 3)
+        return f"{exc.strerror or exc}{where}", 3
     from rewindfs.store.objects import damage
 
     found = damage.as_store_error(_layout(app), exc)
     if found is None:
         return None
-    return _fail(str(found), found.exit_code)
+    return str(found), found.exit_code
 
 
 def _fail(message: str, code: int) -> int:

@@ -33,12 +33,14 @@ COMMANDS: dict[str, str] = {
     "hooks": "hooks", "hook": "hooks",
     "remote": "remote", "push": "remote", "fetch": "remote",
     "mcp": "mcpserve",
+    "ui": "ui",
 }
 COMMAND_MODULES = tuple(dict.fromkeys(COMMANDS.values()))
 
 # The mount and the MCP server serve for hours (idle between requests) and guard their reads
-# themselves (store.objects.odbguard, patched libgit2); --help and completion only print.
-UNWATCHED = {"mount", "umount", "completion", "mcp"}
+# themselves (store.objects.odbguard, patched libgit2), as `rewind ui` waits for a person's
+# keys; --help and completion only print.
+UNWATCHED = {"mount", "umount", "completion", "mcp", "ui"}
 # Commands that start no automatic import of other agents' snapshots (config auto_import).
 NO_AUTO_IMPORT = {"import", "mount", "umount", "completion", "config", "check", "clear", "mcp"}
 

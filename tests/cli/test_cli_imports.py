@@ -19,12 +19,13 @@ from conftest import REWIND
 
 from rewindfs.store import take
 
-# Never imported by these commands: colour and tables (rich: only on a terminal), YAML
+# Never imported by these commands: colour and tables (rich: only on a terminal), the
+# terminal UI (textual: `rewind ui` alone), YAML
 # (only with a config.yaml), TLS and archives (pygit2 without rewindfs's patch), the
 # agents' databases, the mount, logging (rewindfs.lazylog: only once something logs), the
-# MCP SDK.
-FORBIDDEN = {"rich", "yaml", "ssl", "tarfile", "sqlite3", "trio", "pyfuse3", "logging",
-             "asyncio", "http", "email", "xml", "multiprocessing", "concurrent",
+# MCP SDK, the terminal UI.
+FORBIDDEN = {"rich", "textual", "yaml", "ssl", "tarfile", "sqlite3", "trio", "pyfuse3",
+             "logging", "asyncio", "http", "email", "xml", "multiprocessing", "concurrent",
              # The MCP SDK and what it brings (`rewind mcp` alone: rewindfs.mcpserver.server).
              "mcp", "mcp_types", "pydantic", "pydantic_core", "anyio", "starlette"}
 

@@ -37,9 +37,9 @@ from rewindfs.faces import face
 
 if TYPE_CHECKING:
     from rewindfs.store.history import adopt, compose, delete, projects, redaction, stamp, timeref
-    from rewindfs.store.history.chain import checkpoints, load, page, walk
+    from rewindfs.store.history.chain import checkpoints, load, newest, page, walk
     from rewindfs.store.history.checkpoint import Checkpoint, SnapshotResult, Stats
-    from rewindfs.store.history.files import diffstat, modes, pathlog, search, trees
+    from rewindfs.store.history.files import diffstat, fileview, modes, pathlog, search, trees
     from rewindfs.store.history.files.browse import (
         EntryKind,
         ObjectReader,
@@ -81,6 +81,7 @@ __all__, __getattr__, __dir__ = face(_HERE, {
     "Checkpoint": f"{_HERE}.checkpoint",
     "checkpoints": f"{_HERE}.chain",
     "load": f"{_HERE}.chain",
+    "newest": f"{_HERE}.chain",
     "page": f"{_HERE}.chain",
     "Page": f"{_HERE}.records.listpage",
     "Surprise": f"{_HERE}.records.listpage",
@@ -115,6 +116,6 @@ __all__, __getattr__, __dir__ = face(_HERE, {
     "Entry": f"{_HERE}.files.trees",
     "State": f"{_HERE}.verdict",
 }, modules=("metadata.actions", "adopt", "compose", "delete", "files.diffstat",
-            "metadata.ledger", "metadata.meta", "metadata.carrying", "files.modes",
-            "files.pathlog", "projects", "files.search", "stamp", "metadata.steplog", "timeref",
-            "files.trees", "redaction"))
+            "metadata.ledger", "metadata.meta", "metadata.carrying", "files.fileview",
+            "files.modes", "files.pathlog", "projects", "files.search", "stamp",
+            "metadata.steplog", "timeref", "files.trees", "redaction"))

@@ -162,6 +162,12 @@ def recorded_chain(repo: pygit2.Repository, h16: str, stop: frozenset[str] | Non
     return out
 
 
+def newest(repo: pygit2.Repository, h16: str) -> str | None:
+    """The commit id the project's ref names now ("" when there is none, None when the ref
+    is broken): what a live view compares to see that a checkpoint was taken."""
+    return _tip(repo, h16)
+
+
 def _tip(repo: pygit2.Repository, h16: str) -> str | None:
     """The project ref's commit id ("" when there is none); None when the ref is broken."""
     try:

@@ -6,6 +6,7 @@
     changestats   what a checkpoint changed and holds (files, lines, bytes)
     treestats     git's numbers between two trees
     pathlog       one path through the checkpoints (`rewind log`)
-    search        `rewind grep`
+    search        `rewind grep`, and the checkpoints that changed a file of a given name
+    fileview      one file's change or content, bounded (`rewind ui`'s diff pane)
     modes         real permission bits a restore recorded beside its pre-rollback snapshot
 """

@@ -45,7 +45,7 @@ def log(repo: pygit2.Repository, checkpoints: list[Checkpoint], path: bytes
         if record is not None and record.changes is not None \
                 and not _touches(record, path):
             continue
-        parent = _parent_tree(repo, cp)
+        parent = parent_tree(repo, cp)
         if parent is UNKNOWN:
             continue  # its parent is where the history breaks: what it changed is unknown
         found = change(repo, parent, cp.tree_id, path)
@@ -94,7 +94,7 @@ def ever_existed(repo: pygit2.Repository, checkpoints: list[Checkpoint], path: b
 UNKNOWN = "?"  # a parent that cannot be read (a break in the history, said by the listing)
 
 
-def _parent_tree(repo: pygit2.Repository, cp: Checkpoint) -> str | None:
+def parent_tree(repo: pygit2.Repository, cp: Checkpoint) -> str | None:
     """The tree of the checkpoint's parent; None: it has none (a root, or pruned and
     gone), UNKNOWN: it has one that cannot be read."""
     if cp.parent_id:

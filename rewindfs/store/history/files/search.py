@@ -1,4 +1,5 @@
-"""`rewind grep`: search the files of checkpoints without a mount.
+"""`rewind grep`: search the files of checkpoints without a mount; and the checkpoints in
+which a file of a given name changed (`rewind ui`'s search by name).
 
 Each distinct file version (path and blob) is read once, however many checkpoints
 hold it, and reported under the newest checkpoint that holds it. Files that look
@@ -7,6 +8,7 @@ binary (a NUL byte in the first 8000 bytes, git's rule) are reported by name onl
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -65,3 +67,35 @@ def _whole_file_test(pattern: re.Pattern[bytes]) -> bool:
     source = pattern.pattern if isinstance(pattern.pattern, bytes) else b""
     return not _LINE_BOUND.search(source)
 
+
+@dataclass
+class NameMatch:
+    checkpoint: Checkpoint
+    path: bytes
+    deleted: bool  # the checkpoint no longer holds it (it was deleted there)
+
+
+def names(repo: pygit2.Repository, checkpoints: list[Checkpoint], needle: str
+          ) -> Iterator[NameMatch]:
+    """The checkpoints (newest first, as given) in which a file whose path contains `needle`
+    (case folded) changed against the checkpoint before it. A checkpoint listed from its
+    record (store.history.records) is read from the paths it names, as `rewind log` does;
+    the others from their trees."""
+    from rewindfs.store.history.files import pathlog
+
+    wanted = needle.casefold()
+    for cp in checkpoints:
+        record = cp.record
+        if record is not None and record.changes is not None:
+            pairs = record.changes
+            found = [(os.fsencode(pairs[i]), not pairs[i + 1])
+                     for i in range(0, len(pairs), 2) if wanted in pairs[i].casefold()]
+        else:
+            parent = pathlog.parent_tree(repo, cp)
+            if parent == pathlog.UNKNOWN:
+                continue
+            base = parent or str(repo.TreeBuilder().write())
+            found = [(c.path, c.new is None) for c in trees.changes(repo, base, cp.tree_id)
+                     if wanted in os.fsdecode(c.path).casefold()]
+        for path, deleted in found:
+            yield NameMatch(cp, path, deleted)

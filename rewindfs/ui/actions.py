@@ -1,0 +1,149 @@
+"""What `rewind ui`'s actions do, through the code the commands use (restore.restoring,
+agent.steps, store labels): each first makes its plan as the dry run does, and carries it
+out only once asked to; every restore takes its pre-rollback snapshot, as always. No
+textual here: the app shows a Plan, asks y/n, and calls `run` on a worker thread.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from rewindfs import restore as rs
+from rewindfs.errors import InvalidInput, NotFound, RewindError
+from rewindfs.store.history import quote_path
+
+if TYPE_CHECKING:
+    from rewindfs.store.history import Checkpoint
+    from rewindfs.ui.source import Source
+
+
+@dataclass
+class Plan:
+    """What an action will do, said before it does it."""
+
+    title: str  # one line: what, to where
+    lines: list[str]  # the dry run, as `rewind restore --dry-run` prints it
+    run: Callable[[], list[str]]  # carries it out; what happened, as lines
+    question: str = "go ahead?"
+    nothing: bool = False  # nothing would change: no question to ask
+    warnings: list[str] = field(default_factory=list)
+
+
+def name_of(cp: Checkpoint) -> str:
+    """The stable id first, then the number and reason people know (as `rewind restore`)."""
+    number = f"checkpoint {cp.number}: " if cp.number else ""
+    return f"{cp.short} ({number}{_clean(cp.reason)})"
+
+
+def restore_plan(source: Source, cp: Checkpoint, path: bytes | None) -> Plan:
+    """Restore `path` (None: the whole project) to `cp`: the plan, then the restore with
+    exactly the deletions it showed (a new one since: refused, nothing restored)."""
+    from rewindfs.cli.commands.restore import describe
+
+    app, workdir = source.app, source.target.workdir
+    if not workdir.is_dir():
+        raise NotFound(f"{workdir} is not a directory here: `rewind restore --to DIR` "
+                       "writes the checkpoint elsewhere")
+    key = source.key if source.fetched else None
+
+    def options() -> rs.Options:
+        # A fetched checkpoint's time says nothing about the agent's writes here.
+        return rs.Options(paths=[os.fsdecode(path)] if path is not None else None,
+                          cwd=workdir, safe=False if key else None, limits=app.limits,
+                          extra_excludes=app.extra_excludes, source=key)
+
+    with source.lock:
+        planned = rs.dry_run(app.store, workdir, cp, options())
+    what = quote_path(path) if path is not None else str(workdir)
+    deletes = set(planned.plan.deletes)
+
+    def run() -> list[str]:
+        chosen = options()
+        chosen.confirmed_deletes = deletes
+        with source.lock:
+            done = rs.restore(app.store, workdir, cp, chosen)
+        head = done.failed_midway("restore", name_of(cp)) if not done.success \
+            else f"restored {what} to {name_of(cp)}"
+        return [head, *describe(done)]
+
+    return Plan(f"restore {what} to {name_of(cp)}", describe(planned), run,
+                question=f"restore {what}?", nothing=not planned.plan.actions)
+
+
+def undo_plan(source: Source) -> Plan:
+    """Undo the last restore of the project (an undo is itself undone the same way)."""
+    from rewindfs.cli.commands.restore import describe
+
+    app, workdir = source.app, source.target.workdir
+    with source.lock:
+        planned = rs.undo(app.store, workdir, _plain(source), dry_run=True)
+
+    def run() -> list[str]:
+        with source.lock:
+            done = rs.undo(app.store, workdir, _plain(source))
+        head = done.failed_midway("undo") if not done.success \
+            else f"undid the last restore of {workdir}: back to {done.target.short}"
+        return [head, *describe(done)]
+
+    return Plan(f"undo the last restore of {workdir} (back to {planned.target.short})",
+                describe(planned), run, question="undo the last restore?",
+                nothing=not planned.plan.actions)
+
+
+def revert_plan(source: Source, cp: Checkpoint) -> Plan:
+    """Revert the agent turn `cp` belongs to, and every step after it (`rewind revert`)."""
+    from rewindfs.cli.commands.restore import describe
+
+    turn = cp.trailers.get("Rewind-Turn")
+    if not turn:
+        raise InvalidInput(f"checkpoint {cp.short} is of no agent turn (taken by "
+                           "`rewind checkpoint` or Hermes): restore it with r instead")
+    if source.fetched:
+        raise InvalidInput("a fetched project's turns stay on the machine that took them")
+    manager, workdir = source.app.manager, str(source.target.workdir)
+    with source.lock:
+        preview = manager.steps.preview_revert(workdir, turn)
+    turns = ", ".join(_clean(t) for t in preview.turns)
+    lines = describe(preview.plan) if preview.plan is not None else \
+        ["  nothing to change: those steps changed no files that are still there"]
+
+    def run() -> list[str]:
+        with source.lock:
+            result = manager.revert_to(workdir, turn)
+        if not result.get("success"):
+            raise RewindError(result.get("error") or "could not revert")
+        out = [f"reverted turn(s) {turns}"]
+        for key, label in (("restored_files", "restored"), ("deleted_files", "deleted")):
+            if result.get(key):
+                out.append(f"  {label}: {', '.join(quote_path(p) for p in result[key])}")
+        if result.get("pre_rollback"):
+            out.append(f"  pre-rollback snapshot {result['pre_rollback'][:8]}: u puts "
+                       "everything back")
+        return out
+
+    return Plan(f"revert turn(s) {turns} ({len(preview.steps)} step(s))", lines, run,
+                question=f"revert turn {_clean(turn)}?", nothing=preview.plan is None
+                or not preview.plan.plan.actions)
+
+
+def label(source: Source, cp: Checkpoint, name: str) -> str:
+    """Name `cp` (labels are unique per project, and never pruned)."""
+    from rewindfs.store import set_label
+
+    if source.fetched:
+        raise InvalidInput("labels name checkpoints of this machine's projects")
+    with source.lock:
+        set_label(source.app.store, source.key, name.strip(), cp.id)
+    return f"labelled {name_of(cp)} as {_clean(name.strip())!r}"
+
+
+def _plain(source: Source) -> rs.Options:
+    return rs.Options(limits=source.app.limits, extra_excludes=source.app.extra_excludes)
+
+
+def _clean(text: str) -> str:
+    """Text from the store made safe for a terminal: control characters escaped."""
+    return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")
