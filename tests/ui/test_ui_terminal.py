@@ -55,8 +55,10 @@ class Tmux:
         end = time.monotonic() + DEADLINE
         while True:
             found = self.tmux("display-message", "-p", "-t", "ui",
-                              "#{pane_dead} #{pane_dead_status}").split()
+                              "#{pane_dead} #{pane_dead_status} #{pane_dead_signal}").split()
             if found[0] == "1":
+                assert len(found) == 2, f"rewind ui was killed by signal {found[1:]}:\n" \
+                    f"{self.screen()}"
                 return int(found[1])
             assert time.monotonic() < end, f"rewind ui did not end:\n{self.screen()}"
             time.sleep(0.05)
