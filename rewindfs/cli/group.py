@@ -29,7 +29,7 @@ COMMANDS: dict[str, str] = {
     "revert": "steps", "redo": "steps",
     "import": "agents",
     "completion": "complete",
-    "check": "check",
+    "check": "check", "doctor": "doctor",
     "hooks": "hooks", "hook": "hooks",
     "remote": "remote", "push": "remote", "fetch": "remote",
 }
@@ -39,7 +39,8 @@ COMMAND_MODULES = tuple(dict.fromkeys(COMMANDS.values()))
 # libgit2); --help and completion only print.
 UNWATCHED = {"mount", "umount", "completion"}
 # Commands that start no automatic import of other agents' snapshots (config auto_import).
-NO_AUTO_IMPORT = {"import", "mount", "umount", "completion", "config", "check", "clear"}
+NO_AUTO_IMPORT = {"import", "mount", "umount", "completion", "config", "check", "clear",
+                  "doctor"}
 
 
 class RewindGroup(click.Group):

@@ -38,6 +38,7 @@ def check(app: App, repair: bool, as_json: bool) -> None:
     if repair and any(p.fix for p in report.problems):
         repaired = checker.repair(report)
         report = checker.verify(layout)
+    checker.record(layout, report)
     if as_json:
         click.echo(json.dumps({
             "store": str(layout.store), "libgit2": odbguard.describe(), "counts": report.counts,
