@@ -125,6 +125,8 @@ def build_wheel(root: Path, python: str, uv: str, index: list[str], env: dict[st
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(path, target)
         out = Path(work) / "dist"
+        # pip's constraints cap its build environments too: uv build's own option.
+        index = ["--build-constraint" if arg == "--constraint" else arg for arg in index]
         run_uv(uv, ["build", "--wheel", "--quiet", "--python", python, *index,
                     "--out-dir", str(out), str(src)], env, "build rewindfs's wheel")
         [wheel] = out.glob(f"{NAME}-*.whl")
