@@ -304,8 +304,8 @@ def install(args: argparse.Namespace) -> None:
                "created_dirs": sorted(d for d in created if Path(d).exists())}
     (venv / RECEIPT).write_text(json.dumps(receipt, indent=2) + "\n")
     version = subprocess.run([str(rewind), "--version"], capture_output=True,
-                             text=True).stdout.strip()
-    say(f"{version or 'rewind'} installed in {time.monotonic() - started:.1f}s: "
+                             text=True).stdout.split()[-1:] or ["?"]
+    say(f"rewind {version[0]} installed in {time.monotonic() - started:.1f}s: "
         f"{bin_dir / 'rewind'} (a {args.installer} tool in {venv}; pygit2 "
         f"{'patched' if args.pygit2 else 'stock'}, "
         f"{'mount with kernel caching' if args.pyfuse3 else 'no mount'})")
