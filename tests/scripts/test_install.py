@@ -36,6 +36,11 @@ CACHE = Path(os.environ.get("REWINDFS_CACHE") or Path(
     os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rewindfs")
 UV_CACHE = Path(os.environ.get("UV_CACHE_DIR") or Path(
     os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "uv")
+# pip's configuration of the person running the tests (the indexes uv's cache answers
+# for): a fresh HOME would lose its user-level file.
+USER_PIP_CONF = next((str(p) for p in (
+    Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "pip" / "pip.conf",
+    Path.home() / ".pip" / "pip.conf") if p.exists()), None)
 # The interpreter this venv was made from: the one setup built the cached wheels for.
 BASE_PYTHON = os.path.realpath(getattr(sys, "_base_executable", sys.executable))
 COMPILERS = ("cc", "gcc", "g++", "c++", "cmake", "make", "ld")
@@ -105,6 +110,8 @@ class Fresh:
             "PIP_CONSTRAINT": str(tmp / "pins.txt"),
             **{k: v for k, v in os.environ.items() if k.startswith("PIP_")
                and k != "PIP_CONSTRAINT"},
+            **({"PIP_CONFIG_FILE": USER_PIP_CONF} if USER_PIP_CONF
+               and "PIP_CONFIG_FILE" not in os.environ else {}),
             **extra,
         }
 
@@ -250,14 +257,15 @@ def _install_use_and_uninstall(fresh: Fresh, clone: Path, tmp_path: Path,
 def test_stock_mode_without_libfuse3_headers_has_all_but_the_mount(tmp_path: Path,
                                                                    monkeypatch) -> None:
     """PyPI's pygit2 (REWIND_STOCK_PYGIT2=1) and no libfuse3 headers (pkg-config shadowed
-    by one that finds nothing): checkpoints, list and restore work, the doctor says what
-    each build would buy, and `rewind mount` says in one line how to get the mount."""
+    by one that finds nothing): checkpoints and restore work, the doctor says what each
+    build would buy, and `rewind mount` says in one line how to get the mount."""
     for name in [k for k in os.environ if k.startswith("REWIND_") or k == "HERMES_HOME"]:
         monkeypatch.delenv(name)
     stock = next(CACHE.glob("downloads/pygit2-1.21.0-cp*-manylinux*.whl"), None)
     if stock is None:
         pytest.skip(f"no stock pygit2 wheel in {CACHE}/downloads (scripts/setup fetches it)")
-    fresh = Fresh(tmp_path, REWIND_STOCK_PYGIT2="1",
+    # ... and the plain launcher, as where env lacks --block-signal (rewindfs.portable).
+    fresh = Fresh(tmp_path, REWIND_STOCK_PYGIT2="1", REWIND_PORTABLE="block-signal",
                   PIP_FIND_LINKS=f"{os.environ.get('PIP_FIND_LINKS', '')} {stock.parent}")
     _warm_or_skip(fresh)
     pkg_config = fresh.shadow / "pkg-config"
@@ -269,6 +277,8 @@ def test_stock_mode_without_libfuse3_headers_has_all_but_the_mount(tmp_path: Pat
         assert done.returncode == 0, done.stdout + done.stderr
         assert "installing without the mount" in done.stderr, done.stderr
         assert not fresh.calls.exists(), fresh.calls.read_text()
+        assert (fresh.venv / "bin" / "rewind").read_text().startswith(
+            f"#!{fresh.venv}/bin/python\n")
         project = tmp_path / "proj"
         project.mkdir()
         (project / "a.txt").write_text("one\n")
