@@ -15,7 +15,6 @@ import os
 import shutil
 import sys
 from dataclasses import asdict, dataclass
-from importlib import metadata
 from pathlib import Path
 
 from rewindfs import __version__
@@ -38,10 +37,17 @@ class Check:
 
 
 def _version(dist: str) -> str | None:
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return None
+    """The installed version of `dist`, from its dist-info folder's name on sys.path
+    (importlib.metadata would import the email package to parse it)."""
+    for folder in sys.path:
+        try:
+            found = [n for n in os.listdir(folder or ".")
+                     if n.lower().startswith(f"{dist}-") and n.endswith(".dist-info")]
+        except OSError:
+            continue
+        if found:
+            return found[0][len(dist) + 1:-len(".dist-info")]
+    return None
 
 
 def install_kind() -> Check:
@@ -146,10 +152,9 @@ def store(base: Path) -> Check:
                                   f"{space}")
     size, whole = _size(layout_store)
     detail = f"{layout_store}: {'' if whole else 'over '}{human_bytes(size)}, {space}"
-    from rewindfs.store.objects import Layout
-    from rewindfs.store.objects import check as checker
+    from rewindfs.store.objects import Layout, lastcheck
 
-    last = checker.last_check(Layout(base))
+    last = lastcheck.last_check(Layout(base))
     if last is None:
         return Check("store", OK, f"{detail}; never checked", "rewind check")
     when = human_age(last["time"])
