@@ -33,7 +33,7 @@ def names(*short: str) -> frozenset[str]:
 COMMON = names(
     "", "cli", "cli.app", "cli.failure", "cli.group", "cli.help", "cli.interrupts",
     "cli.output", "cli.output.feedback", "cli.output.term", "cli.output.widths", "cli.quick",
-    "cli.watchdog", "config", "errors", "faces", "store", "store.history",
+    "cli.watchdog", "config", "errors", "faces", "portable", "store", "store.history",
     "store.history.chain", "store.history.labels", "store.history.records",
     "store.history.records.listpage", "store.history.records.recordfile",
     "store.history.records.records", "store.history.records.recordtail",
