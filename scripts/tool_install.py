@@ -286,7 +286,10 @@ def install(args: argparse.Namespace) -> None:
     block_signal(rewind)
     files = []
     page = venv / "share" / "man" / "man1" / "rewind.1"
-    if page.exists():
+    target = man_dir(bin_dir) / "rewind.1"
+    if target.exists() and target.samefile(page):
+        pass   # pipx (1.5+) links the page there itself, and removes it with the tool
+    elif page.exists():
         man_dir(bin_dir).mkdir(parents=True, exist_ok=True)
         shutil.copyfile(page, man_dir(bin_dir) / "rewind.1")
         files.append(str(man_dir(bin_dir) / "rewind.1"))
