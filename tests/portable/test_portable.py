@@ -210,22 +210,37 @@ def test_a_lock_holders_command_line_from_ps(monkeypatch, tmp_path):
 
 
 @pytest.mark.long
-@pytest.mark.usefixtures("no_helper_left")
-def test_the_helper_by_its_sockets_path_and_no_helper_without_fork(home, project):
-    """Without /proc the hook reaches the helper by the socket's own path (short enough
-    here); without fork there is no helper: the hook checkpoints itself."""
+def test_the_helper_by_its_sockets_path_and_no_helper_without_fork(project):
+    """Without /proc the hook reaches the helper by the socket's own path (a short home:
+    a socket's path must stay under 104 bytes); without fork there is no helper: the hook
+    checkpoints itself."""
+    import tempfile
+
+    home = Path(tempfile.mkdtemp(prefix="rw", dir="/tmp"))
+    hooks = home / "rewind-hooks"
+    assert len(os.fsencode(str(hooks / "helper.sock"))) <= 103   # the scenario
+    try:
+        _helper_by_path_then_none(home, hooks, project)
+    finally:
+        from conftest import stop_hooks_helper
+
+        stop_hooks_helper(home)
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _helper_by_path_then_none(home: Path, hooks: Path, project: Path) -> None:
     (project / "package.json").write_text("{}\n")
-    env = hook_env(home, REWIND_PORTABLE="proc,pidfd")
+    env = hook_env(home, REWIND_PORTABLE="proc,pidfd", REWIND_HOOK_HELPER_IDLE="30")
     for call in ("p1", "p2"):
         (project / f"{call}.txt").write_text(call)
         run_hook("claude-code", claude_payload(project, f"rm {call}.txt", call=call), project,
                  env)
         if call == "p1":
-            wait_for(lambda: helper.running(home / "rewind-hooks") is not None,
-                     "the helper to start")
+            wait_for(lambda: helper.running(hooks) is not None, "the helper to start")
     assert "by the helper" in log_lines(home)[-1], log_lines(home)[-1]
-    helper.stop(home / "rewind-hooks")
-    wait_for(lambda: helper.running(home / "rewind-hooks") is None, "the helper to stop")
+    assert (hooks / "helper.sock").exists()
+    helper.stop(hooks)
+    wait_for(lambda: helper.running(hooks) is None, "the helper to stop")
     env = hook_env(home, REWIND_PORTABLE="fork")
     for call in ("f1", "f2"):
         (project / f"{call}.txt").write_text(call)
@@ -233,4 +248,4 @@ def test_the_helper_by_its_sockets_path_and_no_helper_without_fork(home, project
                  env)
         assert "by the helper" not in log_lines(home)[-1]
         assert f"before: rm {call}.txt" in log_lines(home)[-1]
-    assert helper.running(home / "rewind-hooks") is None
+    assert helper.running(hooks) is None
