@@ -38,7 +38,7 @@ sys.path[:0] = [str(Path(__file__).resolve().parents[1] / d) for d in ("hooks", 
 from hookproc import claude_payload, hook_env, log_lines, run_hook  # noqa: E402
 
 STRACE = shutil.which("strace")
-CALLS = "openat,open,pidfd_open,pidfd_send_signal,renameat2,execve"
+CALLS = "openat,open,pidfd_open,pidfd_send_signal,renameat2,execve,clone,clone3,fork,vfork"
 LINUX_ONLY = {
     "/proc": re.compile(r'open(at)?\(.*"/proc/'),
     "pidfd": re.compile(r"\bpidfd_(open|send_signal)\("),
@@ -59,17 +59,30 @@ def _traced(argv: list[str], cwd: Path, env: dict[str, str], log: Path,
 
 def _python_lines(log: Path) -> list[str]:
     """The traced lines of rewindfs's own processes: git and ps, which the push and
-    the fallbacks start, are other programs with their own ways."""
-    exe: dict[str, str] = {}
-    out = []
-    for line in log.read_text().splitlines():
-        pid, _, rest = line.partition(" ")
+    the fallbacks start, are other programs with their own ways (their threads too: a
+    process or thread runs what its creator ran until it execs something else)."""
+    lines = [(pid, _, rest.lstrip()) for pid, _, rest in
+             (line.partition(" ") for line in log.read_text().splitlines())]
+    execs: dict[str, list[tuple[int, str]]] = {}
+    parent: dict[str, tuple[str, int]] = {}
+    for i, (pid, _, rest) in enumerate(lines):
         found = re.match(r'execve\("([^"]+)"', rest)
         if found and "= -1" not in rest:   # (strace may split it: "<unfinished ...>")
-            exe[pid] = found.group(1)
-        if "python" in os.path.basename(exe.get(pid, "python")):
-            out.append(f"{exe.get(pid, '?')}: {rest}")
-    return out
+            execs.setdefault(pid, []).append((i, found.group(1)))
+        made = re.search(r"(?:clone3?|v?fork)(?:\(| resumed>).*= (\d+)$", rest)
+        if made:
+            parent[made.group(1)] = (pid, i)
+
+    def program(pid: str, at: int) -> str:
+        for i, exe in reversed(execs.get(pid, [])):
+            if i <= at:
+                return exe
+        if pid in parent:
+            return program(*parent[pid])
+        return "python"   # the traced command itself, before its first exec
+
+    return [f"{program(pid, i)}: {rest}" for i, (pid, _, rest) in enumerate(lines)
+            if "python" in os.path.basename(program(pid, i))]
 
 
 def _linux_only_calls(lines: list[str]) -> set[str]:
