@@ -141,7 +141,10 @@ OTHER_ENV = {"REWIND_PAGER", "REWIND_PROGRESS_DELAY",
              "REWIND_HOOK_TIMEOUT", "REWIND_HOOK_HELPER", "REWIND_HOOK_HELPER_IDLE",
              # tests: a restore that stops midway (restore.pause), a helper's checkpoint
              # that stops before it starts (hooks.helper)
-             "REWIND_TEST_PAUSE_RESTORE", "REWIND_TEST_STOP_HELPER_CHECKPOINT"}
+             "REWIND_TEST_PAUSE_RESTORE", "REWIND_TEST_STOP_HELPER_CHECKPOINT",
+             # Linux-only calls turned off for their portable fallbacks (rewindfs.portable);
+             # scripts/install's installer and its offline mode
+             "REWIND_PORTABLE", "REWIND_INSTALLER", "REWIND_OFFLINE"}
 
 
 @dataclass(frozen=True)

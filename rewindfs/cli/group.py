@@ -29,7 +29,7 @@ COMMANDS: dict[str, str] = {
     "revert": "steps", "redo": "steps",
     "import": "agents",
     "completion": "complete",
-    "check": "check",
+    "check": "check", "doctor": "doctor",
     "hooks": "hooks", "hook": "hooks",
     "remote": "remote", "push": "remote", "fetch": "remote",
     "mcp": "mcpserve",
@@ -42,7 +42,8 @@ COMMAND_MODULES = tuple(dict.fromkeys(COMMANDS.values()))
 # keys; --help and completion only print.
 UNWATCHED = {"mount", "umount", "completion", "mcp", "ui"}
 # Commands that start no automatic import of other agents' snapshots (config auto_import).
-NO_AUTO_IMPORT = {"import", "mount", "umount", "completion", "config", "check", "clear", "mcp"}
+NO_AUTO_IMPORT = {"import", "mount", "umount", "completion", "config", "check", "clear", "mcp",
+                  "doctor"}
 
 
 class RewindGroup(click.Group):

@@ -29,8 +29,12 @@ so). A beat sent after the Ctrl-C (progress made since) clears it: the command h
 or ignored it (the pager's way) and goes on, and is judged by the stall limit again.
 The helper watches the command through a pidfd opened before the fork, so it can
 never watch (or signal) another process that reused the pid, and exits as soon as
-the command does. A held flock is released by the kernel on exit; git lock files a
-killed writer leaves are cleared by the next writer (store.objects.locks).
+the command does. Without pidfds (off Linux, or REWIND_PORTABLE=pidfd) it watches its
+parent: while its parent is still the command, the command has not exited and its pid
+is its own (an orphan is adopted by another process at once); without /proc
+(REWIND_PORTABLE=proc) ps(1) tells a stopped command. A held flock is released by the
+kernel on exit; git lock files a killed writer leaves are cleared by the next writer
+(store.objects.locks).
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ import signal
 import threading
 import time
 
+from rewindfs import portable
 from rewindfs.store.objects import liveness
 
 ENV = liveness.ENV
@@ -63,14 +68,16 @@ def beat_seconds(limit: float) -> float:
 def start() -> None:
     """Watch this process from a forked helper (call before any thread or lock exists)."""
     limit = stall_seconds()
-    if limit <= 0 or signal.SIGQUIT != 3 or not hasattr(os, "pidfd_open"):
+    if limit <= 0 or signal.SIGQUIT != 3:
         return
     if not _exit_on_sigquit():
         return
-    try:
-        pidfd = os.pidfd_open(os.getpid())  # before the fork: no window for pid reuse
-    except OSError:
-        return
+    pidfd = None
+    if portable.linux("pidfd"):
+        try:
+            pidfd = os.pidfd_open(os.getpid())  # before the fork: no window for pid reuse
+        except OSError:
+            return
     read_end, write_end = os.pipe()
     # A Ctrl-C in the instant between fork and the helper's handler must neither kill the
     # helper nor be lost: blocked across the fork, delivered once each side is ready.
@@ -79,7 +86,8 @@ def start() -> None:
         pid = os.fork()
     except OSError:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-        os.close(pidfd)
+        if pidfd is not None:
+            os.close(pidfd)
         return
     if pid == 0:
         code = 0
@@ -90,7 +98,8 @@ def start() -> None:
             code = 1
         os._exit(code)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-    os.close(pidfd)
+    if pidfd is not None:
+        os.close(pidfd)
     os.close(read_end)
     threading.Thread(target=_beat, name="rewind-heartbeat", daemon=True,
                      args=(write_end, threading.main_thread().ident, beat_seconds(limit))
@@ -132,7 +141,7 @@ def _position(main: int | None) -> tuple[int, int]:
     return liveness.ticks(), cpu
 
 
-def _watch(pidfd: int, beats: int, limit: float) -> None:
+def _watch(pidfd: int | None, beats: int, limit: float) -> None:
     """The helper: end the command when it stops beating, or ignores Ctrl-C while stuck."""
     period = beat_seconds(limit)
     interrupted: list[float] = []
@@ -142,14 +151,15 @@ def _watch(pidfd: int, beats: int, limit: float) -> None:
     parent = os.getppid()
     poller = select.poll()
     poller.register(beats, select.POLLIN)
-    poller.register(pidfd, select.POLLIN)
+    if pidfd is not None:
+        poller.register(pidfd, select.POLLIN)
     last = time.monotonic()
     while True:
         try:
             events = dict(poller.poll(1000 * period))
         except InterruptedError:
             events = {}
-        if pidfd in events:
+        if pidfd in events or pidfd is None and os.getppid() != parent:
             return  # the command ended
         if beats in events:
             if not os.read(beats, 4096):
@@ -166,23 +176,37 @@ def _watch(pidfd: int, beats: int, limit: float) -> None:
             last = now  # Ctrl-Z: not stuck, just paused
             continue
         if interrupted and now - max(interrupted[0], last) >= GRACE_BEATS * period:
-            _end(pidfd, "interrupted while stuck inside libgit2 (a damaged store?); "
+            _end(pidfd, parent, "interrupted while stuck inside libgit2 (a damaged store?); "
                         "run `rewind check`")
             return
         if now - last >= limit:
-            _end(pidfd, f"no progress for {int(now - last)} s inside libgit2 (a damaged "
+            _end(pidfd, parent, f"no progress for {int(now - last)} s inside libgit2 (a damaged "
                         f"store?); stopped. Run `rewind check` ({ENV} sets this limit)")
             return
 
 
-def _end(pidfd: int, message: str) -> None:
+def _end(pidfd: int | None, parent: int, message: str) -> None:
+    if pidfd is None and os.getppid() != parent:
+        return   # the command has exited: its pid may be another process's by now
     with contextlib.suppress(OSError):
         os.write(2, f"rewind: {message}\n".encode())
     with contextlib.suppress(OSError):
-        signal.pidfd_send_signal(pidfd, signal.SIGQUIT)
+        if pidfd is None:
+            os.kill(parent, signal.SIGQUIT)
+        else:
+            signal.pidfd_send_signal(pidfd, signal.SIGQUIT)
 
 
 def _stopped(pid: int) -> bool:
+    if not portable.linux("proc"):
+        import subprocess
+
+        try:
+            state = subprocess.run(["ps", "-o", "stat=", "-p", str(pid)], capture_output=True,
+                                   timeout=5).stdout.strip()[:1]
+        except (OSError, subprocess.SubprocessError):
+            return False
+        return state in (b"T", b"t")
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             state = f.read().rsplit(b")", 1)[1].split()[0]

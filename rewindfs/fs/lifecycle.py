@@ -25,6 +25,11 @@ OUR_FSTYPE = mounts.REWINDFS_FSTYPE
 mounted_type = mounts.mounted_type  # what is mounted exactly at a path
 READY = b"ready\n"
 INSTALL_HINT = "install FUSE 3 (apt-get install fuse3)"
+# pyfuse3 compiles against libfuse3's headers (no wheels on PyPI): an install on a machine
+# without them has everything but the mount (pyproject's `mount` extra).
+PYFUSE3_HINT = ("the mount needs pyfuse3, which is not installed: sudo apt-get install "
+                "libfuse3-dev pkg-config, then run scripts/install again (or pip install "
+                "'rewindfs[mount]')")
 
 
 class FuseUnavailable(RewindError):
@@ -35,6 +40,14 @@ class MountState(Enum):
     NONE = "not mounted"
     MOUNTED = "mounted"
     STALE = "stale"  # the serving process is gone: every access fails with ENOTCONN
+
+
+def check_pyfuse3() -> None:
+    """FuseUnavailable saying how to get pyfuse3 when it is not installed (nothing imported)."""
+    from importlib.util import find_spec
+
+    if find_spec("pyfuse3") is None or find_spec("trio") is None:
+        raise FuseUnavailable(PYFUSE3_HINT)
 
 
 def check_fuse() -> str:

@@ -24,7 +24,10 @@ interpreter: it answers "stale"), when any file it loaded changed on disk
 (hooks.loaded: a replaced pygit2 `.so` too), or after ``REWIND_HOOK_HELPER_IDLE``
 seconds (default 600) without a request. No helper, a stale one, or any failure: the
 hook takes the checkpoint itself and starts a helper for the next call.
-``REWIND_HOOK_HELPER=0`` turns it off.
+``REWIND_HOOK_HELPER=0`` turns it off, and so does REWIND_PORTABLE=fork (rewindfs.portable:
+a child forked from a process that has loaded libgit2 is what macOS warns about). Without
+pidfds (REWIND_PORTABLE=pidfd) the child is stopped by its pid, only while the connection
+it holds shows it has not exited (`abandon`).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from rewindfs import portable
 from rewindfs.hooks import helperwire, hooklog
 from rewindfs.hooks.deadline import TimeUp
 from rewindfs.hooks.helperwire import (
@@ -58,12 +62,14 @@ GONE_SECONDS = 5.0    # for a killed child to be gone
 # A test hook: the child stops itself (SIGSTOP) once it has the go-ahead, before it
 # captures anything, so a test knows a checkpoint is under way past the hook's deadline.
 STOP_FOR_TESTS = "REWIND_TEST_STOP_HELPER_CHECKPOINT"
-# The helper's child now working for this hook (a pidfd), for `abandon`.
+# The helper's child now working for this hook, for `abandon`: a pidfd, else (no pidfds)
+# its pid and the connection it holds.
 _child: int | None = None
+_child_pid: tuple[int, socket.socket] | None = None
 
 
 def enabled() -> bool:
-    return os.environ.get("REWIND_HOOK_HELPER", "1") != "0"
+    return os.environ.get("REWIND_HOOK_HELPER", "1") != "0" and portable.linux("fork")
 
 
 # -- the hook's side ------------------------------------------------------------------------
@@ -73,7 +79,7 @@ def ask(request: dict[str, Any], timeout: float) -> dict[str, Any] | None:
     did not take the request on within START_SECONDS, or its child ended without an
     answer (then it is gone: nothing it started is recorded later). Past `timeout` (the
     hook's deadline) the child is stopped (`abandon`): {"abandoned": True}."""
-    global _child
+    global _child, _child_pid
     folder = hooklog.hooks_dir()
     try:
         hooklog.private_dir(folder, create=False)
@@ -83,7 +89,10 @@ def ask(request: dict[str, Any], timeout: float) -> dict[str, Any] | None:
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             sock.settimeout(min(timeout, START_SECONDS))
-            sock.connect(address(fd))
+            where = address(fd, folder)
+            if where is None:
+                return None
+            sock.connect(where)
             if peer_uid(sock) != os.getuid():
                 return None
             send(sock, {**request, "code": code_key(), "home": str(hooklog.hermes_home()),
@@ -91,7 +100,10 @@ def ask(request: dict[str, Any], timeout: float) -> dict[str, Any] | None:
             first = receive(sock)
             if first is None or not isinstance(first.get("pid"), int):
                 return first
-            _child = os.pidfd_open(first["pid"])
+            if portable.linux("pidfd"):
+                _child = os.pidfd_open(first["pid"])
+            else:
+                _child_pid = (first["pid"], sock)
             sock.settimeout(timeout)
             send(sock, {"go": True})
             try:
@@ -115,7 +127,7 @@ def abandon() -> bool:
     named "before" is recorded after the hook answered. Called on the hook's deadline."""
     fd = _child
     if fd is None:
-        return False
+        return _abandon_by_pid()
     try:
         signal.pidfd_send_signal(fd, signal.SIGKILL)
     except ProcessLookupError:
@@ -124,9 +136,31 @@ def abandon() -> bool:
     return True
 
 
+def _abandon_by_pid() -> bool:
+    """`abandon` without a pidfd. The child holds its end of the connection until it
+    exits (a process it forked may hold it longer): while the connection is open and the
+    child has said nothing, it has not exited, so it has not been reaped and its pid is
+    still its own; killed, then waited for until the connection closes."""
+    held = _child_pid
+    if held is None:
+        return False
+    pid, sock = held
+    try:
+        if select.select([sock], [], [], 0)[0]:
+            return True   # it answered (what it recorded, it recorded before this) or exited
+    except (OSError, ValueError):
+        return True
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    select.select([sock], [], [], GONE_SECONDS)   # readable once its end is closed
+    return True
+
+
 def _forget_child() -> None:
-    global _child
-    fd, _child = _child, None
+    global _child, _child_pid
+    fd, _child, _child_pid = _child, None, None
     if fd is not None:
         os.close(fd)
 
@@ -226,8 +260,11 @@ def serve(idle: float) -> None:
         return   # another helper serves this home
     os.ftruncate(lock, 0)   # no pid until it listens (running() says None till then)
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    where = address(fd, folder)
+    if where is None:
+        return   # a path too long for a socket, without /proc to shorten it
     try:
-        os.unlink(address(fd))
+        os.unlink(where)
     except FileNotFoundError:
         pass
     key = code_key()
@@ -243,7 +280,7 @@ def serve(idle: float) -> None:
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
         old = os.umask(0o077)
         try:
-            server.bind(address(fd))
+            server.bind(where)
         finally:
             os.umask(old)
         server.listen(16)
@@ -270,7 +307,7 @@ def serve(idle: float) -> None:
                     _answer(conn, key, ToolCall, me)
                     os._exit(0)
         try:
-            os.unlink(address(fd))
+            os.unlink(where)
         except OSError:
             pass
 

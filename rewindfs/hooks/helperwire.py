@@ -48,15 +48,33 @@ def code_key() -> str:
     return f"{sys.prefix}:{os.path.realpath(sys.executable)}:{newest}"
 
 
-def address(folder_fd: int) -> str:
-    # Through the directory's descriptor: a Unix socket path must stay under 108 bytes,
-    # and a Hermes home can lie deeper than that.
-    return f"/proc/self/fd/{folder_fd}/{SOCKET}"
+MAX_SOCKET_PATH = 103   # bytes of a Unix socket's path: 108 on Linux, 104 on macOS/BSD
+
+
+def address(folder_fd: int, folder: os.PathLike[str] | str) -> str | None:
+    """Where the socket is: through the directory's descriptor (a socket's path must stay
+    short, and a Hermes home can lie deeper than that); off Linux (or with
+    REWIND_PORTABLE=proc) the folder's own path, None when that is too long."""
+    from rewindfs import portable
+
+    if portable.linux("proc"):
+        return f"/proc/self/fd/{folder_fd}/{SOCKET}"
+    path = os.path.join(os.fspath(folder), SOCKET)
+    return path if len(os.fsencode(path)) <= MAX_SOCKET_PATH else None
 
 
 def peer_uid(sock: socket.socket) -> int:
-    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    return struct.unpack("3i", creds)[1]
+    if hasattr(socket, "SO_PEERCRED"):   # Linux
+        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        return struct.unpack("3i", creds)[1]
+    # macOS and the BSDs: LOCAL_PEERCRED (SOL_LOCAL 0, option 1) gives a struct xucred
+    # (version, uid, ...); where that fails too, the folder's mode (this user's alone,
+    # hooklog.private_dir) is the only guard, so no peer is trusted.
+    try:
+        creds = sock.getsockopt(0, 1, struct.calcsize("2I"))
+        return struct.unpack("2I", creds[:8])[1]
+    except OSError:
+        return -1
 
 
 class BadRequest(ValueError):

@@ -13,13 +13,14 @@ rewindfs's own hook entries. Writes are atomic and go through a symlink to its t
 from __future__ import annotations
 
 import json
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rewindfs.errors import InvalidInput, Refused
-from rewindfs.hooks import configfile, plugin
+from rewindfs.hooks import configfile, hooklog, plugin, runner
 from rewindfs.hooks.agents import Spec, hook_command, is_ours, spec, without_ours
 from rewindfs.hooks.configrecord import digest as _digest
 from rewindfs.hooks.configrecord import dump as _dump
@@ -30,6 +31,7 @@ from rewindfs.hooks.configrecord import read as _read
 from rewindfs.hooks.configrecord import read_record as _read_record
 from rewindfs.hooks.configrecord import rmdir_if_empty as _rmdir_if_empty
 from rewindfs.hooks.configrecord import write_record as _write_record
+from rewindfs.hooks.payloads import AGENTS
 
 
 @dataclass
@@ -162,41 +164,72 @@ def _installed_in(data: dict[str, Any]) -> bool:
         is_ours(e) for entries in table.values() if isinstance(entries, list) for e in entries)
 
 
-def installed(agent: str, project: Path | None = None) -> tuple[Spec, bool, str, str | None]:
-    """(spec, installed?, problem, Codex's trust): problem says why installed hooks would
-    not run; the trust verdict (hooks.codextrust) is None for the other agents."""
+@dataclass
+class Installed:
+    """What `installed` found: the spec, whether rewindfs's hook is there, why it would
+    not run (empty: it would), Codex's trust verdict (None for the other agents:
+    hooks.codextrust) and the Python the hook runs (hooks.runner)."""
+
+    spec: Spec
+    found: bool
+    problem: str = ""
+    trust: str | None = None
+    python: str | None = None
+
+
+def installed(agent: str, project: Path | None = None) -> Installed:
     s = spec(agent, project)
     raw = _read(s.path)
     if raw is None:
-        return s, False, "", None
+        return Installed(s, False)
     if s.kind == "plugin":
-        found = plugin.HEADER.encode() in raw
-        current = f"// Command: {hook_command(agent)}\n".encode() in raw
-        return s, found, _stale(agent, raw, current) if found else "", None
+        command = runner.plugin_command(raw) if plugin.HEADER.encode() in raw else None
+        if command is None:
+            return Installed(s, False)
+        return Installed(s, True, runner.problem(agent, command, hook_command(agent)), None,
+                         runner.python_of(command))
     try:
         data = _parse(s.path, raw)
     except Refused as exc:
-        return s, False, str(exc), None
-    if not _installed_in(data):
-        return s, False, "", None
+        return Installed(s, False, str(exc))
+    ours = [c for c in _commands(data) if runner.python_of(c) is not None]
+    if not _installed_in(data) or not ours:
+        return Installed(s, False)
+    current = hook_command(agent)
+    command = current if current in ours else ours[0]
+    problem = runner.problem(agent, command, current)
     trust = None
-    problem = _stale(agent, raw, hook_command(agent) in _commands(data))
     if agent == "codex":
         from rewindfs.hooks import codextrust
 
         trust, advice = codextrust.verdict(s.path, data, project)
         problem = problem or advice
-    return s, True, problem, trust
+    return Installed(s, True, problem, trust, runner.python_of(command))
 
 
-def _stale(agent: str, raw: bytes, current: bool) -> str:
-    """Why the installed hook is not the one install writes now (empty: it is)."""
-    if current:
-        return ""
-    if sys.executable.encode() not in raw:
-        return "installed by another Python; run `rewind hooks install` again"
-    return (f"installed without isolation from the project (by an older rewindfs): run "
-            f"`rewind hooks install {agent}` again")
+def recorded() -> list[tuple[str, Path | None, Path]]:
+    """(agent, project or None, config file) of every install this user's records name
+    (other projects' hooks included), for removing them all (scripts/install)."""
+    folder = hooklog.hooks_dir() / "installed"
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    out = []
+    for name in names:
+        try:
+            path = Path(json.loads((folder / name).read_text())["path"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        for agent in AGENTS:
+            # DIR/.claude/settings.json, DIR/.opencode/plugin/rewindfs.js
+            depth = 3 if spec(agent).kind == "plugin" else 2
+            project = path.parents[depth - 1] if len(path.parents) >= depth else None
+            if spec(agent).path == path:
+                out.append((agent, None, path))
+            elif project is not None and spec(agent, project).path == path:
+                out.append((agent, project, path))
+    return list(dict.fromkeys(out))
 
 
 def _commands(entry: Any) -> list[str]:
@@ -219,4 +252,5 @@ def check_project(project: str | None) -> Path | None:
     return path
 
 
-__all__ = ["Outcome", "check_project", "install", "installed", "uninstall"]
+__all__ = ["Installed", "Outcome", "check_project", "install", "installed", "recorded",
+           "uninstall"]

@@ -33,7 +33,11 @@ def _files() -> set[str]:
         path = getattr(module, "__file__", None)
         if isinstance(path, str) and os.path.isabs(path):
             found.add(path)
+    from rewindfs import portable
+
     try:
+        if not portable.linux("proc"):   # the modules' own files only (pygit2's .so too)
+            raise OSError("no /proc")
         with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
             for line in maps:
                 fields = line.split(None, 5)

@@ -30,6 +30,7 @@ import stat
 from collections import OrderedDict
 from dataclasses import dataclass
 
+from rewindfs import portable
 from rewindfs.restore import noreplace
 from rewindfs.store.history import EXECUTABLE, Entry
 from rewindfs.store.objects import durable
@@ -284,7 +285,9 @@ class Tree:
         else there (a symlink swapped in, say) is left alone."""
         parent, _, name = rel.rpartition(b"/")
         fd = self.dir_fd(parent, create=False)
-        file_fd = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+        file_fd = _open_file(name, fd)
+        if file_fd is None:
+            return   # a symlink (or a fifo, a socket...) stands there now
         try:
             st = os.fstat(file_fd)
             if not stat.S_ISREG(st.st_mode):
@@ -328,16 +331,42 @@ def with_exec(mode: int, executable: bool) -> int:
     return mode | ((mode & 0o444) >> 2) | 0o100
 
 
-def _fchmod_path_fd(path_fd: int, mode: int, dir_fd: int, name: bytes) -> None:
-    """chmod the file an O_PATH descriptor holds. fchmod refuses O_PATH descriptors; the
-    /proc link names that very inode, so no path is looked up again. Without /proc the
-    file is opened read-only without following links (needs read permission)."""
-    try:
-        os.chmod(f"{_PROC_FD}/{path_fd}", mode)
-        return
-    except FileNotFoundError:
-        if os.path.isdir(_PROC_FD):
+def _open_file(name: bytes, dir_fd: int) -> int | None:
+    """A descriptor of the file `name` in `dir_fd`, links not followed: O_PATH (no access
+    to its contents needed), else (off Linux, or REWIND_PORTABLE=o_path) opened for
+    reading or, failing that, writing, never blocking; None when a symlink (or something
+    that cannot be opened so, a fifo without a writer) stands there."""
+    if portable.linux("o_path"):
+        return os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+    flags = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
+    for access in (os.O_RDONLY, os.O_WRONLY):
+        try:
+            return os.open(name, access | flags, dir_fd=dir_fd)
+        except PermissionError:
+            continue
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.ENXIO):   # a link; a fifo without a reader
+                return None
             raise
+    raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), os.fsdecode(name))
+
+
+def _fchmod_path_fd(path_fd: int, mode: int, dir_fd: int, name: bytes) -> None:
+    """chmod the file `path_fd` holds. fchmod refuses O_PATH descriptors; the /proc link
+    names that very inode, so no path is looked up again. A descriptor opened for reading
+    or writing (_open_file's fallback) takes fchmod itself. Without /proc (or with
+    REWIND_PORTABLE=proc) the file is opened read-only without following links (needs
+    read permission) and changed only if it is still the same inode."""
+    if not portable.linux("o_path"):
+        os.fchmod(path_fd, mode)
+        return
+    if portable.linux("proc"):
+        try:
+            os.chmod(f"{_PROC_FD}/{path_fd}", mode)
+            return
+        except FileNotFoundError:
+            if os.path.isdir(_PROC_FD):
+                raise
     fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
     try:
         st, held = os.fstat(fd), os.fstat(path_fd)
@@ -348,12 +377,17 @@ def _fchmod_path_fd(path_fd: int, mode: int, dir_fd: int, name: bytes) -> None:
 
 
 def _umask() -> int:
-    """The process umask, read without changing it (os.umask would race other threads)."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    return 0o022
+    """The process umask, read without changing it (os.umask would race other threads)
+    from /proc; off Linux (or with REWIND_PORTABLE=proc) set and put back at once: a
+    restore's other threads (the watchdog's heartbeat) create no files meanwhile."""
+    if portable.linux("proc"):
+        try:
+            with open("/proc/self/status", encoding="ascii") as status:
+                for line in status:
+                    if line.startswith("Umask:"):
+                        return int(line.split()[1], 8)
+        except (OSError, ValueError):
+            pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask

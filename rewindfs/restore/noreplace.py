@@ -7,7 +7,8 @@ with RENAME_NOREPLACE fails instead (EEXIST). Where the filesystem lacks the fla
 (EINVAL: some network and FUSE filesystems), a hard link does the same (link(2)
 never replaces); where it lacks hard links too (FAT, some FUSE filesystems), the
 file is copied to its name opened with O_EXCL, which never replaces either (a
-reader may then see it half written, as with any write in place).
+reader may then see it half written, as with any write in place). Off Linux, or with
+REWIND_PORTABLE=renameat2 (rewindfs.portable), the hard link is the first way.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import errno
 import os
 import stat
 
+from rewindfs import portable
 from rewindfs.store.objects import durable
 
 RENAME_NOREPLACE = 1  # <linux/fs.h>
@@ -34,7 +36,7 @@ except (OSError, AttributeError):  # pragma: no cover - glibc < 2.28, or not Lin
 def rename(dir_fd: int, src: bytes, dst: bytes) -> None:
     """Rename `src` to `dst`, both in the directory `dir_fd`, unless `dst` exists
     (FileExistsError, and `src` stays)."""
-    if _renameat2 is not None:
+    if _renameat2 is not None and portable.linux("renameat2"):
         if _renameat2(dir_fd, src, dir_fd, dst, RENAME_NOREPLACE) == 0:
             return
         err = ctypes.get_errno()

@@ -37,7 +37,7 @@ def names(*short: str) -> frozenset[str]:
 COMMON = names(
     "", "cli", "cli.app", "cli.failure", "cli.group", "cli.help", "cli.interrupts",
     "cli.output", "cli.output.feedback", "cli.output.term", "cli.output.widths", "cli.quick",
-    "cli.watchdog", "config", "errors", "faces", "store", "store.history",
+    "cli.watchdog", "config", "errors", "faces", "portable", "store", "store.history",
     "store.history.chain", "store.history.labels", "store.history.records",
     "store.history.records.listpage", "store.history.records.recordfile",
     "store.history.records.records", "store.history.records.recordtail",
@@ -127,13 +127,24 @@ DECLARED: dict[str, frozenset[str]] = {
         "store.objects.mounts", "store.objects.packwrite", "store.objects.repo",
         "store.objects.shadowrepos",
     ),
+    # Readiness only: no history, no capture; the hooks' config readers and FUSE's check.
+    "doctor": names(
+        "", "cli", "cli.app", "cli.failure", "cli.group", "cli.help", "cli.interrupts",
+        "cli.output", "cli.output.feedback", "cli.output.human", "cli.output.term",
+        "cli.output.widths", "cli.quick", "cli.watchdog", "config", "doctor", "errors",
+        "faces", "fs", "fs.lifecycle", "hooks", "hooks.agents", "hooks.configfile",
+        "hooks.deadline", "hooks.helper", "hooks.helperwire", "hooks.hooklog",
+        "hooks.install", "hooks.isolation", "hooks.payloads", "hooks.plugin", "hooks.runner",
+        "portable", "store", "store.objects", "store.objects.durable",
+        "store.objects.verify.problems",
+    ),
 }
 ARGS = {
     "--version": ["--version"], "--help": ["--help"], "list": ["list"],
     "list --json": ["list", "--json"], "show": ["show", "1"], "cat": ["cat", "1", "a.txt"],
     "diff --stat": ["diff", "--stat"], "diff 2 1 --stat": ["diff", "2", "1", "--stat"],
     "log": ["log", "a.txt"], "status": ["status"], "grep": ["grep", "needle", "1"],
-    "restore --dry-run": ["restore", "--dry-run", "2"],
+    "restore --dry-run": ["restore", "--dry-run", "2"], "doctor": ["doctor"],
 }
 
 

@@ -61,9 +61,13 @@ print("done", flush=True)
 """
 
 
-def driver(what: str, stall: str, seconds: float = 0, **kw) -> subprocess.Popen:
+def driver(what: str, stall: str, seconds: float = 0, portable: str = "",
+           **kw) -> subprocess.Popen:
+    """`portable`: REWIND_PORTABLE (rewindfs.portable): pidfd,proc watch the command as
+    the helper's parent, and tell a stopped one with ps(1)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("REWIND_")}
     env["REWIND_STALL_SECONDS"] = stall
+    env["REWIND_PORTABLE"] = portable
     return subprocess.Popen([sys.executable, "-c", DRIVER, what, str(seconds)], env=env,
                             text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -79,9 +83,10 @@ def finish(proc: subprocess.Popen) -> tuple[str, str]:
             proc.communicate()
 
 
-def test_a_c_call_that_released_the_gil_is_ended():
+@pytest.mark.parametrize("portable", ["", "pidfd,proc"], ids=["linux", "portable"])
+def test_a_c_call_that_released_the_gil_is_ended(portable):
     """The heartbeat thread runs on (the GIL is free), but nothing progresses."""
-    proc = driver("c-call", "1")
+    proc = driver("c-call", "1", portable=portable)
     out, err = finish(proc)
     assert out == "ready\n"
     assert proc.returncode == 3, err
@@ -94,11 +99,12 @@ def test_an_undeclared_long_wait_counts_as_stuck():
     assert proc.returncode == 3 and "no progress" in err
 
 
+@pytest.mark.parametrize("portable", ["", "pidfd,proc"], ids=["linux", "portable"])
 @pytest.mark.parametrize("what", ["python", "patient"])
-def test_work_and_chosen_waits_are_never_ended(what):
+def test_work_and_chosen_waits_are_never_ended(what, portable):
     """2.5 seconds with a one-second limit (beats every 0.125 s): Python that runs, or a
     wait it declared."""
-    proc = driver(what, "1", 2.5)
+    proc = driver(what, "1", 2.5, portable=portable)
     out, err = finish(proc)
     assert (proc.returncode, out, err) == (0, "ready\ndone\n", "")
 

@@ -74,10 +74,14 @@ def test_a_stopped_helper_the_hook_checkpoints_itself_and_nothing_comes_late(
     assert reasons(run_rewind, project) == ["before: rm important.txt", "before: rm -rf build"]
 
 
+@pytest.mark.parametrize("portable", ["", "pidfd"], ids=["pidfd", "no-pidfd"])
 def test_a_helper_checkpoint_past_the_deadline_is_stopped_before_it_records(
-        with_helper: int, project: Path, home: Path, run_rewind) -> None:
+        portable: str, with_helper: int, project: Path, home: Path, run_rewind) -> None:
+    """With pidfds, and without them (REWIND_PORTABLE=pidfd, rewindfs.portable): the
+    child is then killed by its pid while the connection it holds proves it alive."""
     (project / "README.md").write_text("changed\n")
-    env = hook_env(home, REWIND_HOOK_TIMEOUT="5", REWIND_TEST_STOP_HELPER_CHECKPOINT="1")
+    env = hook_env(home, REWIND_HOOK_TIMEOUT="5", REWIND_TEST_STOP_HELPER_CHECKPOINT="1",
+                   REWIND_PORTABLE=portable)
     seen: list[int] = []
 
     def child_stopped() -> bool:   # the helper's child working for the hook, stopped

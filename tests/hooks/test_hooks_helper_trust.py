@@ -71,7 +71,7 @@ def exchange(home: Path, request: dict | bytes) -> dict | None:
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             sock.settimeout(60)
-            sock.connect(helperwire.address(fd))
+            sock.connect(helperwire.address(fd, home / "rewind-hooks"))
             if isinstance(request, bytes):
                 sock.sendall(request)
             else:

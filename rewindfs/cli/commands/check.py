@@ -9,7 +9,7 @@ import click
 
 from rewindfs.cli.app import App
 from rewindfs.cli.help import examples
-from rewindfs.store.objects import Layout, odbguard
+from rewindfs.store.objects import Layout, lastcheck, odbguard
 from rewindfs.store.objects import check as checker
 
 SHOWN = 12  # problems listed per group, so the report fits one screen
@@ -38,6 +38,7 @@ def check(app: App, repair: bool, as_json: bool) -> None:
     if repair and any(p.fix for p in report.problems):
         repaired = checker.repair(report)
         report = checker.verify(layout)
+    lastcheck.record(layout, report)
     if as_json:
         click.echo(json.dumps({
             "store": str(layout.store), "libgit2": odbguard.describe(), "counts": report.counts,

@@ -70,10 +70,10 @@ def install(agent: str, project: str | None, other_owner: bool, mcp: bool,
         return
     outcome = inst.install(agent, where, other_owner)
     click.echo(f"{agent}: {outcome.message}")
-    _s, _found, problem, trust = inst.installed(agent, where)
-    if problem:
-        click.echo(f"{agent}: {problem}")
-    elif trust:
+    found = inst.installed(agent, where)
+    if found.problem:
+        click.echo(f"{agent}: {found.problem}")
+    elif found.trust:
         click.echo(f"{agent}: Codex already trusts this hook")
 
 
@@ -101,33 +101,41 @@ def uninstall(agent: str, project: str | None, other_owner: bool, mcp: bool) -> 
 @PROJECT
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def status(project: str | None, as_json: bool) -> None:
-    """Where each agent's hooks are, whether they are active, and the last error."""
+    """Where each agent's hooks are, whether they are active, which Python they run (the
+    rewind tool's, a checkout's), and the last error."""
     from rewindfs.hooks import install as inst
-    from rewindfs.hooks import mcpinstall
+    from rewindfs.hooks import mcpinstall, runner
 
     where = inst.check_project(project)
     folder = hooklog.refusal()   # a hooks folder others can change: not read, not used
     log = hooklog.entries() if folder is None else []
     rows = []
     for agent in AGENTS:
-        s, found, problem, trust = inst.installed(agent, where)
+        found = inst.installed(agent, where)
         mine = [e for e in log if e[1] == agent]
         errors = [e for e in mine if e[2] in (hooklog.ERROR, hooklog.SKIPPED)]
         done = [e for e in mine if e[2] == hooklog.INFO]
         mcp_path, mcp = mcpinstall.installed(agent, where)
-        rows.append({"agent": agent, "path": str(s.path), "installed": found,
+        rows.append({"agent": agent, "path": str(found.spec.path), "installed": found.found,
                      "mcp": None if mcp is None else {"path": str(mcp_path),
                                                       "allow_restore": mcp},
-                     "active": found and not problem, "problem": problem or None,
-                     "codex_trust": trust,
+                     "active": found.found and not found.problem,
+                     "problem": found.problem or None, "codex_trust": found.trust,
+                     "python": found.python,
+                     "runs": runner.what(found.python) if found.python else None,
                      "last_checkpoint": " ".join((done[-1][0], done[-1][3])) if done else None,
                      "last_error": " ".join((errors[-1][0], errors[-1][3])) if errors else None})
     from rewindfs.hooks import helper
 
     pid = helper.running() if folder is None else None
     if as_json:
+        recorded = [] if folder is not None else [
+            {"agent": agent, "project": str(proj) if proj else None, "path": str(path),
+             "python": inst.installed(agent, proj).python}
+            for agent, proj, path in inst.recorded()]
         click.echo(json.dumps({"log": str(hooklog.log_path()), "helper": pid,
-                               "folder_problem": folder, "agents": rows}, indent=2))
+                               "folder_problem": folder, "agents": rows,
+                               "recorded": recorded}, indent=2))
         return
     for row in rows:
         state = "not installed"
@@ -139,7 +147,7 @@ def status(project: str | None, as_json: bool) -> None:
         if row["mcp"]:
             how = "restores allowed" if row["mcp"]["allow_restore"] else "read-only"
             click.echo(f"{'':<12} mcp: {how}, in {row['mcp']['path']}")
-        for key, label in (("problem", "problem"),
+        for key, label in (("runs", "runs"), ("problem", "problem"),
                            ("last_checkpoint", "last checkpoint"), ("last_error", "last error")):
             if row[key]:
                 click.echo(f"{'':<12} {label}: {row[key]}")

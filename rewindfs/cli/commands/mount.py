@@ -61,6 +61,7 @@ def mount(app: App, mountpoint: str | None, project_dir: str | None, foreground:
     only_dir = app.project_dir(project_dir) if project_dir else None
     only = project_hash(only_dir) if only_dir else None
     try:
+        lifecycle.check_pyfuse3()
         lifecycle.check_fuse()
         path = lifecycle.prepare_mountpoint(target, layout, force=force or ready_fd is not None)
         if not foreground:

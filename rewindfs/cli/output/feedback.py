@@ -72,12 +72,24 @@ def lock_waits(term: Terminal, verbs: Collection[str]) -> Iterator[None]:
 
 
 def _command(pid: int, verbs: Collection[str]) -> str:
-    """` (rewind checkpoint)` or ` (python3)`: what the process is, from its command line."""
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            args = [os.fsdecode(a) for a in f.read().split(b"\0") if a]
-    except OSError:
-        return ""
+    """` (rewind checkpoint)` or ` (python3)`: what the process is, from its command line
+    (/proc; ps(1) off Linux or with REWIND_PORTABLE=proc, its words split at spaces)."""
+    from rewindfs import portable
+
+    if portable.linux("proc"):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                args = [os.fsdecode(a) for a in f.read().split(b"\0") if a]
+        except OSError:
+            return ""
+    else:
+        import subprocess
+
+        try:
+            args = subprocess.run(["ps", "-ww", "-o", "args=", "-p", str(pid)],
+                                  capture_output=True, text=True, timeout=2).stdout.split()
+        except (OSError, subprocess.SubprocessError):
+            return ""
     if not args:
         return ""
     names = [os.path.basename(a) for a in args]

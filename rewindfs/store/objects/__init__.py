@@ -60,7 +60,7 @@ if TYPE_CHECKING:
     )
     from rewindfs.store.objects.mounts import refuse_inside_mount
     from rewindfs.store.objects.repo import Project, Store
-    from rewindfs.store.objects.verify import check
+    from rewindfs.store.objects.verify import check, lastcheck
     from rewindfs.store.objects.verify.problems import Problem, Report
 
 _HERE = "rewindfs.store.objects"
@@ -76,5 +76,5 @@ __all__, __getattr__, __dir__ = face(_HERE, {
     "Project": f"{_HERE}.repo",
     "Store": f"{_HERE}.repo",
     "refuse_inside_mount": f"{_HERE}.mounts",
-}, modules=("verify.check", "damage", "durable", "liveness", "locks", "marker", "mounts",
-            "notices", "odbguard", "private", "writers"))
+}, modules=("verify.check", "verify.lastcheck", "damage", "durable", "liveness", "locks",
+            "marker", "mounts", "notices", "odbguard", "private", "writers"))

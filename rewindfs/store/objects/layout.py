@@ -135,6 +135,11 @@ class Layout:
         return self.store / "rewind-machine-id"
 
     @property
+    def last_check(self) -> Path:
+        """When `rewind check` last ran and what it found (store.objects.verify.check)."""
+        return self.store / "rewind-last-check.json"
+
+    @property
     def damaged_objects(self) -> Path:
         """Ids (hex, one a line) of objects found damaged; the next checkpoint whose
         working tree still holds one writes it again (store.capture)."""

@@ -1,9 +1,12 @@
-"""Which filesystems are mounted where (this process's view, /proc/self/mountinfo)."""
+"""Which filesystems are mounted where (this process's view, /proc/self/mountinfo; off
+Linux, or with REWIND_PORTABLE=proc, what mount(8) lists).
+"""
 
 from __future__ import annotations
 
 import os
 import re
+import subprocess
 from pathlib import Path
 
 REWINDFS_FSTYPE = "fuse.rewindfs"  # what `rewind mount` shows up as
@@ -11,12 +14,23 @@ MOUNTINFO = Path("/proc/self/mountinfo")
 _OCTAL = re.compile(rb"\\([0-7]{3})")
 
 
+REWINDFS_FSNAME = "rewindfs"  # the FUSE fsname: macFUSE lists it where Linux has the type
+# mount(8): Linux `SRC on POINT type TYPE (OPTIONS)`, macOS and the BSDs `SRC on POINT
+# (TYPE, OPTIONS)`.
+_MOUNT_LINE = re.compile(rb"^(?P<src>.*?) on (?P<point>/.*?)"
+                         rb"(?: type (?P<type>\S+) \(.*\)| \((?P<bsd>[^,)]+)[,)].*)$")
+
+
 def mounts() -> list[tuple[bytes, str]]:
     """(mount point, filesystem type) of every mount, in mount order; [] when unknown."""
+    from rewindfs import portable
+
+    if not portable.linux("proc"):
+        return listed_by_mount()
     try:
         raw = MOUNTINFO.read_bytes()
     except OSError:
-        return []
+        return listed_by_mount()
     out = []
     for line in raw.splitlines():
         head, sep, tail = line.partition(b" - ")
@@ -25,6 +39,29 @@ def mounts() -> list[tuple[bytes, str]]:
             continue
         point = _OCTAL.sub(lambda m: bytes([int(m.group(1), 8)]), fields[4])
         out.append((point, tail.split(b" ", 1)[0].decode(errors="replace")))
+    return out
+
+
+def listed_by_mount(text: bytes | None = None) -> list[tuple[bytes, str]]:
+    """`mounts` from mount(8)'s listing (`text`, else run here): a mount point holding
+    " on " or " type " reads wrong, as mount(8) prints it unescaped. macFUSE names the
+    type "macfuse": a mount whose source is rewindfs's fsname counts as rewindfs's."""
+    if text is None:
+        try:
+            text = subprocess.run(["mount"], capture_output=True, timeout=10,
+                                  env={**os.environ, "LC_ALL": "C"}).stdout
+        except (OSError, subprocess.SubprocessError):
+            return []
+    out = []
+    for line in text.splitlines():
+        found = _MOUNT_LINE.match(line)
+        if found is None:
+            continue
+        kind = (found.group("type") or found.group("bsd") or b"").decode(errors="replace")
+        source = found.group("src").rsplit(b"/", 1)[-1]
+        if source.startswith(REWINDFS_FSNAME.encode()) and "fuse" in kind:
+            kind = REWINDFS_FSTYPE
+        out.append((found.group("point"), kind))
     return out
 
 
