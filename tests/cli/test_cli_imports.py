@@ -133,6 +133,7 @@ DECLARED: dict[str, frozenset[str]] = {
         "cli.output", "cli.output.feedback", "cli.output.human", "cli.output.term",
         "cli.output.widths", "cli.quick", "cli.watchdog", "config", "doctor", "errors",
         "faces", "fs", "fs.lifecycle", "hooks", "hooks.agents", "hooks.configfile",
+        "hooks.configrecord",
         "hooks.deadline", "hooks.helper", "hooks.helperwire", "hooks.hooklog",
         "hooks.install", "hooks.isolation", "hooks.payloads", "hooks.plugin", "hooks.runner",
         "portable", "store", "store.objects", "store.objects.durable",
