@@ -171,7 +171,7 @@ def list_(app: App, directory: str | None, all_projects: bool, remote: str | Non
         repo = app.store.repo
 
         def stats(c):
-            return st.stats(repo, c)
+            return st.stats(repo, c, target.key)
 
         def size(h16, c):
             return total_size(repo, app.store.layout, h16, c)
@@ -181,7 +181,10 @@ def list_(app: App, directory: str | None, all_projects: bool, remote: str | Non
             if long is not None:
                 return long
         found = st.checkpoints(repo, target.key)
-        return listing.listed(target, found, stats, size, mount)
+        rows = listing.listed(target, found, stats, size, mount)
+        if target.fetched:
+            _mark_over(repo, rows)
+        return rows
 
     report = ((target, listed(target)) for target in targets)
     if as_json:
@@ -198,6 +201,17 @@ def list_(app: App, directory: str | None, all_projects: bool, remote: str | Non
                 listing.print_list(app, console, target.title, lines)
         except Surprise as exc:
             _surprised(app, targets[0], exc)
+
+
+def _mark_over(repo, rows: list) -> None:
+    """A fetched project's checkpoints over their bounds, each with why."""
+    from rewindfs.store.history import bounds
+
+    for line in rows:
+        try:
+            line.over = bounds.measure(repo, line.cp.tree_id).over
+        except (KeyError, ValueError, OSError):
+            continue  # damage: reading it says so
 
 
 def _paged(app: App, target: Target, stats, size) -> listing.Paged | list[listing.Listed] | None:

@@ -138,7 +138,9 @@ def cat(app: App, reference: str, path: str, directory: str | None, remote: str 
     repo, h16, _ = _history(app, target)
     cp = st.resolve(repo, h16, reference)
     rel = cli_relative(target.workdir, path)
-    write_bytes(pathlog.read_file(repo, cp, rel))
+    out = sys.stdout.buffer
+    pathlog.copy_file(repo, cp, rel, out.write)  # a big file in pieces, never whole
+    out.flush()
 
 
 def write_bytes(data: bytes) -> None:
@@ -184,7 +186,7 @@ def grep(ctx: click.Context, pattern: str, references: tuple[str, ...], director
         raise InvalidInput(f"invalid pattern {pattern!r}: {exc}") from None
     chosen = [st.resolve(repo, h16, r) for r in references] if references else found
     paths = [cli_relative(workdir, p) for p in ctx.meta.get("paths") or []] or None
-    matches = search.grep(repo, chosen, compiled, paths, names_only)
+    matches = search.grep(repo, chosen, compiled, paths, names_only, h16)
     if as_json:
         click.echo(json.dumps([{
             "number": m.checkpoint.number or None, "hash": m.checkpoint.id,

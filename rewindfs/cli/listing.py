@@ -67,6 +67,7 @@ class Listed:
     stats: Stats
     bytes: int | None  # a first checkpoint's size
     path: str | None  # where it is mounted
+    over: str | None = None  # a fetched checkpoint over its bounds: why (store.history.bounds)
 
 
 def listed(target: Any, found: list[Checkpoint], stats: Callable[[Checkpoint], Stats],
@@ -129,6 +130,8 @@ def entry(line: Listed) -> dict:
         out["bytes"] = line.bytes
     if line.path is not None:
         out["path"] = line.path
+    if line.over is not None:
+        out["over_bounds"] = line.over
     return out
 
 
@@ -155,6 +158,21 @@ def print_list(app: App, console: Console, title: str, lines: list[Listed] | Pag
     assert isinstance(lines, list)
     justify, texts, row = _table(lines, time.time())
     rowstream.print_rows(app.term, console, justify, texts, row, wrap=WRAP)
+    said = over_line(lines)
+    if said:
+        rowstream.print_line(console, said, "yellow")
+
+
+def over_line(lines: list[Listed]) -> str | None:
+    """One line for a fetched project whose checkpoints are over the bounds a tree from
+    outside must keep (store.history.bounds), naming the newest such one."""
+    over = [line for line in lines if line.over is not None]
+    if not over:
+        return None
+    first = over[0]
+    which = f"{first.cp.number}" if first.cp.number else first.cp.short
+    return (f"  ({len(over)} checkpoint(s) over the bounds for fetched data, not restored, "
+            f"searched or compared: checkpoint {which} holds {first.over})")
 
 
 def plain_paged(title: str, lines: Paged) -> Iterator[str]:

@@ -29,6 +29,7 @@ import secrets
 import stat
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import Any
 
 from rewindfs.restore import noreplace
 from rewindfs.store.history import EXECUTABLE, Entry
@@ -41,6 +42,11 @@ _PROC_FD = "/proc/self/fd"
 
 
 OPEN_DIRS = 64  # directory descriptors a restore keeps open at most
+
+
+# A file's bytes: whole, or a big blob handed out in pieces (store.history.trees.Streamed:
+# `size`, and `copy(sink)`), never whole in memory.
+Blob = bytes | Any
 
 
 class UnsafePath(OSError):
@@ -83,12 +89,25 @@ class Tree:
 
     def dir_fd(self, rel_dir: bytes, *, create: bool) -> int:
         """A descriptor of the directory, valid until the next call (older ones may be
-        closed to stay under OPEN_DIRS)."""
+        closed to stay under OPEN_DIRS). Opened down from its nearest open ancestor,
+        one level at a time, without recursion: a tree 20,000 levels deep is data."""
         if rel_dir in self.fds:
             self.fds.move_to_end(rel_dir)
             return self.fds[rel_dir]
-        parent, _, name = rel_dir.rpartition(b"/")
-        parent_fd = self.dir_fd(parent, create=create)
+        missing = [rel_dir]
+        parent = rel_dir.rpartition(b"/")[0]
+        while parent not in self.fds:
+            missing.append(parent)
+            parent = parent.rpartition(b"/")[0]
+        fd = self.fds[parent]
+        for rel in reversed(missing):
+            # Held open (out of reach of the trimming below) until its child is open.
+            fd = self._open_child(parent, fd, rel, create)
+            parent = rel
+        return fd
+
+    def _open_child(self, parent: bytes, parent_fd: int, rel_dir: bytes, create: bool) -> int:
+        name = rel_dir.rpartition(b"/")[2]
         try:
             fd = os.open(name, DIR_FLAGS, dir_fd=parent_fd)
         except FileNotFoundError:
@@ -106,7 +125,7 @@ class Tree:
             raise
         self.fds[rel_dir] = fd
         while len(self.fds) > OPEN_DIRS:
-            oldest = next(d for d in self.fds if d)  # never the root
+            oldest = next(d for d in self.fds if d and d != rel_dir)  # never the root
             os.close(self.fds.pop(oldest))
         return fd
 
@@ -151,7 +170,7 @@ class Tree:
             if rel_dir:
                 self._rmdir(rel_dir)
 
-    def stage(self, rel: bytes, entry: Entry, data: bytes, *, create: bool,
+    def stage(self, rel: bytes, entry: Entry, data: Blob, *, create: bool,
               sync: bool) -> Staged:
         """Write `data` under a temporary name next to `rel` (`sync`: fsynced now; else
         the caller syncs the batch with `sync_staged`); `place` puts it in place."""
@@ -160,13 +179,18 @@ class Tree:
         tmp = b".%s.rewind-%s.tmp" % (name[:80], secrets.token_hex(4).encode())
         try:
             if entry.is_link:
+                if not isinstance(data, bytes):  # a link target of megabytes: no such path
+                    raise OSError(errno.ENAMETOOLONG, "symlink target too long", rel)
                 os.symlink(data, tmp, dir_fd=fd)
             else:
                 mode = self._file_mode(fd, name, rel, entry)
                 out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
                               | os.O_CLOEXEC, 0o600, dir_fd=fd)
                 try:
-                    durable.write_all(out, data)
+                    if isinstance(data, bytes):
+                        durable.write_all(out, data)
+                    else:
+                        data.copy(lambda piece: durable.write_all(out, piece))
                     os.fchmod(out, mode)  # exact: neither the umask nor 0600 is meant
                     if sync:
                         os.fsync(out)

@@ -16,6 +16,8 @@ May import: objects, capture.
     timeref       times as references (`10 minutes ago`, `@yesterday-14:00`, ISO)
     changestats   what a checkpoint changed and holds (files, lines, bytes)
     trees         reading a checkpoint's files: entries, blobs, changes; unsafe names
+    bounds        what a tree holds, measured without walking what it repeats; the bounds
+                  a fetched tree must keep to be read whole
     browse        the mount's only door to git: threads, retries, damage named
     labels        named checkpoints (refs/rewind/labels)
     trailers      commit messages: the reason, then trailers
@@ -48,6 +50,7 @@ if TYPE_CHECKING:
     from rewindfs.store.history import (
         actions,
         adopt,
+        bounds,
         compose,
         delete,
         diffstat,
@@ -135,6 +138,6 @@ __all__, __getattr__, __dir__ = face(_HERE, {
     "Change": f"{_HERE}.trees",
     "Entry": f"{_HERE}.trees",
     "State": f"{_HERE}.verdict",
-}, modules=("actions", "adopt", "compose", "delete", "diffstat", "ledger", "meta", "modes",
-            "pathlog", "projects", "quickdiff", "quickread", "search", "stamp", "steplog",
-            "timeref", "trees"))
+}, modules=("actions", "adopt", "bounds", "compose", "delete", "diffstat", "ledger", "meta",
+            "modes", "pathlog", "projects", "quickdiff", "quickread", "search", "stamp",
+            "steplog", "timeref", "trees"))

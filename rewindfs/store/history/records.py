@@ -31,12 +31,12 @@ from pathlib import Path
 
 import pygit2
 
-from rewindfs.store.history import recordfile, recordtail
+from rewindfs.store.history import bounds, recordfile, recordtail
 from rewindfs.store.history.recordfile import Record
 from rewindfs.store.history.trailers import STATS_TRAILER, parse_message
 from rewindfs.store.history.treestats import tree_stats
 from rewindfs.store.objects import private
-from rewindfs.store.objects.layout import Layout
+from rewindfs.store.objects.layout import Layout, is_remote_key
 from rewindfs.store.objects.packs import pack_files
 
 MAX_CHANGES = 2000  # a bigger change is not indexed: `rewind log` compares its trees
@@ -45,10 +45,15 @@ GITLINK = int(pygit2.enums.FileMode.COMMIT)
 TREE = pygit2.enums.ObjectType.TREE
 
 
-def read_commit(repo: pygit2.Repository, commit_id: str, objects: Path) -> Record:
+def read_commit(repo: pygit2.Repository, commit_id: str, objects: Path,
+                untrusted: bool = False) -> Record:
     """The record of `commit_id`, read from the objects in `objects` (KeyError, GitError,
-    ValueError when it cannot be read)."""
+    ValueError when it cannot be read). `untrusted` (a fetched project's): its trees are
+    measured first (store.history.bounds), and one over its bounds is neither walked nor
+    compared with its parent (no stats beyond a root's file count, no changes)."""
     commit = repo[commit_id].peel(pygit2.Commit)
+    if untrusted and not _within_bounds(repo, commit):
+        return _unmeasured(repo, commit, objects)
     reason, trailers = parse_message(commit.message)
     parent = recorded_parent(commit)
     parent_tree = None
@@ -69,6 +74,31 @@ def read_commit(repo: pygit2.Repository, commit_id: str, objects: Path) -> Recor
     return Record(str(commit.id), tree, parent, commit.author.time, commit.author.offset,
                   commit.commit_time, reason, trailers, stats, changes, trees,
                   _where(objects, str(commit.id)))
+
+
+def _within_bounds(repo: pygit2.Repository, commit: pygit2.Commit) -> bool:
+    trees = [str(commit.tree_id)]
+    parent = recorded_parent(commit)
+    if parent is not None:
+        try:
+            trees.append(str(repo[parent].peel(pygit2.Commit).tree_id))
+        except (KeyError, ValueError, pygit2.GitError):
+            pass
+    return all(bounds.measure(repo, tree).ok for tree in trees)
+
+
+def _unmeasured(repo: pygit2.Repository, commit: pygit2.Commit, objects: Path) -> Record:
+    """The record of a commit whose trees are over their bounds: what its message says,
+    and its file count (exact however big, from the measure) when it is a root."""
+    reason, trailers = parse_message(commit.message)
+    parent = recorded_parent(commit)
+    stats = None
+    if STATS_TRAILER not in trailers:
+        size = bounds.measure(repo, str(commit.tree_id)).size if parent is None else None
+        stats = [size.files if size is not None else 0, 0, 0]
+    return Record(str(commit.id), str(commit.tree_id), parent, commit.author.time,
+                  commit.author.offset, commit.commit_time, reason, trailers, stats, None,
+                  None, _where(objects, str(commit.id)))
 
 
 def _where(objects: Path, commit_id: str) -> list[int]:
@@ -184,6 +214,7 @@ class Recall:
         self.repo = repo
         self.objects = store / "objects"
         self.path = cache_path(store, h16)
+        self.untrusted = is_remote_key(h16)  # fetched from a remote: trees measured first
         self.fresh: list[Record] = []
         self._packs_now: Packs | None = None
         self._packs_ok: bool | None = None
@@ -217,7 +248,7 @@ class Recall:
             record = dataclasses.replace(record, where=_where(self.objects, commit_id))
         else:
             try:
-                record = read_commit(self.repo, commit_id, self.objects)
+                record = read_commit(self.repo, commit_id, self.objects, self.untrusted)
             except (KeyError, ValueError, pygit2.GitError):
                 return None
         self.fresh.append(record)
