@@ -324,8 +324,19 @@ def _diff_checkpoints(app: App, target: Target, refs: tuple[str, ...],
             target_tree = st.working_tree_tree(app.store, workdir, app.limits,
                                                app.extra_excludes)
     else:
-        target_tree = st.resolve(repo, h16, refs[1]).tree_id
+        newer = st.resolve(repo, h16, refs[1])
+        _within_bounds(repo, target, newer)
+        target_tree = newer.tree_id
+    _within_bounds(repo, target, base)
     return st.diff_between(repo, base.tree_id, target_tree, paths)
+
+
+def _within_bounds(repo, target: Target, cp) -> None:
+    """A fetched checkpoint is compared only within its bounds (store.history.bounds)."""
+    if target.fetched is not None:
+        from rewindfs.store.history import bounds
+
+        bounds.check(repo, cp.tree_id, f"checkpoint {cp.short} of {target.spec}", "compared")
 
 
 def _paths(given: list[str] | None, workdir: Path) -> list[bytes] | None:

@@ -47,6 +47,10 @@ SPOOL_MIN = 1 * MiB
 DEFAULT_MEMORY = 64 * MiB
 DEFAULT_SPOOL = 1024 * MiB
 PREFETCH_BUDGET = 16 * MiB  # read ahead per directory listed, and below it
+# What a directory, and a file however small, weigh in that window: directories of
+# tiny files (a tree of millions of them, fetched from a remote) are a few thousand
+# directories ahead at most, not millions.
+DIR_WEIGHT, FILE_WEIGHT = 16384, 256
 
 Wanted = tuple[str, int, int]  # a blob read ahead: (oid, size, inode showing it)
 # (directory's inode, its files) for each directory below the one listed, in turn
@@ -93,8 +97,10 @@ class BlobReader:
         # oid being read ahead -> the Event a reader waits on (made only when one waits)
         self._pending: dict[str, threading.Event | None] = {}
         self._guard = threading.Lock()
-        self._queue: queue.SimpleQueue[tuple[list[str], int, Below | None] | None] = \
-            queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[tuple[list[str], int] | None] = queue.SimpleQueue()
+        # The walk below the last directory listed: only the last one is followed, so a
+        # reader listing faster than the read-ahead goes queues no walk (and no nodes).
+        self._below_next: Below | None = None
         self._prefetcher: threading.Thread | None = None
         # a listing's pushes, or files read ahead that arrived after it
         self._pushes: queue.SimpleQueue[PushJob | list[tuple[int, bytes]] | None] = \
@@ -154,7 +160,10 @@ class BlobReader:
                                                     name="rewindfs-prefetch")
                 self._prefetcher.start()
         if todo or below is not None:
-            self._queue.put((todo, directory, below))
+            if below is not None:
+                with self._guard:
+                    self._below_next = below
+            self._queue.put((todo, directory))
 
     def listed(self, blobs: list[Wanted]) -> list[tuple[int, bytes]]:
         """These files (oid, size, inode) are being shown (their directory's listing is
@@ -233,11 +242,14 @@ class BlobReader:
                 job = self._queue.get()
                 if job is None:
                     return
-                todo, directory, below = job
+                todo, directory = job
                 self._fetch(todo)
                 if directory in walk.seen:
                     walk.window = 0  # the reader is this far: the window slides along
-                elif below is not None:
+                    continue
+                with self._guard:
+                    below, self._below_next = self._below_next, None
+                if below is not None:
                     walk = _Walk(below)  # the reader went elsewhere: follow it
                 continue
             self._walk_step(walk)
@@ -267,12 +279,13 @@ class BlobReader:
             walk.below = None
             return
         walk.seen.add(directory)
+        walk.window += DIR_WEIGHT
         todo: list[str] = []
         with self._guard:
             for oid, size, _ in files:
                 if size >= SPOOL_MIN:
                     continue
-                walk.window += size
+                walk.window += max(size, FILE_WEIGHT)
                 if walk.window > self.prefetch_budget:
                     break  # the rest is fetched when the directory is listed
                 if oid not in self._pending and oid not in self.memory:

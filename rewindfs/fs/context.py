@@ -12,6 +12,7 @@ from pathlib import Path
 from rewindfs.fs.blobs import DEFAULT_MEMORY, DEFAULT_SPOOL, BlobReader
 from rewindfs.fs.cache import LruCache
 from rewindfs.fs.oncelog import OnceLog
+from rewindfs.fs.trim import BuiltDirs
 from rewindfs.store.history import ObjectReader, StoreBrowser, TreeEntry
 
 MiB = 1024 * 1024
@@ -41,6 +42,8 @@ class Context:
         # Consecutive checkpoints share most directories; parse each stored tree once.
         self.listings: LruCache[str, list[TreeEntry]] = LruCache(
             LISTING_CACHE_ENTRIES, lambda entries: max(1, len(entries)))
+        # The stored directories whose nodes are kept (fs.trim), shared by every reader.
+        self.built = BuiltDirs()
         # Files are shown as the store owner's, whoever serves the mount (often root).
         self.uid, self.gid = self.browser.owner()
         self.mode_mask = 0o777 if self.share_modes else PRIVATE_MASK

@@ -37,6 +37,12 @@ class InodeTable:
         else:
             held[1] += 1
 
+    def oldest(self, count: int) -> list[tuple[int, Node]]:
+        """The `count` nodes the kernel got first (fs.trim drops the oldest it holds)."""
+        from rewindfs.fs.trim import oldest
+
+        return oldest(self._nodes, count)
+
     def forget(self, inode: int, count: int) -> None:
         held = self._nodes.get(inode)
         if held is None:
