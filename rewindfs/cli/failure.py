@@ -57,7 +57,9 @@ def handle(app: object, exc: BaseException) -> int | None:
 
 
 def _fail(message: str, code: int) -> int:
-    click.echo(f"rewind: {' '.join(message.split())}", err=True)
+    from rewindfs.cli.human import visible  # what a remote or a file name put in it
+
+    click.echo(f"rewind: {visible(' '.join(message.split()))}", err=True)
     return code
 
 

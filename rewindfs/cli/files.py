@@ -19,7 +19,7 @@ from rewindfs.cli import agents, logtable, rowstream
 from rewindfs.cli.app import App, cli_relative
 from rewindfs.cli.complete import complete_reference
 from rewindfs.cli.help import examples
-from rewindfs.cli.human import human_age
+from rewindfs.cli.human import human_age, visible
 from rewindfs.cli.options import (
     PathsAfterDoubleDash,
     dir_option,
@@ -226,7 +226,8 @@ def _highlight(line: bytes, pattern: re.Pattern[bytes]) -> Text:
 
 
 def _decode(data: bytes) -> str:
-    return data.decode("utf-8", "replace")
+    """A matched line as a terminal may get it: its bytes shown, never obeyed."""
+    return visible(data.decode("utf-8", "replace"))
 
 
 COMMANDS = [log, cat, grep]

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rewindfs.cli import rowstream
-from rewindfs.cli.human import human_age, human_bytes
+from rewindfs.cli.human import human_age, human_bytes, visible
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -142,6 +142,7 @@ def as_json(report: Report, many: bool) -> str:
 
 
 def heading(title: str, lines: list[Listed]) -> str:
+    title = visible(title)
     return f"Checkpoints for {title}:" if lines else f"No checkpoints for {title}"
 
 
@@ -248,11 +249,13 @@ def _row(line: Listed, mounted: bool, now: float) -> list[rowstream.Cell]:
     cp = line.cp
     pre = cp.pre_rollback
     number = "?" if cp.past_break else f"{cp.number}." if cp.number else "-"
-    reason: rowstream.Cell = ((cp.reason, "dim" if pre else ""),
+    # A fetched checkpoint's message is its pusher's: shown, never obeyed (visible).
+    reason: rowstream.Cell = ((visible(cp.reason), "dim" if pre else ""),
                               *((f" [{label}]", "cyan") for label in cp.labels))
     agent = cp.trailers.get(AGENT_TRAILER)
     if agent:  # taken by an agent hook (rewindfs.hooks)
-        reason += ((f" ({agent}, turn {cp.trailers.get(TURN_TRAILER, '?')})", "magenta"),)
+        turn = cp.trailers.get(TURN_TRAILER, '?')
+        reason += ((visible(f" ({agent}, turn {turn})"), "magenta"),)
     row = [(("  ", ""), (number, "dim" if pre else "bold")),
            rowstream.cell(cp.short, "yellow"), rowstream.cell(human_age(cp.time, now), "green"),
            reason, _changes(line)]

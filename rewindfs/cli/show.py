@@ -16,6 +16,7 @@ from rewindfs.cli import agents
 from rewindfs.cli.app import App
 from rewindfs.cli.complete import complete_reference
 from rewindfs.cli.help import examples
+from rewindfs.cli.human import visible
 from rewindfs.cli.options import dir_option, json_option, output_options, refuse_together
 from rewindfs.cli.target import Target, remote_option
 from rewindfs.cli.target import resolve as resolve_target
@@ -145,7 +146,8 @@ def format_report(r: dict[str, Any], full: bool = False) -> list[str]:
             undo = "reversible" if a["reversible"] else "irreversible"
             summary = f": {a['summary']}" if a["summary"] else ""
             lines.append(f"    {a['kind']} #{a['id']}{summary} ({undo})")
-    return lines
+    # A fetched checkpoint's texts are its pusher's: shown, never obeyed.
+    return ["\n".join(visible(part) for part in line.split("\n")) for line in lines]
 
 
 def _changed(step: dict[str, Any]) -> str:

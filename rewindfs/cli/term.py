@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import IO, TYPE_CHECKING, TypeVar
 
+from rewindfs.cli.human import visible
 from rewindfs.cli.widths import WIDE, env_columns
 from rewindfs.cli.widths import isatty as _isatty
 
@@ -118,14 +119,15 @@ class Terminal:
         """`rewind: note: ...` on stderr, in cyan on a terminal."""
         from rich.text import Text
 
-        self.console(err=True).print(Text(f"rewind: note: {message}", style="cyan"),
+        self.console(err=True).print(Text(f"rewind: note: {visible(message)}", style="cyan"),
                                      soft_wrap=True)
 
     def warn(self, message: str) -> None:
         """`rewind: warning: ...` on stderr, in yellow on a terminal."""
         from rich.text import Text
 
-        self.console(err=True).print(Text(f"rewind: warning: {message}", style="yellow"),
+        self.console(err=True).print(Text(f"rewind: warning: {visible(message)}",
+                                          style="yellow"),
                                      soft_wrap=True)
 
     # -- pager -----------------------------------------------------------------------

@@ -11,9 +11,10 @@ import pygit2
 
 from rewindfs.errors import InvalidInput, NotFound, StoreError
 from rewindfs.store.objects import damage, gitextra, notices
-from rewindfs.store.objects.layout import Layout, layout_of
+from rewindfs.store.objects.layout import Layout, is_remote_key, layout_of
 
 LABEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+MAX_FETCHED = 1000  # labels of one project fetched from a remote that are used
 
 
 def validate_label(label: str) -> str:
@@ -90,7 +91,15 @@ def labels_by_commit(repo: pygit2.Repository, h16: str) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     listed = [name for name in gitextra.reference_names(repo, prefix + "*")
               if name.startswith(prefix)]
-    for name in listed:
+    usable = [name for name in listed if LABEL_RE.match(name[len(prefix):])]
+    if is_remote_key(h16) and (len(usable) < len(listed) or len(usable) > MAX_FETCHED):
+        # A remote's labels are its pusher's: names a label here could not have (a `/`
+        # in one) and those past MAX_FETCHED are left out, not listed or mounted.
+        notices.notice(f"{len(listed) - min(len(usable), MAX_FETCHED)} of the "
+                       f"{len(listed)} labels of {h16} are left out (names a label cannot "
+                       f"have, or more than {MAX_FETCHED})")
+        usable = sorted(usable)[:MAX_FETCHED]
+    for name in usable:
         try:
             target = str(repo.references[name].peel(pygit2.Commit).id)
         except (pygit2.GitError, KeyError, ValueError):
