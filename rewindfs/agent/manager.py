@@ -49,6 +49,7 @@ class CheckpointManager:
         checkpoint_stall_seconds: float = bounded.STALL_SECONDS,
         checkpoint_limit_seconds: float = bounded.LIMIT_SECONDS,
         auto_push: str | None = None, auto_push_delay: float = 5.0,
+        remote_timeout: float = 60.0,
         store: st.Store | None = None,
     ):
         """`store`: a store already open on `base` to use rather than a handle of its own
@@ -74,6 +75,7 @@ class CheckpointManager:
         # ensure_checkpoint's bound: given up after this long without progress, or in all
         self._runner = bounded.Runner(checkpoint_stall_seconds, checkpoint_limit_seconds)
         self.auto_push, self.auto_push_delay = auto_push, auto_push_delay  # remote.autopush
+        self.remote_timeout = remote_timeout
 
     # -- where the store is -------------------------------------------------------
 
@@ -158,7 +160,8 @@ class CheckpointManager:
         )
         self.last_result = result
         if result.taken and self.auto_push:  # queued; never raises
-            autopush.trigger(self.layout, self.auto_push, result.project, self.auto_push_delay)
+            autopush.trigger(self.layout, self.auto_push, result.project, self.auto_push_delay,
+                             self.remote_timeout)
         return result
 
     def checkpoint(self, working_dir: str, reason: str = "checkpoint",

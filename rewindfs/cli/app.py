@@ -87,6 +87,7 @@ class App:
             extra_excludes=s.extra_excludes,
             auto_push=s.auto_push,
             auto_push_delay=s.auto_push_delay,
+            remote_timeout=s.remote_timeout,
             store=self.store,
         )
 

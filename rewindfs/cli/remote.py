@@ -135,7 +135,8 @@ def push_cmd(app: App, name: str, directory: str | None, all_projects: bool, pru
     """
     refuse_together(**{"-C": directory, "--all-projects": all_projects})
     h16s = None if all_projects else [project_hash(app.project_dir(directory))]
-    report = push(app.store, name, h16s, prune=prune, progress=_progress(as_json))
+    report = push(app.store, name, h16s, prune=prune, progress=_progress(as_json),
+                  stall=app.settings.remote_timeout)
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2))
         return
@@ -163,7 +164,8 @@ def fetch_cmd(app: App, name: str, as_json: bool) -> None:
     They show in `rewind list --all-projects`, `rewind list --remote NAME`, the mount
     (@NAME/) and work with diff, show, cat and restore (-C @NAME/PROJECT).
     """
-    report = fetch(app.store, name, progress=_progress(as_json))
+    report = fetch(app.store, name, progress=_progress(as_json),
+                   stall=app.settings.remote_timeout)
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2))
         return

@@ -5,6 +5,7 @@ A label ref also keeps its checkpoint reachable, so git gc never drops it.
 
 from __future__ import annotations
 
+import os
 import re
 
 import pygit2
@@ -108,9 +109,15 @@ def labels_by_commit(repo: pygit2.Repository, h16: str) -> dict[str, list[str]]:
         out.setdefault(target, []).append(name[len(prefix) :])
     # libgit2 leaves a ref file it cannot parse out of its list without a word.
     folder = layout_of(repo.path).store / prefix
-    for path in sorted(folder.iterdir()) if folder.is_dir() else ():
-        if prefix + path.name not in listed and path.is_file() and path.suffix != ".lock":
-            left_out(repo, prefix + path.name)
+    known = set(listed)
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        names = []
+    for name in names:
+        if prefix + name not in known and not name.endswith(".lock") \
+                and os.path.isfile(folder / name):
+            left_out(repo, prefix + name)
     return out
 
 
