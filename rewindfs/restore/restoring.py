@@ -321,8 +321,9 @@ def _check_tree(repo, target: st.Checkpoint, source: str | None = None) -> None:
     bad = trees.unsafe_entry(repo, target.tree_id)
     if bad is not None:
         path, why = bad
+        name = os.fsdecode(path if len(path) <= 120 else path[:60] + b"..." + path[-40:])
         raise Refused(f"checkpoint {target.short} is unsafe to restore: entry "
-                      f"{os.fsdecode(path)!r} is {why}; nothing was changed")
+                      f"{name!r} is {why}; nothing was changed")
 
 
 def _ended_before_any_change(jpath: Path, kind: str, target: str, pre_rollback: str,

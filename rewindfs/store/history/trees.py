@@ -30,6 +30,7 @@ from rewindfs.store.objects.layout import layout_of, objects_dir
 LINK = int(FileMode.LINK)
 EXECUTABLE = int(FileMode.BLOB_EXECUTABLE)
 STREAM_AT = 8 * 1024 * 1024  # blobs this big are read in pieces, never whole (Streamed)
+MAX_DEPTH = 100  # path components a restore writes at most: capture.deepdirs.MAX_DEPTH
 
 
 @dataclass(frozen=True)
@@ -256,8 +257,10 @@ def unsafe_name(name: bytes) -> str | None:
 
 
 def unsafe_entry(repo: pygit2.Repository, tree_id: str) -> tuple[bytes, str] | None:
-    """The first entry anywhere below `tree_id` that must not be written, as (path, why);
-    None when every name in it is safe. Raises StoreError for a missing object."""
+    """The first entry anywhere below `tree_id` that must not be written, as (path, why):
+    an unsafe name, or a path deeper than MAX_DEPTH levels (as first met: each distinct
+    subtree is looked at once); None when every name in it is safe. Raises StoreError
+    for a missing object."""
     if tree_id in _SAFE_TREES:
         return None
     checked: list[str] = []
@@ -274,12 +277,15 @@ def unsafe_entry(repo: pygit2.Repository, tree_id: str) -> tuple[bytes, str] | N
             raise StoreError(f"checkpoint store cannot read tree {oid[:12]}: {exc}") from exc
         if not isinstance(tree, pygit2.Tree):
             return base, "an entry claiming to be a directory that is not one"
+        deep = base.count(b"/") + 2 > MAX_DEPTH if base else MAX_DEPTH < 1
         for item in tree:
             name = item.raw_name
             path = base + b"/" + name if base else name
             why = unsafe_name(name)
             if why is not None:
                 return path, why
+            if deep:  # no capture here stores deeper: its files could never be captured back
+                return path, f"more than {MAX_DEPTH} levels deep (capture stops there)"
             if item.filemode == int(FileMode.TREE):
                 stack.append((path, str(item.id)))
         checked.append(oid)
