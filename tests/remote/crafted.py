@@ -15,7 +15,9 @@ import json
 import os
 import signal
 import subprocess
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -119,15 +121,20 @@ class Bounded:
 
 
 def bounded(args: list[object], env: dict[str, str], deadline: float,
-            cwd: Path | None = None) -> Bounded:
+            cwd: Path | None = None, sink: Callable[[bytes], object] | None = None
+            ) -> Bounded:
     """`rewind args` run to its end or killed (with its process group) at `deadline`;
-    the max RSS is wait4's, which counts the children it waited for (git) too."""
-    out_path, err_path = (Path(os.environ.get("TMPDIR", "/tmp")) /
-                          f"rewind-bounded-{os.getpid()}-{n}" for n in ("out", "err"))
-    with open(out_path, "wb") as out, open(err_path, "wb") as err:
+    the max RSS is wait4's, which counts the children it waited for (git) too. With
+    `sink`, stdout is handed to it as it comes (a big `cat`), not kept."""
+    err_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"rewind-bounded-{os.getpid()}.err"
+    with open(err_path, "wb") as err:
         started = time.monotonic()
-        proc = subprocess.Popen([REWIND, *map(str, args)], env=env, cwd=cwd, stdout=out,
-                                stderr=err, stdin=subprocess.DEVNULL, start_new_session=True)
+        proc = subprocess.Popen([REWIND, *map(str, args)], env=env, cwd=cwd,
+                                stdout=subprocess.PIPE, stderr=err,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+        kept: list[bytes] = []
+        reader = threading.Thread(target=_read, args=(proc.stdout, sink or kept.append))
+        reader.start()
         code: int | None = None
         while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -141,9 +148,19 @@ def bounded(args: list[object], env: dict[str, str], deadline: float,
             time.sleep(0.02)
         proc.returncode = code if code is not None else -9
         seconds = time.monotonic() - started
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # whatever it left behind, if anything
+        except OSError:
+            pass
+        reader.join()
     try:
-        return Bounded(code, out_path.read_text(errors="replace"),
+        return Bounded(code, b"".join(kept).decode(errors="replace"),
                        err_path.read_text(errors="replace"), seconds, usage.ru_maxrss / 1024)
     finally:
-        out_path.unlink(missing_ok=True)
         err_path.unlink(missing_ok=True)
+
+
+def _read(stream, sink: Callable[[bytes], object]) -> None:
+    while chunk := stream.read1(1 << 20):
+        sink(chunk)
+    stream.close()
