@@ -31,6 +31,7 @@ import queue
 import tempfile
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from pathlib import Path
@@ -245,7 +246,7 @@ class BlobReader:
                 todo, directory = job
                 self._fetch(todo)
                 if directory in walk.seen:
-                    walk.window = 0  # the reader is this far: the window slides along
+                    walk.caught_up(directory)  # the reader is this far: the window slides
                     continue
                 with self._guard:
                     below, self._below_next = self._below_next, None
@@ -278,21 +279,21 @@ class BlobReader:
             log.debug("read-ahead below a directory stopped: %s", exc)
             walk.below = None
             return
-        walk.seen.add(directory)
-        walk.window += DIR_WEIGHT
+        walk.total += DIR_WEIGHT
         todo: list[str] = []
         with self._guard:
             for oid, size, _ in files:
                 if size >= SPOOL_MIN:
                     continue
-                walk.window += max(size, FILE_WEIGHT)
-                if walk.window > self.prefetch_budget:
+                walk.total += max(size, FILE_WEIGHT)
+                if walk.total - walk.reader > self.prefetch_budget:
                     break  # the rest is fetched when the directory is listed
                 if oid not in self._pending and oid not in self.memory:
                     # Not shown yet (its inode is unknown to the kernel): no push; the
                     # listing that shows it hands it over from memory.
                     self._pending[oid] = None
                     todo.append(oid)
+        walk.seen[directory] = walk.total
         self._fetch(todo)
 
     def _arrived(self, oid: str, data: bytes | None) -> None:
@@ -395,13 +396,23 @@ def _once_known(job: PushJob, push: Callable[[], bool]) -> bool:
 
 
 class _Walk:
-    """The read-ahead's walk below a listed directory: where it is, what it went
-    through, and how far ahead of the reader's last listing it has read."""
+    """The read-ahead's walk below a listed directory: where it is, the directories it
+    went through that the reader has not listed yet (with how much was walked up to
+    each), and how far ahead of the reader's last listing it has read: `total -
+    reader`, never more than the budget, however many directories the reader lists."""
 
     def __init__(self, below: Below | None):
         self.below = below
-        self.seen: set[int] = set()
-        self.window = 0
+        self.seen: OrderedDict[int, int] = OrderedDict()  # directory -> total after it
+        self.total = 0  # weight walked (bytes of files, DIR_WEIGHT per directory)
+        self.reader = 0  # `total` at the reader's last listing
+
+    def caught_up(self, directory: int) -> None:
+        """The reader listed `directory`: what it listed before is behind it (let go)."""
+        at = self.seen[directory]
+        while self.seen and self.seen.popitem(last=False)[0] != directory:
+            pass
+        self.reader = max(self.reader, at)
 
     def paused(self, budget: int) -> bool:
-        return self.below is None or self.window > budget
+        return self.below is None or self.total - self.reader > budget

@@ -18,6 +18,9 @@ from rewindfs.store.history import ObjectReader, StoreBrowser, TreeEntry
 MiB = 1024 * 1024
 DEFAULT_BLOB_CACHE = DEFAULT_MEMORY
 LISTING_CACHE_ENTRIES = 200_000  # tree entries kept parsed (a few tens of MiB at most)
+# Listings prepared for the kernel (entries with their nodes and attributes, ~1 KiB each:
+# they keep their nodes alive, so fewer: fs.trim)
+PREPARED_ENTRIES = 50_000
 REFRESH_INTERVAL = 1.0  # seconds: how stale the project and checkpoint lists may get
 PRIVATE_MASK = 0o700  # group and other bits off: only the store's owner reads checkpoints
 log = logging.getLogger("rewindfs.fs")

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from rewindfs.fs.tree import TreeDir
 
 log = logging.getLogger(__name__)
-BUILT_DIRS = 5_000  # stored directories kept listed (a few KiB each)
+BUILT_DIRS = 2_000  # stored directories kept listed (their nodes: a few KiB each)
 TABLE_LIMIT = 100_000  # nodes the kernel may hold before the oldest are dropped
 TRIM_TO = 3 * TABLE_LIMIT // 4
 RETRY_AFTER = 30.0  # seconds before a name the kernel kept (in use) is asked about again
