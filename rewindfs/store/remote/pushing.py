@@ -188,9 +188,13 @@ def _send(layout: Layout, url: str, updates: dict[str, tuple[str | None, str | N
 
 def _why(outcome: gitremote.Outcome, results: dict[str, gitremote.RefResult]) -> str:
     refused = [r.summary for r in results.values() if not r.ok and "atomic" not in r.summary]
+    said = gitremote.reason(outcome.stderr, "")
     if refused:
-        return refused[0].strip("[]")
-    return gitremote.reason(outcome.stderr, f"git exit {outcome.code}")
+        # git's summary ("pre-receive hook declined"), and the remote's own reason when it
+        # gave one (its hook's words: shown, never obeyed, cli.human.visible)
+        why = refused[0].strip("[]")
+        return f"{why}: {said}" if said.startswith("remote: ") else why
+    return said or f"git exit {outcome.code}"
 
 
 def _mirror(repo: pygit2.Repository, name: str,
