@@ -15,6 +15,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -120,44 +121,58 @@ class Bounded:
     max_rss_mb: float  # of the process and every child it waited for
 
 
+# Runs `rewind` and reports its wait4 rusage: a fresh, small process forks it, because a
+# child's max RSS starts at its parent's (fork copies the memory map, and exec folds the
+# old map's high-water mark in): forked by a big test worker, any rewind would look big.
+LAUNCHER = """
+import os, sys
+report, argv = sys.argv[1], sys.argv[2:]
+pid = os.fork()
+if pid == 0:
+    os.execv(argv[0], argv)
+_, status, usage = os.wait4(pid, 0)
+with open(report, "w") as out:
+    out.write(f"{os.waitstatus_to_exitcode(status)} {usage.ru_maxrss}")
+"""
+
+
 def bounded(args: list[object], env: dict[str, str], deadline: float,
             cwd: Path | None = None, sink: Callable[[bytes], object] | None = None
             ) -> Bounded:
     """`rewind args` run to its end or killed (with its process group) at `deadline`;
     the max RSS is wait4's, which counts the children it waited for (git) too. With
     `sink`, stdout is handed to it as it comes (a big `cat`), not kept."""
-    err_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"rewind-bounded-{os.getpid()}.err"
+    tmp = Path(os.environ.get("TMPDIR", "/tmp"))
+    err_path = tmp / f"rewind-bounded-{os.getpid()}.err"
+    report = tmp / f"rewind-bounded-{os.getpid()}.report"
+    report.unlink(missing_ok=True)
     with open(err_path, "wb") as err:
         started = time.monotonic()
-        proc = subprocess.Popen([REWIND, *map(str, args)], env=env, cwd=cwd,
-                                stdout=subprocess.PIPE, stderr=err,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
+        proc = subprocess.Popen([sys.executable, "-c", LAUNCHER, str(report), REWIND,
+                                 *map(str, args)], env=env, cwd=cwd, stdout=subprocess.PIPE,
+                                stderr=err, stdin=subprocess.DEVNULL, start_new_session=True)
         kept: list[bytes] = []
         reader = threading.Thread(target=_read, args=(proc.stdout, sink or kept.append))
         reader.start()
-        code: int | None = None
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                code = os.waitstatus_to_exitcode(status)
-                break
-            if time.monotonic() - started > deadline:
-                os.killpg(proc.pid, signal.SIGKILL)
-                _, status, usage = os.wait4(proc.pid, 0)
-                break
-            time.sleep(0.02)
-        proc.returncode = code if code is not None else -9
+        try:
+            proc.wait(timeout=deadline)
+        except subprocess.TimeoutExpired:
+            pass
         seconds = time.monotonic() - started
         try:
-            os.killpg(proc.pid, signal.SIGKILL)  # whatever it left behind, if anything
+            os.killpg(proc.pid, signal.SIGKILL)  # at the deadline, or what it left behind
         except OSError:
             pass
+        proc.wait()
         reader.join()
     try:
+        code, rss = (int(n) for n in report.read_text().split()) if report.exists() \
+            else (None, 0)
         return Bounded(code, b"".join(kept).decode(errors="replace"),
-                       err_path.read_text(errors="replace"), seconds, usage.ru_maxrss / 1024)
+                       err_path.read_text(errors="replace"), seconds, rss / 1024)
     finally:
         err_path.unlink(missing_ok=True)
+        report.unlink(missing_ok=True)
 
 
 def _read(stream, sink: Callable[[bytes], object]) -> None:

@@ -34,7 +34,10 @@ PINNED = ("core.hooksPath=/dev/null", "gc.auto=0", "maintenance.auto=false",
           "fetch.writeCommitGraph=false", "core.commitGraph=false", "push.gpgSign=false",
           "push.followTags=false", "push.recurseSubmodules=no", "fetch.recurseSubmodules=no",
           "submodule.recurse=false", "transfer.fsckObjects=true", "fetch.prune=false",
-          "fetch.pruneTags=false", "fetch.showForcedUpdates=false")
+          "fetch.pruneTags=false", "fetch.showForcedUpdates=false",
+          # A remote's big blobs are hashed and checked in pieces, never whole in git's
+          # memory (its default streams only those over 512 MiB).
+          "core.bigFileThreshold=8m")
 ALLOWED_PROTOCOLS = "file:git:ssh:http:https"  # GIT_ALLOW_PROTOCOL: names.SCHEMES' transports
 # Transport settings a user may give through the environment; every other GIT_* (a
 # GIT_DIR, GIT_INDEX_FILE or GIT_OBJECT_DIRECTORY of a calling git) is dropped.
