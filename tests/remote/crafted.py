@@ -33,9 +33,11 @@ def h16(n: int) -> str:
 
 
 class Crafted:
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, *, existing: bool = False):
+        """A new bare repository at `path` (`existing`: the one there, as it is)."""
         self.path = path
-        self.git("init", "-q", "--bare", str(path), cwd=path.parent)
+        if not existing:
+            self.git("init", "-q", "--bare", str(path), cwd=path.parent)
 
     def git(self, *args: str, cwd: Path | None = None, data: bytes | None = None,
             env: dict[str, str] | None = None) -> str:
