@@ -167,7 +167,7 @@ def test_only_the_transports_rewindfs_supports_run(tmp_path: Path):
     a.rewind("checkpoint", app)
     marker = tmp_path / "pwned"
     a.git_config(("protocol.allow", "always"), ("protocol.ext.allow", "always"),
-                 (f"url.ext::sh -c touch% {marker}% >&2.insteadOf", "git://127.0.0.1:9/"))
+                 (f"url.ext::sh -c touch% {marker}% .insteadOf", "git://127.0.0.1:9/"))
     a.rewind("remote", "add", "origin", "git://127.0.0.1:9/r.git")
     for args in (("push", "origin", "-C", app), ("fetch", "origin")):
         done = a.rewind(*args, check=False)
