@@ -138,20 +138,27 @@ def _changes(repo: pygit2.Repository, old_tree: str, new_tree: str) -> list[str]
 
 
 def _new_trees(root: pygit2.Tree, changes: list[str]) -> list[str] | None:
+    """Each directory looked up in its parent, parents first (never from the root again:
+    a path 20,000 levels deep is 20,000 lookups, not 200 million)."""
     dirs = {os.path.dirname(path) for path in changes[0::2]}
     for d in list(dirs):
         while d:
             d = os.path.dirname(d)
             dirs.add(d)
     out = [str(root.id)]
+    found: dict[str, pygit2.Tree] = {"": root}
     for d in sorted(dirs - {""}):
-        try:
-            entry = root[d]
-        except KeyError:
+        parent = found.get(os.path.dirname(d))
+        if parent is None:
             continue  # gone with everything in it
+        try:
+            entry = parent[os.path.basename(d)]
+        except KeyError:
+            continue
         except (UnicodeError, ValueError):
             return None  # a name libgit2 cannot be asked for: the closure says it
         if entry.type == TREE:
+            found[d] = entry  # pygit2 hands a tree entry out as the Tree itself
             out.append(str(entry.id))
     return out
 
