@@ -282,6 +282,10 @@ TEXTS: dict[tuple[str, ...], tuple[tuple[str, ...], str]] = {
         "  Remove a project's whole history from the store (its files stay as they\n"
         '  are).\n'
         '\n'
+        "  Only this project's own history: what was fetched from remotes for the same\n"
+        '  path stays (`rewind forget @REMOTE/NAME` forgets one fetched project,\n'
+        "  `rewind remote remove NAME` all of a remote's).\n"
+        '\n'
         'Options:\n'
         '  -C, --dir DIR  The project (default: the project around the current\n'
         '                 directory).\n'
@@ -291,6 +295,7 @@ TEXTS: dict[tuple[str, ...], tuple[tuple[str, ...], str]] = {
         '  Examples:\n'
         '    rewind forget                   # the project around the cwd; asks first\n'
         '    rewind forget ~/old/app -f\n'
+        '    rewind forget @origin/app       # one project fetched from origin (origin keeps it)\n'
     ),
     ('grep',): (
         ('-h', '--help'),

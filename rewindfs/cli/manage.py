@@ -138,6 +138,7 @@ def _say(as_json: bool, data: dict, text: str) -> None:
 @click.command(epilog=examples(
     "rewind forget                   # the project around the cwd; asks first",
     "rewind forget ~/old/app -f",
+    "rewind forget @origin/app       # one project fetched from origin (origin keeps it)",
 ))
 @click.argument("directory", required=False, type=click.Path(), metavar="[DIR]")
 @dir_option_named("directory_opt")

@@ -31,14 +31,14 @@ import queue
 import tempfile
 import threading
 import time
-from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import BinaryIO
 
 from rewindfs.errors import StoreError
 from rewindfs.fs.cache import LruCache
+from rewindfs.fs.walkahead import DIR_WEIGHT, FILE_WEIGHT, Below, Walk, Wanted
 from rewindfs.store.history import ObjectReader
 
 log = logging.getLogger(__name__)
@@ -48,14 +48,7 @@ SPOOL_MIN = 1 * MiB
 DEFAULT_MEMORY = 64 * MiB
 DEFAULT_SPOOL = 1024 * MiB
 PREFETCH_BUDGET = 16 * MiB  # read ahead per directory listed, and below it
-# What a directory, and a file however small, weigh in that window: directories of
-# tiny files (a tree of millions of them, fetched from a remote) are a few thousand
-# directories ahead at most, not millions.
-DIR_WEIGHT, FILE_WEIGHT = 16384, 256
 
-Wanted = tuple[str, int, int]  # a blob read ahead: (oid, size, inode showing it)
-# (directory's inode, its files) for each directory below the one listed, in turn
-Below = Iterator[tuple[int, Iterable[Wanted]]]
 PREFETCH_WAIT = 10.0  # seconds a reader waits for a blob being read ahead
 # A push that names an inode the kernel has not made yet (the process that listed the
 # directory has not woken up to link its entries) is tried again after these pauses.
@@ -237,7 +230,7 @@ class BlobReader:
                 missed = [(inode, data) for inode, data in missed if not push(inode, data)]
 
     def _prefetch_loop(self) -> None:
-        walk = _Walk(None)
+        walk = Walk(None)
         while True:
             if walk.paused(self.prefetch_budget) or not self._queue.empty():
                 job = self._queue.get()
@@ -251,7 +244,7 @@ class BlobReader:
                 with self._guard:
                     below, self._below_next = self._below_next, None
                 if below is not None:
-                    walk = _Walk(below)  # the reader went elsewhere: follow it
+                    walk = Walk(below)  # the reader went elsewhere: follow it
                 continue
             self._walk_step(walk)
 
@@ -266,7 +259,7 @@ class BlobReader:
             for oid in todo:
                 self._release(oid)
 
-    def _walk_step(self, walk: _Walk) -> None:
+    def _walk_step(self, walk: Walk) -> None:
         """Fetch the files of the walk's next directory (cached ones count towards the
         window too, so it stays ahead of the reader and never runs away from it)."""
         assert walk.below is not None
@@ -393,26 +386,3 @@ def _once_known(job: PushJob, push: Callable[[], bool]) -> bool:
         if known:
             return False
     return False
-
-
-class _Walk:
-    """The read-ahead's walk below a listed directory: where it is, the directories it
-    went through that the reader has not listed yet (with how much was walked up to
-    each), and how far ahead of the reader's last listing it has read: `total -
-    reader`, never more than the budget, however many directories the reader lists."""
-
-    def __init__(self, below: Below | None):
-        self.below = below
-        self.seen: OrderedDict[int, int] = OrderedDict()  # directory -> total after it
-        self.total = 0  # weight walked (bytes of files, DIR_WEIGHT per directory)
-        self.reader = 0  # `total` at the reader's last listing
-
-    def caught_up(self, directory: int) -> None:
-        """The reader listed `directory`: what it listed before is behind it (let go)."""
-        at = self.seen[directory]
-        while self.seen and self.seen.popitem(last=False)[0] != directory:
-            pass
-        self.reader = max(self.reader, at)
-
-    def paused(self, budget: int) -> bool:
-        return self.below is None or self.total - self.reader > budget

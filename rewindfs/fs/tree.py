@@ -13,12 +13,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 
-from rewindfs.fs.blobs import Wanted
 from rewindfs.fs.context import Context
 from rewindfs.fs.file import BlobFile
 from rewindfs.fs.inodes import inode_for
 from rewindfs.fs.link import StoredSymlink
 from rewindfs.fs.node import DIR_MODE, Attributes, Directory, Node
+from rewindfs.fs.walkahead import Wanted
 from rewindfs.store.history import EntryKind, TreeEntry
 
 MAX_LINEAGE = 100  # checkpoints looked back through for a file's time

@@ -22,12 +22,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from itertools import islice
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from rewindfs.fs.table import InodeTable
-    from rewindfs.fs.tree import TreeDir
+from typing import Any
 
 log = logging.getLogger(__name__)
 BUILT_DIRS = 2_000  # stored directories kept listed (their nodes: a few KiB each)
@@ -42,13 +37,14 @@ class BuiltDirs:
 
     def __init__(self, limit: int = BUILT_DIRS):
         self.limit = limit
-        self._dirs: OrderedDict[int, TreeDir] = OrderedDict()
+        self._dirs: OrderedDict[int, Any] = OrderedDict()  # fs.tree.TreeDir (no import:
+        # the tree module is the one importing this)
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._dirs)
 
-    def touch(self, directory: TreeDir) -> None:
+    def touch(self, directory: Any) -> None:
         key = id(directory)
         with self._lock:
             if key in self._dirs:
@@ -64,7 +60,7 @@ class BuiltDirs:
 class Trimmer:
     """Keeps the kernel's hold on stored directories (and so the inode table) bounded."""
 
-    def __init__(self, table: InodeTable, invalidate_entry: Callable[[int, bytes], None],
+    def __init__(self, table: Any, invalidate_entry: Callable[[int, bytes], None],
                  interval: float = 1.0, limit: int = TABLE_LIMIT):
         self.table = table
         self.interval = interval
@@ -93,8 +89,6 @@ class Trimmer:
     def tick(self) -> int:
         """Drop the oldest stored directories the kernel holds, while it holds too many;
         how many names were dropped."""
-        from rewindfs.fs.tree import TreeDir
-
         excess = len(self.table) - TRIM_TO * self.limit // TABLE_LIMIT
         if len(self.table) <= self.limit or excess <= 0:
             return 0
@@ -104,18 +98,13 @@ class Trimmer:
         for inode, node in self.table.oldest(excess + len(self._tried)):
             if self._stop.is_set() or dropped >= excess:
                 break
-            if inode in self._tried or not isinstance(node, TreeDir) or node.parent is None:
+            parent = getattr(node, "parent", None)  # a stored directory's (fs.tree.TreeDir)
+            if inode in self._tried or not isinstance(parent, tuple):
                 continue
             self._tried[inode] = now
             try:
-                self._invalidate(*node.parent)
+                self._invalidate(*parent)
             except OSError:
                 continue  # the kernel holds nothing of it any more
             dropped += 1
         return dropped
-
-
-def oldest(nodes: dict, count: int) -> list:
-    """The first `count` (inode, node) pairs of the table, oldest first (a snapshot: the
-    copy is made by C code, so no request changes the table meanwhile)."""
-    return [(inode, held[0]) for inode, held in list(islice(nodes.items(), count))]
