@@ -126,6 +126,8 @@ KEYS: dict[str, tuple[Any, Callable[[Any], Any]]] = {
     # push to this remote after every checkpoint, batched in the background (store.remote)
     "auto_push": (None, _remote_name),
     "auto_push_delay": (5.0, _number),  # seconds a batch gathers checkpoints before it goes
+    # seconds a push or fetch may make no progress before it is ended (0: no deadline)
+    "remote_timeout": (60.0, _number),
     "auto_import": ((), _agents),
 }
 

@@ -37,7 +37,8 @@ DEFAULT_EXCLUDES: list[str] = list(_EXCLUDES)
 
 # Settings a Hermes harness does not pass to the manager: taken from config.yaml.
 _FROM_CONFIG = ("max_files", "extra_excludes", "auto_prune", "retention_days",
-                "delete_orphans", "min_interval_hours", "auto_push", "auto_push_delay")
+                "delete_orphans", "min_interval_hours", "auto_push", "auto_push_delay",
+                "remote_timeout")
 
 
 def _base() -> Path:

@@ -48,7 +48,7 @@ class CheckpointManager:
         min_interval_hours: float = 24,
         checkpoint_stall_seconds: float = bounded.STALL_SECONDS,
         checkpoint_limit_seconds: float = bounded.LIMIT_SECONDS,
-        auto_push: str | None = None, auto_push_delay: float = 5.0,
+        auto_push: str | None = None, auto_push_delay: float = 5.0, remote_timeout: float = 60.0,
         store: st.Store | None = None,
     ):
         """`store`: a store already open on `base` to use rather than a handle of its own
@@ -73,7 +73,7 @@ class CheckpointManager:
         self._next_prune_check = 0.0
         # ensure_checkpoint's bound: given up after this long without progress, or in all
         self._runner = bounded.Runner(checkpoint_stall_seconds, checkpoint_limit_seconds)
-        self.auto_push, self.auto_push_delay = auto_push, auto_push_delay  # remote.autopush
+        self.auto_push, self.push_timing = auto_push, (auto_push_delay, remote_timeout)
 
     # -- where the store is -------------------------------------------------------
 
@@ -158,7 +158,7 @@ class CheckpointManager:
         )
         self.last_result = result
         if result.taken and self.auto_push:  # queued; never raises
-            autopush.trigger(self.layout, self.auto_push, result.project, self.auto_push_delay)
+            autopush.trigger(self.layout, self.auto_push, result.project, *self.push_timing)
         return result
 
     def checkpoint(self, working_dir: str, reason: str = "checkpoint",

@@ -22,7 +22,7 @@ def checkpoint_report(store: st.Store, workdir: Path, reference: str, key: str |
     repo, h16 = store.repo, key or st.project_hash(workdir)
     cp = st.resolve(repo, h16, reference)
     found = meta.meta_of(repo, h16, cp.id)
-    report = checkpoint_dict(cp, st.stats(repo, cp))
+    report = checkpoint_dict(cp, st.stats(repo, cp, h16))
     report.update(
         directory=str(workdir),
         time=cp.time,

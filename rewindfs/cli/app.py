@@ -50,7 +50,16 @@ class App:
     def store(self) -> Store:
         from rewindfs.store import Store
 
+        self.configure_bounds()
         return Store(self.layout)
+
+    def configure_bounds(self) -> None:
+        """What a tree fetched from a remote may hold to be read whole: a local
+        checkpoint's bounds, from the settings (store.history.bounds)."""
+        from rewindfs.store.history import bounds
+
+        s = self.settings
+        bounds.configure(s.max_files, s.max_file_size_bytes, s.max_total_size_mb * 1024 * 1024)
 
     @property
     def limits(self) -> Limits:
@@ -78,6 +87,7 @@ class App:
             extra_excludes=s.extra_excludes,
             auto_push=s.auto_push,
             auto_push_delay=s.auto_push_delay,
+            remote_timeout=s.remote_timeout,
             store=self.store,
         )
 

@@ -66,7 +66,9 @@ def describe(app: object, exc: BaseException) -> tuple[str, int] | None:
 
 
 def _fail(message: str, code: int) -> int:
-    click.echo(f"rewind: {' '.join(message.split())}", err=True)
+    from rewindfs.cli.output.human import visible  # what a remote or a file name put in it
+
+    click.echo(f"rewind: {visible(' '.join(message.split()))}", err=True)
     return code
 
 

@@ -138,7 +138,10 @@ def fetched(app, remote: str | None = None, *, own: bool, only: str | None = Non
 
 
 def _fetched(found: catalog.RemoteProject, label: str) -> Target:
-    return Target(found.key, Path(found.workdir or found.h16), found, f"@{found.remote}/{label}")
+    # A record without a usable path (store.remote.records) gets one that is absolute and
+    # exists nowhere: nothing is ever resolved against the current directory.
+    where = Path(found.workdir) if found.workdir else Path("/", f".rewind-no-path-{found.h16}")
+    return Target(found.key, where, found, f"@{found.remote}/{label}")
 
 
 def _repo(app, what: str):

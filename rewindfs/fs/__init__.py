@@ -2,6 +2,9 @@
 
     model.py       the browsable model (root, project, checkpoint, tree, file, link nodes)
     blobs.py       file contents with bounded memory (LRU, spool files, read-ahead)
+    walkahead.py   where the read-ahead is, at most a budget ahead of the reader
+    trim.py        bounded memory however big a tree: nodes kept for the last directories
+                   listed, the kernel asked to drop the oldest names it holds
     operations.py  where a mount's requests are answered (lookup, getattr, readdir, read):
                    the thin pyfuse3 adapter over the model (kernel cache or stock mode)
     capabilities.py  whether pyfuse3 is rewindfs's patched build

@@ -31,13 +31,14 @@ import queue
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import BinaryIO
 
 from rewindfs.errors import StoreError
 from rewindfs.fs.cache import LruCache
+from rewindfs.fs.walkahead import DIR_WEIGHT, FILE_WEIGHT, Below, Walk, Wanted
 from rewindfs.store.history import ObjectReader
 
 log = logging.getLogger(__name__)
@@ -48,9 +49,6 @@ DEFAULT_MEMORY = 64 * MiB
 DEFAULT_SPOOL = 1024 * MiB
 PREFETCH_BUDGET = 16 * MiB  # read ahead per directory listed, and below it
 
-Wanted = tuple[str, int, int]  # a blob read ahead: (oid, size, inode showing it)
-# (directory's inode, its files) for each directory below the one listed, in turn
-Below = Iterator[tuple[int, Iterable[Wanted]]]
 PREFETCH_WAIT = 10.0  # seconds a reader waits for a blob being read ahead
 # A push that names an inode the kernel has not made yet (the process that listed the
 # directory has not woken up to link its entries) is tried again after these pauses.
@@ -93,8 +91,10 @@ class BlobReader:
         # oid being read ahead -> the Event a reader waits on (made only when one waits)
         self._pending: dict[str, threading.Event | None] = {}
         self._guard = threading.Lock()
-        self._queue: queue.SimpleQueue[tuple[list[str], int, Below | None] | None] = \
-            queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[tuple[list[str], int] | None] = queue.SimpleQueue()
+        # The walk below the last directory listed: only the last one is followed, so a
+        # reader listing faster than the read-ahead goes queues no walk (and no nodes).
+        self._below_next: Below | None = None
         self._prefetcher: threading.Thread | None = None
         # a listing's pushes, or files read ahead that arrived after it
         self._pushes: queue.SimpleQueue[PushJob | list[tuple[int, bytes]] | None] = \
@@ -154,7 +154,10 @@ class BlobReader:
                                                     name="rewindfs-prefetch")
                 self._prefetcher.start()
         if todo or below is not None:
-            self._queue.put((todo, directory, below))
+            if below is not None:
+                with self._guard:
+                    self._below_next = below
+            self._queue.put((todo, directory))
 
     def listed(self, blobs: list[Wanted]) -> list[tuple[int, bytes]]:
         """These files (oid, size, inode) are being shown (their directory's listing is
@@ -227,18 +230,21 @@ class BlobReader:
                 missed = [(inode, data) for inode, data in missed if not push(inode, data)]
 
     def _prefetch_loop(self) -> None:
-        walk = _Walk(None)
+        walk = Walk(None)
         while True:
             if walk.paused(self.prefetch_budget) or not self._queue.empty():
                 job = self._queue.get()
                 if job is None:
                     return
-                todo, directory, below = job
+                todo, directory = job
                 self._fetch(todo)
                 if directory in walk.seen:
-                    walk.window = 0  # the reader is this far: the window slides along
-                elif below is not None:
-                    walk = _Walk(below)  # the reader went elsewhere: follow it
+                    walk.caught_up(directory)  # the reader is this far: the window slides
+                    continue
+                with self._guard:
+                    below, self._below_next = self._below_next, None
+                if below is not None:
+                    walk = Walk(below)  # the reader went elsewhere: follow it
                 continue
             self._walk_step(walk)
 
@@ -253,7 +259,7 @@ class BlobReader:
             for oid in todo:
                 self._release(oid)
 
-    def _walk_step(self, walk: _Walk) -> None:
+    def _walk_step(self, walk: Walk) -> None:
         """Fetch the files of the walk's next directory (cached ones count towards the
         window too, so it stays ahead of the reader and never runs away from it)."""
         assert walk.below is not None
@@ -266,20 +272,21 @@ class BlobReader:
             log.debug("read-ahead below a directory stopped: %s", exc)
             walk.below = None
             return
-        walk.seen.add(directory)
+        walk.total += DIR_WEIGHT
         todo: list[str] = []
         with self._guard:
             for oid, size, _ in files:
                 if size >= SPOOL_MIN:
                     continue
-                walk.window += size
-                if walk.window > self.prefetch_budget:
+                walk.total += max(size, FILE_WEIGHT)
+                if walk.total - walk.reader > self.prefetch_budget:
                     break  # the rest is fetched when the directory is listed
                 if oid not in self._pending and oid not in self.memory:
                     # Not shown yet (its inode is unknown to the kernel): no push; the
                     # listing that shows it hands it over from memory.
                     self._pending[oid] = None
                     todo.append(oid)
+        walk.seen[directory] = walk.total
         self._fetch(todo)
 
     def _arrived(self, oid: str, data: bytes | None) -> None:
@@ -379,16 +386,3 @@ def _once_known(job: PushJob, push: Callable[[], bool]) -> bool:
         if known:
             return False
     return False
-
-
-class _Walk:
-    """The read-ahead's walk below a listed directory: where it is, what it went
-    through, and how far ahead of the reader's last listing it has read."""
-
-    def __init__(self, below: Below | None):
-        self.below = below
-        self.seen: set[int] = set()
-        self.window = 0
-
-    def paused(self, budget: int) -> bool:
-        return self.below is None or self.window > budget

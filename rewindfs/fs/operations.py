@@ -50,7 +50,7 @@ from rewindfs.fs.answers import guard_handlers
 from rewindfs.fs.blobs import PushJob
 from rewindfs.fs.cache import LruCache
 from rewindfs.fs.model import Model
-from rewindfs.fs.nodes.context import LISTING_CACHE_ENTRIES
+from rewindfs.fs.nodes.context import PREPARED_ENTRIES
 from rewindfs.fs.nodes.file import INLINE_READ_LIMIT
 from rewindfs.fs.nodes.node import Attributes, Directory, File, Node, Symlink
 from rewindfs.fs.table import InodeTable
@@ -104,7 +104,7 @@ class RewindOperations(pyfuse3.Operations):
         self._listing_pushes: dict[int, PushJob] = {}  # directory inode -> its pushes
         # Listings of directories inside checkpoints never change: prepared once, they
         # make a warm opendir a dictionary lookup (bounded by entries, like the model's).
-        self._listings: LruCache[int, Listing] = LruCache(LISTING_CACHE_ENTRIES,
+        self._listings: LruCache[int, Listing] = LruCache(PREPARED_ENTRIES,
                                                           lambda listing: max(1, len(listing)))
 
     def init(self) -> None:

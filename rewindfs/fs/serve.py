@@ -18,6 +18,7 @@ import trio
 
 from rewindfs.fs.model import Model
 from rewindfs.fs.operations import RewindOperations
+from rewindfs.fs.trim import Trimmer
 from rewindfs.fs.watch import Watcher
 
 log = logging.getLogger(__name__)
@@ -48,12 +49,15 @@ def serve(model: Model, mountpoint: Path, *, allow_other: bool = False,
     ops = operations or RewindOperations(model, kernel_cache=kernel_cache)
     watcher = Watcher(model.root, _invalidate_entry, _invalidate_inode,
                       model.context.refresh_interval)
+    trimmer = Trimmer(ops.table, _invalidate_entry)
     model.context.watched = True
     pyfuse3.init(ops, str(mountpoint), mount_options(allow_other))
     try:
         watcher.start()
+        trimmer.start()
         trio.run(_run, on_ready)
     finally:
+        trimmer.stop()
         watcher.stop()  # before close: no invalidation may reach a closed session
         pyfuse3.close(unmount=True)
         model.close()

@@ -6,6 +6,8 @@ while the kernel may still ask about them; `forget` lets them go.
 
 from __future__ import annotations
 
+from itertools import islice
+
 from rewindfs.fs.nodes.node import Node
 
 
@@ -36,6 +38,11 @@ class InodeTable:
             self._nodes[node.inode] = [node, 1]
         else:
             held[1] += 1
+
+    def oldest(self, count: int) -> list[tuple[int, Node]]:
+        """The `count` nodes the kernel got first (fs.trim drops the oldest it holds): a
+        snapshot, copied by C code, so no request changes the table meanwhile."""
+        return [(inode, held[0]) for inode, held in list(islice(self._nodes.items(), count))]
 
     def forget(self, inode: int, count: int) -> None:
         held = self._nodes.get(inode)

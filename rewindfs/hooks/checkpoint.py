@@ -80,7 +80,7 @@ def _checkpoint(settings: config.Settings, store: Store, workdir: Path, reason: 
         paths=found[2] if found else None)
     if result.taken and settings.auto_push:  # queued; pushed by a detached process
         autopush.trigger(store.layout, settings.auto_push, result.project,
-                         settings.auto_push_delay)
+                         settings.auto_push_delay, settings.remote_timeout)
     if result.commit and result.tree:
         stamp.record_later(store.layout.store, result.project, workdir, result.commit,
                            result.tree, started, key, result.skipped_files,

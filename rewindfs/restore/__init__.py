@@ -9,7 +9,8 @@ restored tree:
    the size cap that the target holds (it grew since) is reverted like any other, so
    the snapshot holds it whatever its size;
 2. the target's tree checked for names that must never be written (`..`, `.git`,
-   ...), then a plan from the captured tree to it (safe mode keeps files a person
+   ...), and one fetched from a remote for its bounds (store.history.bounds), then a
+   plan from the captured tree to it (safe mode keeps files a person
    edited since the agent wrote them);
 3. the modes of what it will overwrite or delete recorded with the pre-rollback
    snapshot (store.history.files.modes), and the intent recorded in the journal: target,
@@ -20,11 +21,14 @@ restored tree:
 5. a completion record in the journal: done, failed (some files, or an error it
    could not go on from) or interrupted (Ctrl-C), with what it touched.
 A restore killed between 3 and 5 is undone from its intent record (see `undo`);
-its temporary files are removed by the next restore or undo of the project.
+its temporary files are removed by the next restore or undo of the project. One that
+fails after 1 and before 3 (nothing changed yet) is in the journal too, as a restore
+that changed nothing, so `undo` names it instead of an older one.
 
     restoring  a restore carried out, undo, dry runs, exports
     plan       where a restore is planned: what it will write, delete and keep
     apply      carrying the plan out; fdtree: the tree reached only through descriptors
+    dirfds     those directory descriptors: no link followed, few open, deep trees too
     journal    intent before, completion after (undo)
     pause      a test hook: a restore that stops after N files (killed-restore tests)
     paths      project-relative paths, checked

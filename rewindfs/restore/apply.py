@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from rewindfs.errors import StoreError
 from rewindfs.restore import pause
-from rewindfs.restore.fdtree import Staged, Tree
+from rewindfs.restore.fdtree import Blob, Staged, Tree
 from rewindfs.restore.plan import CHMOD, CREATE, DELETE, Action, Plan
 
 TMP_NAME = re.compile(rb"^\..*\.rewind-[0-9a-f]{8}\.tmp\Z", re.DOTALL)
@@ -79,7 +79,7 @@ class Outcome:
         return [*self.written, *self.deleted]
 
 
-def apply(plan: Plan, root: bytes, read_blob: Callable[[str], bytes],
+def apply(plan: Plan, root: bytes, read_blob: Callable[[str], Blob],
           removable_dirs: set[bytes] | None = None, *, modes: dict[bytes, int] | None = None,
           outcome: Outcome | None = None) -> Outcome:
     """Deletes first (deepest first), then writes (parents first), then mode changes;
@@ -119,7 +119,7 @@ class _Full(Exception):
 class _Run:
     """One application of a plan: the queue, the batch in flight, progress."""
 
-    def __init__(self, plan: Plan, tree: Tree, read_blob: Callable[[str], bytes],
+    def __init__(self, plan: Plan, tree: Tree, read_blob: Callable[[str], Blob],
                  outcome: Outcome):
         self.tree, self.read_blob, self.outcome = tree, read_blob, outcome
         deletes = sorted((a for a in plan.actions if a.kind == DELETE), key=lambda a: a.path,
@@ -169,10 +169,11 @@ class _Run:
                 outcome.written.append(action.path)
             else:
                 data = self.read_blob(action.entry.oid)
+                size = len(data) if isinstance(data, bytes) else data.size
                 staged = tree.stage(action.path, action.entry, data,
                                     create=action.kind == CREATE, sync=self.sync_each)
-                self.staged.append((action, staged, len(data)))
-                self.staged_bytes += len(data)
+                self.staged.append((action, staged, size))
+                self.staged_bytes += size
                 if len(self.staged) >= BATCH_FILES or self.staged_bytes >= BATCH_BYTES:
                     self.flush()
                 return  # its progress is counted when it is in place

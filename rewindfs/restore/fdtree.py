@@ -27,25 +27,24 @@ import errno
 import os
 import secrets
 import stat
-from collections import OrderedDict
 from dataclasses import dataclass
+from typing import Any
 
 from rewindfs import portable
 from rewindfs.restore import noreplace
+from rewindfs.restore.dirfds import DirFds, UnsafePath
 from rewindfs.store.history import EXECUTABLE, Entry
 from rewindfs.store.objects import durable
-
-DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-
 
 _PROC_FD = "/proc/self/fd"
 
 
-OPEN_DIRS = 64  # directory descriptors a restore keeps open at most
+SYNC_EACH = 16  # directories fsynced one by one; more are synced by one syncfs(2)
 
 
-class UnsafePath(OSError):
-    """A path component that is not a real directory (a symlink, a file)."""
+# A file's bytes: whole, or a big blob handed out in pieces (store.history.files.trees.Streamed:
+# `size`, and `copy(sink)`), never whole in memory.
+Blob = bytes | Any
 
 
 @dataclass
@@ -66,55 +65,24 @@ class Tree:
 
     def __init__(self, root: bytes, removable_dirs: set[bytes] | None = None,
                  modes: dict[bytes, int] | None = None):
-        self.root_fd = os.open(root, DIR_FLAGS)
-        # Least recently used last; at most OPEN_DIRS stay open (a restore touching
-        # thousands of directories must not run out of descriptors).
-        self.fds: OrderedDict[bytes, int] = OrderedDict({b"": self.root_fd})
+        self.dirs = DirFds(root)
+        self.root_fd = self.dirs.root_fd
         self.umask = _umask()
-        self.created: list[bytes] = []
+        self.created = self.dirs.created  # made by this restore
         self.removable = removable_dirs  # None: any directory a delete leaves empty
         self.modes = modes or {}
-        self.dirty: set[bytes] = set()  # directories whose names changed, not yet fsynced
+        self.dirty = self.dirs.dirty  # directories whose names changed, not yet fsynced
         self.chmodded = False  # a mode changed that no directory fsync covers
 
     def close(self) -> None:
-        for fd in self.fds.values():
-            os.close(fd)
-        self.fds.clear()
+        self.dirs.close()
 
     def dir_fd(self, rel_dir: bytes, *, create: bool) -> int:
-        """A descriptor of the directory, valid until the next call (older ones may be
-        closed to stay under OPEN_DIRS)."""
-        if rel_dir in self.fds:
-            self.fds.move_to_end(rel_dir)
-            return self.fds[rel_dir]
-        parent, _, name = rel_dir.rpartition(b"/")
-        parent_fd = self.dir_fd(parent, create=create)
-        try:
-            fd = os.open(name, DIR_FLAGS, dir_fd=parent_fd)
-        except FileNotFoundError:
-            if not create:
-                raise
-            # Private until finish() gives it its mode: never wider meanwhile, and
-            # writable by us even when its final mode is read-only.
-            os.mkdir(name, 0o700, dir_fd=parent_fd)
-            self.created.append(rel_dir)
-            self.dirty.add(parent)
-            fd = os.open(name, DIR_FLAGS, dir_fd=parent_fd)
-        except OSError as exc:
-            if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-                raise UnsafePath(exc.errno, "a symlink or file is in the way", rel_dir) from exc
-            raise
-        self.fds[rel_dir] = fd
-        while len(self.fds) > OPEN_DIRS:
-            oldest = next(d for d in self.fds if d)  # never the root
-            os.close(self.fds.pop(oldest))
-        return fd
+        """A descriptor of the directory (restore.dirfds), valid until the next call."""
+        return self.dirs.open(rel_dir, create=create)
 
     def forget(self, rel_dir: bytes) -> None:
-        fd = self.fds.pop(rel_dir, None)
-        if fd is not None:
-            os.close(fd)
+        self.dirs.forget(rel_dir)
 
     def remove(self, rel: bytes) -> None:
         parent, _, name = rel.rpartition(b"/")
@@ -152,7 +120,7 @@ class Tree:
             if rel_dir:
                 self._rmdir(rel_dir)
 
-    def stage(self, rel: bytes, entry: Entry, data: bytes, *, create: bool,
+    def stage(self, rel: bytes, entry: Entry, data: Blob, *, create: bool,
               sync: bool) -> Staged:
         """Write `data` under a temporary name next to `rel` (`sync`: fsynced now; else
         the caller syncs the batch with `sync_staged`); `place` puts it in place."""
@@ -161,13 +129,18 @@ class Tree:
         tmp = b".%s.rewind-%s.tmp" % (name[:80], secrets.token_hex(4).encode())
         try:
             if entry.is_link:
+                if not isinstance(data, bytes):  # a link target of megabytes: no such path
+                    raise OSError(errno.ENAMETOOLONG, "symlink target too long", rel)
                 os.symlink(data, tmp, dir_fd=fd)
             else:
                 mode = self._file_mode(fd, name, rel, entry)
                 out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
                               | os.O_CLOEXEC, 0o600, dir_fd=fd)
                 try:
-                    durable.write_all(out, data)
+                    if isinstance(data, bytes):
+                        durable.write_all(out, data)
+                    else:
+                        data.copy(lambda piece: durable.write_all(out, piece))
                     os.fchmod(out, mode)  # exact: neither the umask nor 0600 is meant
                     if sync:
                         os.fsync(out)
@@ -212,11 +185,14 @@ class Tree:
     def settle(self) -> None:
         """Make every name this tree changed durable: each such directory fsynced once
         (one that is gone since needs nothing); a changed mode, by one syncfs."""
-        for rel_dir in sorted(self.dirty, key=lambda d: d.count(b"/"), reverse=True):
-            try:
-                os.fsync(self.dir_fd(rel_dir, create=False))
-            except (FileNotFoundError, NotADirectoryError, UnsafePath):
-                pass
+        if len(self.dirty) > SYNC_EACH:
+            durable.syncfs(self.root_fd)  # one flush of the project's filesystem
+        else:
+            for rel_dir in sorted(self.dirty, key=lambda d: d.count(b"/"), reverse=True):
+                try:
+                    os.fsync(self.dir_fd(rel_dir, create=False))
+                except (FileNotFoundError, NotADirectoryError, UnsafePath):
+                    pass
         self.dirty.clear()
         if self.chmodded:
             durable.syncfs(self.root_fd)
@@ -302,13 +278,17 @@ class Tree:
     def finish(self) -> None:
         """Give the directories this restore created their modes (deepest first), each
         fsynced after (its mode is in its own inode)."""
+        each = len(self.created) <= SYNC_EACH
         for rel_dir in sorted(self.created, key=lambda d: d.count(b"/"), reverse=True):
             try:
                 fd = self.dir_fd(rel_dir, create=False)
                 os.fchmod(fd, self.new_dir_mode(rel_dir))
-                os.fsync(fd)
+                if each:
+                    os.fsync(fd)
             except OSError:
                 pass  # removed since (an undo dropping it), or a link in the way now
+        if not each:
+            durable.syncfs(self.root_fd)
 
     def current_mode(self, rel: bytes) -> int | None:
         """st_mode of what is at `rel` (links not followed), None if nothing (or no

@@ -15,7 +15,7 @@ from rewindfs.restore.apply import Outcome, apply, survey, tidy
 from rewindfs.restore.paths import project_relative
 from rewindfs.restore.plan import CREATE, Action, Plan, build
 from rewindfs.store.capture import DEFAULT_LIMITS, Limits, capture
-from rewindfs.store.history import ledger, load, locked, modes, take_locked, tip, trees
+from rewindfs.store.history import bounds, ledger, load, locked, modes, take_locked, tip, trees
 
 
 @dataclass
@@ -73,7 +73,7 @@ def restore(store: st.Store, workdir, reference: str | st.Checkpoint,
     target = reference if isinstance(reference, st.Checkpoint) else st.resolve(repo, h16, reference)
     scope = _scope if _scope is not None else _scope_of(opts, wd)
     safe = _safe(store, h16, target, opts, scope)
-    _check_tree(repo, target)  # before anything, the pre-rollback snapshot included
+    _check_tree(repo, target, opts.source)  # before anything, the pre-rollback snapshot too
     root = os.fsencode(str(wd))
     with locked(store, wd) as project:
         jpath = journal.path_for(store.layout, h16)
@@ -91,20 +91,26 @@ def restore(store: st.Store, workdir, reference: str | st.Checkpoint,
         if pre.commit is None:
             raise StoreError(f"no pre-rollback snapshot of {wd} could be recorded, so the "
                              "restore could not be undone; nothing was changed")
-        plan = _plan(store, h16, wd, pre.tree, target, scope, safe, opts.delete_missing,
-                     expect=_expect, lenient=_kind == "undo")
-        _check_confirmed(plan, opts.confirmed_deletes)
-        recorded, may_create = survey(root, plan)
-        # The pre-rollback commit and its modes note are on disk (libgit2 fsyncs them,
-        # store.objects.durable) before the journal names them.
-        modes.record(repo, h16, pre.commit, recorded)
+        try:
+            plan = _plan(store, h16, wd, pre.tree, target, scope, safe, opts.delete_missing,
+                         expect=_expect, lenient=_kind == "undo")
+            _check_confirmed(plan, opts.confirmed_deletes)
+            recorded, may_create = survey(root, plan)
+            # The pre-rollback commit and its modes note are on disk (libgit2 fsyncs them,
+            # store.objects.durable) before the journal names them.
+            modes.record(repo, h16, pre.commit, recorded)
+        except BaseException as exc:
+            # Nothing changed yet, and the journal says so: `rewind undo` then names this
+            # restore (its pre-rollback snapshot) instead of an older one.
+            _ended_before_any_change(jpath, _kind, target.id, pre.commit, _undoes, exc)
+            raise
         entry = journal.begin(
             jpath, kind=_kind, target=target.id, pre_rollback=pre.commit,
             plan=[(a.path, a.entry.oid if a.entry else None) for a in plan.actions],
             dirs=may_create, undoes=_undoes)
         outcome = Outcome()
         try:
-            apply(plan, root, lambda oid: trees.blob_bytes(repo, oid), _removable_dirs,
+            apply(plan, root, lambda oid: trees.blob_source(repo, oid), _removable_dirs,
                   modes=modes.read(repo, opts.source or h16, target.id), outcome=outcome)
         except BaseException as exc:
             # How far it got, so undo is exact: Ctrl-C (or a signal) interrupted it, or
@@ -133,7 +139,7 @@ def dry_run(store: st.Store, workdir, reference: str | st.Checkpoint,
     wd = _existing_workdir(workdir)
     repo, h16 = _history(store, wd)
     target = reference if isinstance(reference, st.Checkpoint) else st.resolve(repo, h16, reference)
-    _check_tree(repo, target)
+    _check_tree(repo, target, opts.source)
     scope = _scope if _scope is not None else _scope_of(opts, wd)
     safe = _safe(store, h16, target, opts, scope)
     with locked(store, wd) as project:
@@ -193,7 +199,7 @@ def export(store: st.Store, workdir, reference: str | st.Checkpoint, dest,
     out = Path(dest).expanduser().absolute()
     if out.is_symlink() or (out.exists() and (not out.is_dir() or any(out.iterdir()))):
         raise Refused(f"{out} exists and is not an empty directory")
-    _check_tree(repo, target)
+    _check_tree(repo, target, source)
     scope = [project_relative(p, wd) for p in paths] if paths else [b""]
     actions = []
     for prefix in scope:
@@ -205,7 +211,7 @@ def export(store: st.Store, workdir, reference: str | st.Checkpoint, dest,
     if dry_run:
         return RestoreResult(out, target, plan)
     _make_export_dir(out)
-    outcome = apply(plan, os.fsencode(str(out)), lambda oid: trees.blob_bytes(repo, oid),
+    outcome = apply(plan, os.fsencode(str(out)), lambda oid: trees.blob_source(repo, oid),
                     modes=modes.read(repo, h16, target.id))
     return RestoreResult(out, target, plan, None, outcome)
 
@@ -305,13 +311,31 @@ def _plan(store: st.Store, h16: str, wd: Path, current_tree: str | None, target:
     return plan
 
 
-def _check_tree(repo, target: st.Checkpoint) -> None:
-    """Refuse a target whose tree names a path that must never be written (`..`, `.git`)."""
+def _check_tree(repo, target: st.Checkpoint, source: str | None = None) -> None:
+    """Refuse a target whose tree names a path that must never be written (`..`, `.git`),
+    or, from a fetched project (`source`), one over the bounds a tree from outside must
+    keep (store.history.bounds: files, depth, sizes), measured before it is walked."""
+    if source is not None:
+        bounds.check(repo, target.tree_id, f"checkpoint {target.short} of a fetched project",
+                     "restored")
     bad = trees.unsafe_entry(repo, target.tree_id)
     if bad is not None:
         path, why = bad
+        name = os.fsdecode(path if len(path) <= 120 else path[:60] + b"..." + path[-40:])
         raise Refused(f"checkpoint {target.short} is unsafe to restore: entry "
-                      f"{os.fsdecode(path)!r} is {why}; nothing was changed")
+                      f"{name!r} is {why}; nothing was changed")
+
+
+def _ended_before_any_change(jpath: Path, kind: str, target: str, pre_rollback: str,
+                             undoes: str | None, exc: BaseException) -> None:
+    status = journal.INTERRUPTED if isinstance(exc, KeyboardInterrupt | SystemExit) \
+        else journal.FAILED
+    try:
+        entry = journal.begin(jpath, kind=kind, target=target, pre_rollback=pre_rollback,
+                              plan=[], dirs=[], undoes=undoes)
+        journal.end(jpath, entry, status, [], [])
+    except OSError:
+        pass  # the error being raised says more than this one
 
 
 def _tidy(jpath: Path, root: bytes) -> None:

@@ -36,8 +36,8 @@ def names(*short: str) -> frozenset[str]:
 
 COMMON = names(
     "", "cli", "cli.app", "cli.failure", "cli.group", "cli.help", "cli.interrupts",
-    "cli.output", "cli.output.feedback", "cli.output.term", "cli.output.widths", "cli.quick",
-    "cli.watchdog", "config", "errors", "faces", "portable", "store", "store.history",
+    "cli.output", "cli.output.feedback", "cli.output.human", "cli.output.term",
+    "cli.output.widths", "cli.quick", "cli.watchdog", "config", "errors", "faces", "portable", "store", "store.history",
     "store.history.chain", "store.history.labels", "store.history.records",
     "store.history.records.listpage", "store.history.records.recordfile",
     "store.history.records.records", "store.history.records.recordtail",
@@ -116,8 +116,8 @@ DECLARED: dict[str, frozenset[str]] = {
     "restore --dry-run": COMMON | names(
         "agent", "agent.results", "agent.state", "agent.workdir", "cli.commands.complete",
         "cli.options", "cli.output.human", "cli.output.plain", "cli.target", "lazylog",
-        "restore", "restore.apply", "restore.fdtree", "restore.noreplace", "restore.paths",
-        "restore.plan", "sources", "sources.stepref", "store.capture", "store.capture.changes",
+        "restore", "restore.apply", "restore.dirfds", "restore.fdtree", "restore.noreplace",
+        "restore.paths", "restore.plan", "sources", "sources.stepref", "store.capture", "store.capture.changes",
         "store.capture.deepdirs", "store.capture.fileread", "store.capture.progress",
         "store.capture.splitstore", "store.capture.storing", "store.history.checkpoint",
         "store.history.files.treestats", "store.history.metadata.notes", "store.history.prune",

@@ -20,7 +20,7 @@ from rewindfs.cli.help import examples
 from rewindfs.cli.options import dir_option, json_option
 from rewindfs.cli.output import logtable, rowstream
 from rewindfs.cli.output.feedback import capture_progress
-from rewindfs.cli.output.human import human_age
+from rewindfs.cli.output.human import human_age, visible
 from rewindfs.errors import InvalidInput
 from rewindfs.sources import keep, reading, refs
 from rewindfs.sources.agents import AGENTS, agent_named
@@ -70,8 +70,8 @@ def list_steps(app: App, workdir: Path, agent: str, as_json: bool) -> None:
         for justify in ("right", "left", "right", "left", "left", "left"):
             table.add_column(justify=justify, no_wrap=justify == "right")
         for item, data in zip(history.listed, entries, strict=True):
-            where = Text(f"{_short(item.session.title or item.session.id)} {item.step.name}",
-                         style="cyan")
+            title = _short(item.session.title or item.session.id)
+            where = Text(visible(f"{title} {item.step.name}"), style="cyan")
             table.add_row(Text(f"  {item.number}."), Text(item.short_ref, style="yellow"),
                           Text(human_age(item.step.time), style="green"), where,
                           Text(item.turn.excerpt or "", style="dim"), _files(data))
@@ -106,7 +106,7 @@ def show_step(app: App, workdir: Path, text: str, as_json: bool) -> None:
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(item.step.time))
     lines = [f"{history.agent.label} step {item.short_ref} of {workdir}: {item.ref}",
              f"  time:     {when} ({human_age(item.step.time)})",
-             f"  session:  {item.session.title or '(untitled)'} ({item.session.id})",
+             visible(f"  session:  {item.session.title or '(untitled)'} ({item.session.id})"),
              f"  turn:     {item.turn.number}: {item.turn.excerpt or '(no prompt)'}",
              f"  step:     {item.step.name} (the project as this step found it)",
              f"  mount:    <mount>/{agent_dir(item)}/"]

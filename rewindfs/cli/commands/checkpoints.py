@@ -172,7 +172,7 @@ def list_(app: App, directory: str | None, all_projects: bool, remote: str | Non
         repo = app.store.repo
 
         def stats(c):
-            return st.stats(repo, c)
+            return st.stats(repo, c, target.key)
 
         def size(h16, c):
             return total_size(repo, app.store.layout, h16, c)
@@ -182,7 +182,10 @@ def list_(app: App, directory: str | None, all_projects: bool, remote: str | Non
             if long is not None:
                 return long
         found = st.checkpoints(repo, target.key)
-        return listing.listed(target, found, stats, size, mount)
+        rows = listing.listed(target, found, stats, size, mount)
+        if target.fetched:
+            _mark_over(repo, rows)
+        return rows
 
     report = ((target, listed(target)) for target in targets)
     if as_json:
@@ -199,6 +202,17 @@ def list_(app: App, directory: str | None, all_projects: bool, remote: str | Non
                 listing.print_list(app, console, target.title, lines)
         except Surprise as exc:
             _surprised(app, targets[0], exc)
+
+
+def _mark_over(repo, rows: list) -> None:
+    """A fetched project's checkpoints over their bounds, each with why."""
+    from rewindfs.store.history import bounds
+
+    for line in rows:
+        try:
+            line.over = bounds.measure(repo, line.cp.tree_id).over
+        except (KeyError, ValueError, OSError):
+            continue  # damage: reading it says so
 
 
 def _paged(app: App, target: Target, stats, size) -> listing.Paged | list[listing.Listed] | None:
@@ -313,8 +327,19 @@ def _diff_checkpoints(app: App, target: Target, refs: tuple[str, ...],
             target_tree = st.working_tree_tree(app.store, workdir, app.limits,
                                                app.extra_excludes)
     else:
-        target_tree = st.resolve(repo, h16, refs[1]).tree_id
+        newer = st.resolve(repo, h16, refs[1])
+        _within_bounds(repo, target, newer)
+        target_tree = newer.tree_id
+    _within_bounds(repo, target, base)
     return st.diff_between(repo, base.tree_id, target_tree, paths)
+
+
+def _within_bounds(repo, target: Target, cp) -> None:
+    """A fetched checkpoint is compared only within its bounds (store.history.bounds)."""
+    if target.fetched is not None:
+        from rewindfs.store.history import bounds
+
+        bounds.check(repo, cp.tree_id, f"checkpoint {cp.short} of {target.spec}", "compared")
 
 
 def _paths(given: list[str] | None, workdir: Path) -> list[bytes] | None:

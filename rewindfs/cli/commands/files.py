@@ -25,7 +25,7 @@ from rewindfs.cli.options import (
     refuse_together,
 )
 from rewindfs.cli.output import logtable, rowstream
-from rewindfs.cli.output.human import human_age
+from rewindfs.cli.output.human import human_age, visible
 from rewindfs.cli.output.plain import joined
 from rewindfs.cli.target import Target, remote_option
 from rewindfs.cli.target import resolve as resolve_target
@@ -145,7 +145,9 @@ def cat(app: App, reference: str, path: str, directory: str | None, remote: str 
     repo, h16 = app.store.repo, target.key
     cp = st.resolve(repo, h16, reference)
     rel = cli_relative(target.workdir, path)
-    write_bytes(pathlog.read_file(repo, cp, rel))
+    out = sys.stdout.buffer
+    pathlog.copy_file(repo, cp, rel, out.write)  # a big file in pieces, never whole
+    out.flush()
 
 
 def write_bytes(data: bytes) -> None:
@@ -197,7 +199,7 @@ def grep(ctx: click.Context, pattern: str, references: tuple[str, ...], director
         raise InvalidInput(f"invalid pattern {pattern!r}: {exc}") from None
     chosen = [st.resolve(repo, h16, r) for r in references] if references else found
     paths = [cli_relative(workdir, p) for p in ctx.meta.get("paths") or []] or None
-    matches = search.grep(repo, chosen, compiled, paths, names_only)
+    matches = search.grep(repo, chosen, compiled, paths, names_only, h16)
     if as_json:
         click.echo(json.dumps([{
             "number": m.checkpoint.number or None, "hash": m.checkpoint.id,
@@ -236,7 +238,8 @@ def _highlight(line: bytes, pattern: re.Pattern[bytes]) -> list[tuple[str, str]]
 
 
 def _decode(data: bytes) -> str:
-    return data.decode("utf-8", "replace")
+    """A matched line as a terminal may get it: its bytes shown, never obeyed."""
+    return visible(data.decode("utf-8", "replace"))
 
 
 COMMANDS = [log, cat, grep]

@@ -138,17 +138,27 @@ def _say(as_json: bool, data: dict, text: str) -> None:
 @click.command(epilog=examples(
     "rewind forget                   # the project around the cwd; asks first",
     "rewind forget ~/old/app -f",
+    "rewind forget @origin/app       # one project fetched from origin (origin keeps it)",
 ))
 @click.argument("directory", required=False, type=click.Path(), metavar="[DIR]")
 @dir_option_named("directory_opt")
 @click.option("-f", "--force", is_flag=True, help="Do not ask.")
 @click.pass_obj
 def forget(app: App, directory: str | None, force: bool, directory_opt: str | None) -> None:
-    """Remove a project's whole history from the store (its files stay as they are)."""
+    """Remove a project's whole history from the store (its files stay as they are).
+
+    Only this project's own history: what was fetched from remotes for the same path
+    stays (`rewind forget @REMOTE/NAME` forgets one fetched project, `rewind remote
+    remove NAME` all of a remote's).
+    """
+    from rewindfs.cli.target import is_remote_spec
     from rewindfs.store.maintenance import remove_project
 
     if directory and directory_opt and directory != directory_opt:
         raise click.UsageError("give the directory once: as DIR or with -C")
+    if is_remote_spec(app, directory or directory_opt):
+        _forget_fetched(app, directory or directory_opt, force)
+        return
     workdir = app.project_dir(directory or directory_opt)
     repo, h16 = _history(app, workdir)
     count = len(st.checkpoints(repo, h16))
@@ -162,6 +172,21 @@ def forget(app: App, directory: str | None, force: bool, directory_opt: str | No
                       "try again in a moment")
     click.echo(f"forgot {workdir}: {count} checkpoint(s) removed; their files leave the "
                "store at the next gc (rewind prune)")
+
+
+def _forget_fetched(app: App, spec: str, force: bool) -> None:
+    from rewindfs.cli.target import resolve as resolve_target
+    from rewindfs.store.remote import remotes
+
+    place = resolve_target(app, spec)
+    found = place.fetched
+    count = len(st.checkpoints(app.store.repo, place.key))
+    if not force:
+        _confirm(f"forget {place.spec} ({count} checkpoint(s) fetched from {found.remote})?",
+                 f"forget would remove {count} fetched checkpoint(s) of {place.spec}")
+    remotes.forget_fetched(app.store, found.remote, found.machine, found.h16)
+    click.echo(f"forgot {place.spec}: {count} fetched checkpoint(s) removed here; "
+               f"{found.remote} keeps them (`rewind fetch {found.remote}` brings them back)")
 
 
 COMMANDS = [delete, label, forget]

@@ -10,7 +10,7 @@ import click
 from rewindfs.cli.app import App
 from rewindfs.cli.help import examples
 from rewindfs.cli.options import dir_option, json_option, refuse_together
-from rewindfs.cli.output.human import human_age
+from rewindfs.cli.output.human import human_age, visible
 from rewindfs.cli.target import fetched as fetched_targets
 from rewindfs.store import project_hash
 from rewindfs.store.history import checkpoints, projects
@@ -68,8 +68,8 @@ def remote_list(app: App, as_json: bool) -> None:
     if not rows:
         click.echo("no remotes (`rewind remote add NAME URL` adds one)")
     for row in rows:
-        click.echo(f"{row['name']}\t{row['url']}\t{_last('pushed', row['push'])}, "
-                   f"{_last('fetched', row['fetch'])}, {row['projects']} project(s)")
+        click.echo(visible(f"{row['name']}\t{row['url']}\t{_last('pushed', row['push'])}, "
+                           f"{_last('fetched', row['fetch'])}, {row['projects']} project(s)"))
 
 
 def remote_status(app: App) -> dict[str, list[dict]]:
@@ -102,7 +102,7 @@ def remote_lines(held: dict[str, list[dict]], auto_push: str | None) -> list[str
         for p in held["fetched_projects"]:
             lines.append(f"  {p['name']}  {p['directory'] or '?'} on {p['host'] or p['machine']}"
                          f", {p['checkpoints']} checkpoint(s), last {human_age(p['last_touch'])}")
-    return lines
+    return [visible(line) for line in lines]  # a remote's words are shown, never obeyed
 
 
 def _last(verb: str, outcome: dict | None) -> str:
@@ -137,7 +137,8 @@ def push_cmd(app: App, name: str, directory: str | None, all_projects: bool, pru
     h16s = None if all_projects else [project_hash(app.project_dir(directory))]
     from rewindfs.store.remote import push  # (git's push: only this command's)
 
-    report = push(app.store, name, h16s, prune=prune, progress=_progress(as_json))
+    report = push(app.store, name, h16s, prune=prune, progress=_progress(as_json),
+                  stall=app.settings.remote_timeout)
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2))
         return
@@ -167,7 +168,8 @@ def fetch_cmd(app: App, name: str, as_json: bool) -> None:
     """
     from rewindfs.store.remote import fetch  # (git's fetch: only this command's)
 
-    report = fetch(app.store, name, progress=_progress(as_json))
+    report = fetch(app.store, name, progress=_progress(as_json),
+                   stall=app.settings.remote_timeout)
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2))
         return
@@ -180,7 +182,7 @@ def fetch_cmd(app: App, name: str, as_json: bool) -> None:
         for key in keys:
             if key in held:
                 label, project = held[key]
-                click.echo(f"  {what:<8} {project.where()}  -C @{name}/{label}")
+                click.echo(visible(f"  {what:<8} {project.where()}  -C @{name}/{label}"))
     for key in report.removed:
         click.echo(f"  gone     {key}")
 

@@ -101,11 +101,36 @@ def restore(app: App, reference: str, paths: tuple[str, ...], directory: str | N
         if dest:
             _export(app, workdir, target, dest, paths, dry_run, source, as_json)
             return
-        if source and not workdir.is_dir():
-            raise NotFound(f"{workdir} is not a directory here: restore {place.title} into "
-                           "a new directory with --to DIR")
+        if source:
+            _local_project(app, place, remote)
         _restore(app, workdir, target, scope, source, paths, dry_run, yes, restore_all, safe,
                  as_json)
+
+
+def _local_project(app: App, place, remote: str | None) -> None:
+    """A fetched checkpoint is restored in place only into the local project of the very
+    path its record names: the one `--remote` was run in, or (`-C @NAME/PROJECT`) one
+    this store already knows. A record says where its checkpoints came from, never
+    where they may go."""
+    found = place.fetched
+    if found.workdir is None:
+        raise Refused(f"{place.spec} names no absolute path to restore into (its record "
+                      "is not usable): restore it into a new directory with --to DIR")
+    workdir = place.workdir
+    if not workdir.is_dir():
+        raise NotFound(f"{workdir} is not a directory here: restore {place.title} into "
+                       "a new directory with --to DIR")
+    if remote is None and not _known_project(app, workdir):
+        raise Refused(f"{workdir} is no project of this store: restore {place.title} into a "
+                      f"new directory with --to DIR, or run `rewind restore REF --remote "
+                      f"{found.remote}` in that project")
+
+
+def _known_project(app: App, workdir: Path) -> bool:
+    from rewindfs.store.history import projects
+
+    found = projects.read_record(app.store.layout, project_hash(workdir))
+    return found is not None and found.workdir == workdir
 
 
 def _export(app: App, workdir: Path, target: str | Checkpoint, dest: str,

@@ -16,6 +16,7 @@ from rewindfs.cli.app import App
 from rewindfs.cli.commands.complete import complete_reference
 from rewindfs.cli.help import examples
 from rewindfs.cli.options import dir_option, json_option, output_options, refuse_together
+from rewindfs.cli.output.human import visible
 from rewindfs.cli.target import Target, remote_option
 from rewindfs.cli.target import resolve as resolve_target
 from rewindfs.errors import InvalidInput, RewindError
@@ -146,7 +147,8 @@ def format_report(r: dict[str, Any], full: bool = False) -> list[str]:
             undo = "reversible" if a["reversible"] else "irreversible"
             summary = f": {a['summary']}" if a["summary"] else ""
             lines.append(f"    {a['kind']} #{a['id']}{summary} ({undo})")
-    return lines
+    # A fetched checkpoint's texts are its pusher's: shown, never obeyed.
+    return ["\n".join(visible(part) for part in line.split("\n")) for line in lines]
 
 
 def _changed(step: dict[str, Any]) -> str:

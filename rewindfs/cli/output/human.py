@@ -39,6 +39,29 @@ def human_date(epoch: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(epoch)) if epoch else "-"
 
 
+_WRITTEN_OUT = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def visible(text: str) -> str:
+    """Text from outside (a remote's records and messages, an agent's database, a file's
+    name or lines) as a terminal may get it: control characters (C0, DEL, C1),
+    invisible formatting (bidi overrides, zero widths) and line separators written out
+    (`\\x1b`, `\\n`, `\\u202e`), never obeyed; printable text, spaces included, as
+    it is. The one escape for terminal output, in text and in errors (cli.failure)."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else _written_out(c) for c in text)
+
+
+def _written_out(c: str) -> str:
+    code = ord(c)
+    if c in _WRITTEN_OUT:
+        return _WRITTEN_OUT[c]
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
 def setting_text(value: Any) -> str:
     """A setting's value as `rewind config` prints it (true, 10, a, b or [])."""
     if isinstance(value, bool):

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rewindfs.cli.output import rowstream
-from rewindfs.cli.output.human import human_age, human_bytes
+from rewindfs.cli.output.human import human_age, human_bytes, visible
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -66,6 +66,7 @@ class Listed:
     stats: Stats
     bytes: int | None  # a first checkpoint's size
     path: str | None  # where it is mounted
+    over: str | None = None  # a fetched checkpoint over its bounds: why (store.history.bounds)
 
 
 def listed(target: Any, found: list[Checkpoint], stats: Callable[[Checkpoint], Stats],
@@ -128,6 +129,8 @@ def entry(line: Listed) -> dict:
         out["bytes"] = line.bytes
     if line.path is not None:
         out["path"] = line.path
+    if line.over is not None:
+        out["over_bounds"] = line.over
     return out
 
 
@@ -138,6 +141,7 @@ def as_json(report: Report, many: bool) -> str:
 
 
 def heading(title: str, lines: list[Listed]) -> str:
+    title = visible(title)
     return f"Checkpoints for {title}:" if lines else f"No checkpoints for {title}"
 
 
@@ -154,6 +158,21 @@ def print_list(app: App, console: Console, title: str, lines: list[Listed] | Pag
     assert isinstance(lines, list)
     justify, texts, row = _table(lines, time.time())
     rowstream.print_rows(app.term, console, justify, texts, row, wrap=WRAP)
+    said = over_line(lines)
+    if said:
+        rowstream.print_line(console, said, "yellow")
+
+
+def over_line(lines: list[Listed]) -> str | None:
+    """One line for a fetched project whose checkpoints are over the bounds a tree from
+    outside must keep (store.history.bounds), naming the newest such one."""
+    over = [line for line in lines if line.over is not None]
+    if not over:
+        return None
+    first = over[0]
+    which = f"{first.cp.number}" if first.cp.number else first.cp.short
+    return (f"  ({len(over)} checkpoint(s) over the bounds for fetched data, not restored, "
+            f"searched or compared: checkpoint {which} holds {first.over})")
 
 
 def plain_paged(title: str, lines: Paged) -> Iterator[str]:
@@ -229,11 +248,13 @@ def _row(line: Listed, mounted: bool, now: float) -> list[rowstream.Cell]:
     cp = line.cp
     pre = cp.pre_rollback
     number = "?" if cp.past_break else f"{cp.number}." if cp.number else "-"
-    reason: rowstream.Cell = ((cp.reason, "dim" if pre else ""),
+    # A fetched checkpoint's message is its pusher's: shown, never obeyed (visible).
+    reason: rowstream.Cell = ((visible(cp.reason), "dim" if pre else ""),
                               *((f" [{label}]", "cyan") for label in cp.labels))
     agent = cp.trailers.get(AGENT_TRAILER)
     if agent:  # taken by an agent hook (rewindfs.hooks)
-        reason += ((f" ({agent}, turn {cp.trailers.get(TURN_TRAILER, '?')})", "magenta"),)
+        turn = cp.trailers.get(TURN_TRAILER, '?')
+        reason += ((visible(f" ({agent}, turn {turn})"), "magenta"),)
     row = [(("  ", ""), (number, "dim" if pre else "bold")),
            rowstream.cell(cp.short, "yellow"), rowstream.cell(human_age(cp.time, now), "green"),
            reason, _changes(line)]

@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import islice
 from typing import IO, TYPE_CHECKING
 
+from rewindfs.cli.output.human import visible
+
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
@@ -31,7 +33,8 @@ GAP = 2  # spaces between columns
 
 
 def cell(text: str, style: str = "") -> Cell:
-    return ((text, style),)
+    """One cell of one style; its text shown, never obeyed (cli.output.human.visible)."""
+    return ((visible(text), style),)
 
 
 def print_line(console: Console, text: str, style: str = "") -> None:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import IO, TYPE_CHECKING, TypeVar
 
+from rewindfs.cli.output.human import visible
 from rewindfs.cli.output.widths import WIDE, env_columns
 from rewindfs.cli.output.widths import isatty as _isatty
 
@@ -124,11 +125,11 @@ class Terminal:
 
     def note(self, message: str) -> None:
         """`rewind: note: ...` on stderr, in cyan on a terminal."""
-        self._say(f"rewind: note: {message}", "cyan")
+        self._say(f"rewind: note: {visible(message)}", "cyan")
 
     def warn(self, message: str) -> None:
         """`rewind: warning: ...` on stderr, in yellow on a terminal."""
-        self._say(f"rewind: warning: {message}", "yellow")
+        self._say(f"rewind: warning: {visible(message)}", "yellow")
 
     def _say(self, line: str, style: str) -> None:
         console = self.console(err=True)

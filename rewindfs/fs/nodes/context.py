@@ -12,11 +12,15 @@ from pathlib import Path
 from rewindfs.fs.blobs import DEFAULT_MEMORY, DEFAULT_SPOOL, BlobReader
 from rewindfs.fs.cache import LruCache
 from rewindfs.fs.oncelog import OnceLog
+from rewindfs.fs.trim import BuiltDirs
 from rewindfs.store.history import ObjectReader, StoreBrowser, TreeEntry
 
 MiB = 1024 * 1024
 DEFAULT_BLOB_CACHE = DEFAULT_MEMORY
 LISTING_CACHE_ENTRIES = 200_000  # tree entries kept parsed (a few tens of MiB at most)
+# Listings prepared for the kernel (entries with their nodes and attributes, ~1 KiB each:
+# they keep their nodes alive, so fewer: fs.trim)
+PREPARED_ENTRIES = 50_000
 REFRESH_INTERVAL = 1.0  # seconds: how stale the project and checkpoint lists may get
 PRIVATE_MASK = 0o700  # group and other bits off: only the store's owner reads checkpoints
 log = logging.getLogger("rewindfs.fs")
@@ -41,6 +45,8 @@ class Context:
         # Consecutive checkpoints share most directories; parse each stored tree once.
         self.listings: LruCache[str, list[TreeEntry]] = LruCache(
             LISTING_CACHE_ENTRIES, lambda entries: max(1, len(entries)))
+        # The stored directories whose nodes are kept (fs.trim), shared by every reader.
+        self.built = BuiltDirs()
         # Files are shown as the store owner's, whoever serves the mount (often root).
         self.uid, self.gid = self.browser.owner()
         self.mode_mask = 0o777 if self.share_modes else PRIVATE_MASK

@@ -16,6 +16,7 @@ from rewindfs.fs.nodes.context import Context
 from rewindfs.fs.nodes.listed import ListedDir, project_dir
 from rewindfs.fs.nodes.node import Node
 from rewindfs.fs.nodes.project import ProjectDir
+from rewindfs.store.history.files import trees
 from rewindfs.store.remote import catalog
 
 PREFIX = "@"
@@ -53,6 +54,8 @@ class RemoteDir(ListedDir):
         projects: dict[str, ProjectDir] = {}
         entries: list[tuple[bytes, Node]] = []
         for label, found in sorted(named.items()):
+            if trees.unsafe_name(label.encode()) is not None:
+                continue  # (records are validated: store.remote.records) never a path
             workdir = Path(found.workdir) if found.workdir else None
             node = projects[found.key] = project_dir(ctx, self._projects, found.key, workdir)
             entries.append((label.encode(), node))

@@ -13,12 +13,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 
-from rewindfs.fs.blobs import Wanted
 from rewindfs.fs.inodes import inode_for
 from rewindfs.fs.nodes.context import Context
 from rewindfs.fs.nodes.file import BlobFile
 from rewindfs.fs.nodes.link import StoredSymlink
 from rewindfs.fs.nodes.node import DIR_MODE, Attributes, Directory, Node
+from rewindfs.fs.walkahead import Wanted
 from rewindfs.store.history import EntryKind, TreeEntry
 
 MAX_LINEAGE = 100  # checkpoints looked back through for a file's time
@@ -35,25 +35,32 @@ class TreeDir(Directory):
     """
 
     def __init__(self, context: Context, commit: str, path: bytes, tree_id: str | None,
-                 mtime_ns: int, inode: int | None = None, previous: Previous | None = None):
+                 mtime_ns: int, inode: int | None = None, previous: Previous | None = None,
+                 parent: tuple[int, bytes] | None = None):
         super().__init__(context, inode or inode_for("tree", commit, path))
         self.commit = commit
         self.path = path
         self.tree_id = tree_id
         self.mtime_ns = mtime_ns
+        self.parent = parent  # (the parent directory's inode, this one's name there)
         self._previous = previous
-        self._entries: list[tuple[bytes, Node]] | None = None
-        self._by_name: dict[bytes, Node] = {}
+        # (entries, by name), made together and dropped together (fs.trim: a walk of a
+        # tree with millions of directories keeps only the last ones listed)
+        self._built: tuple[list[tuple[bytes, Node]], dict[bytes, Node]] | None = None
         self._lock = threading.Lock()
 
     def attributes(self) -> Attributes:
         return self._attrs(DIR_MODE, 0, self.mtime_ns)
 
     def entries_ready(self) -> bool:
-        return self._entries is not None
+        return self._built is not None
 
     def entries(self) -> list[tuple[bytes, Node]]:
-        if self._entries is None:
+        return self._listing()[0]
+
+    def _listing(self) -> tuple[list[tuple[bytes, Node]], dict[bytes, Node]]:
+        built = self._built
+        if built is None:
             # Oldest first, without recursion: each directory's files come from its
             # predecessor's, so the run of not-yet-listed predecessors is listed first.
             behind: list[TreeDir] = []
@@ -63,42 +70,50 @@ class TreeDir(Directory):
                 older = older.previous()
             for directory in reversed(behind):
                 directory._build()
-            self._build()
-        assert self._entries is not None
-        return self._entries
+            built = self._build()
+        self.context.built.touch(self)
+        return built
 
-    def _build(self) -> None:
-        if self._entries is not None:
-            return
+    def drop(self) -> None:
+        """Let go of the listing and the nodes in it (listed again when asked)."""
+        with self._lock:
+            self._built = None
+
+    def _build(self) -> tuple[list[tuple[bytes, Node]], dict[bytes, Node]]:
+        built = self._built
+        if built is not None:
+            return built
         listing = self.context.tree(self.tree_id) if self.tree_id else []
         before = self.previous()
-        if before is not None and not before.entries_ready():
-            before = None  # past MAX_LINEAGE: this one starts a new lineage
-        entries = [(e.name, self._child(e, before)) for e in listing]
+        known = before._built if before is not None else None  # past MAX_LINEAGE: None,
+        # and this one starts a new lineage
+        entries = [(e.name, self._child(e, known[1] if known else None)) for e in listing]
         with self._lock:
-            if self._entries is None:
-                self._by_name = dict(entries)
-                self._entries = entries
+            if self._built is None:
+                self._built = (entries, dict(entries))
+            built = self._built
+        self.context.built.touch(self)
+        return built
 
     def lookup(self, name: bytes) -> Node | None:
-        self.entries()
-        return self._by_name.get(name)
+        return self._listing()[1].get(name)
 
     def prefetch(self) -> None:
-        if self._entries is not None:
-            self.context.blobs.prefetch(_files(self._entries), self.inode, self._below())
+        built = self._built
+        if built is not None:
+            self.context.blobs.prefetch(_files(built[0]), self.inode, self._below(built[0]))
 
     def listed(self) -> list[tuple[int, bytes]]:
-        if self._entries is None:
+        built = self._built
+        if built is None:
             return []
-        return self.context.blobs.listed(_files(self._entries))
+        return self.context.blobs.listed(_files(built[0]))
 
-    def _below(self) -> Iterator[tuple[int, list[Wanted]]]:
+    def _below(self, entries: list[tuple[bytes, Node]]) -> Iterator[tuple[int, list[Wanted]]]:
         """The files of each directory below this one, depth first in listing order (the
         order `tar`, `diff -r` and `grep -r` go through them); each listed on the way
         (in the read-ahead thread), so the kernel's listing of it is answered at once."""
-        assert self._entries is not None
-        stack = [node for _, node in reversed(self._entries) if isinstance(node, TreeDir)]
+        stack = [node for _, node in reversed(entries) if isinstance(node, TreeDir)]
         while stack:
             directory = stack.pop()
             entries = directory.entries()
@@ -111,9 +126,9 @@ class TreeDir(Directory):
         before = self._previous()
         return before if isinstance(before, TreeDir) else None
 
-    def _child(self, entry: TreeEntry, before: TreeDir | None) -> Node:
+    def _child(self, entry: TreeEntry, before: dict[bytes, Node] | None) -> Node:
         ctx = self.context
-        old = before._by_name.get(entry.name) if before is not None else None
+        old = before.get(entry.name) if before is not None else None
         if entry.kind is EntryKind.FILE:
             if isinstance(old, BlobFile) and (old.oid, old.executable) == (entry.oid,
                                                                         entry.executable):
@@ -126,7 +141,8 @@ class TreeDir(Directory):
         path = self.path + b"/" + entry.name if self.path else entry.name
         tree_id = entry.oid if entry.kind is EntryKind.DIRECTORY else None
         previous = (lambda: old) if isinstance(old, TreeDir) else None
-        return TreeDir(ctx, self.commit, path, tree_id, self.mtime_ns, previous=previous)
+        return TreeDir(ctx, self.commit, path, tree_id, self.mtime_ns, previous=previous,
+                       parent=(self.inode, entry.name))
 
 
 def _files(entries: list[tuple[bytes, Node]]) -> list[Wanted]:

@@ -12,6 +12,8 @@ May import: objects, capture.
     references    resolving what a person types: `3`, a label, a hash, `10 minutes ago`
     timeref       times as references (`10 minutes ago`, `@yesterday-14:00`, ISO)
     labels        named checkpoints (refs/rewind/labels); the one rule for their names
+    bounds        what a tree holds, measured without walking what it repeats; the bounds
+                  a fetched tree must keep to be read whole
     trailers      commit messages: the reason, then trailers
     stamp         "nothing changed since the newest checkpoint" from metadata and the ref
     compose       restore targets made of several trees
@@ -36,7 +38,16 @@ from typing import TYPE_CHECKING
 from rewindfs.faces import face
 
 if TYPE_CHECKING:
-    from rewindfs.store.history import adopt, compose, delete, projects, redaction, stamp, timeref
+    from rewindfs.store.history import (
+        adopt,
+        bounds,
+        compose,
+        delete,
+        projects,
+        redaction,
+        stamp,
+        timeref,
+    )
     from rewindfs.store.history.chain import checkpoints, load, newest, page, walk
     from rewindfs.store.history.checkpoint import Checkpoint, SnapshotResult, Stats
     from rewindfs.store.history.files import diffstat, fileview, modes, pathlog, search, trees
@@ -115,7 +126,7 @@ __all__, __getattr__, __dir__ = face(_HERE, {
     "Change": f"{_HERE}.files.trees",
     "Entry": f"{_HERE}.files.trees",
     "State": f"{_HERE}.verdict",
-}, modules=("metadata.actions", "adopt", "compose", "delete", "files.diffstat",
+}, modules=("metadata.actions", "adopt", "bounds", "compose", "delete", "files.diffstat",
             "metadata.ledger", "metadata.meta", "metadata.carrying", "files.fileview",
             "files.modes", "files.pathlog", "projects", "files.search", "stamp",
             "metadata.steplog", "timeref", "files.trees", "redaction"))

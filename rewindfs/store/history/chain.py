@@ -34,6 +34,7 @@ from rewindfs.store.history.checkpoint import (  # noqa: F401 - names kept here 
     make,
     number,
     pinned_order,
+    year_of,
 )
 from rewindfs.store.history.labels import labels_by_commit
 from rewindfs.store.history.records import listpage, recordfile, records
@@ -128,7 +129,18 @@ def checkpoints(repo: pygit2.Repository, h16: str, *, from_objects: bool = False
         for cp in out[len(numbered):]:
             cp.past_break = True
     number(numbered)
+    _say_clamped(out, h16)
     return out
+
+
+def _say_clamped(history: list[Checkpoint], h16: str) -> None:
+    """Times no calendar shows (a remote's commits can say anything), said once."""
+    odd = [cp for cp in history if cp.clamped is not None]
+    if odd:
+        first = odd[0]
+        notices.notice(f"{len(odd)} checkpoint(s) of {h16} have a time or time zone out of "
+                       f"range (checkpoint {first.short}: year {year_of(first.clamped)}); "
+                       f"shown as {first.timestamp}")
 
 
 def recorded_chain(repo: pygit2.Repository, h16: str, stop: frozenset[str] | None = None,

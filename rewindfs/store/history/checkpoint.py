@@ -51,6 +51,18 @@ class Checkpoint:
     # What its record says (stats, changed paths) when it was listed from the records and
     # its parent is still what the record was made against; None: ask the objects.
     record: Any = field(default=None, repr=False, compare=False)  # a records.Record
+    clamped: int | None = field(default=None, repr=False, compare=False)  # see __post_init__
+
+    def __post_init__(self) -> None:
+        # git takes any time and offset in a commit (a remote's: year 318857, +9999),
+        # datetime does not: times outside years 1970-9999 and offsets of a day or more
+        # are clamped (`clamped`: the time as recorded), and chain.checkpoints says so.
+        if not 0 <= self.time <= MAX_TIME:
+            self.clamped = self.time
+            self.time = clamp_time(self.time)
+        if not -MAX_OFFSET < self.offset < MAX_OFFSET:
+            self.clamped = self.time if self.clamped is None else self.clamped
+            self.offset = 0
 
     @property
     def short(self) -> str:
@@ -74,6 +86,20 @@ class Checkpoint:
         """ISO 8601 with offset, as `git log --format=%aI` prints it (Hermes's field)."""
         tz = timezone(timedelta(minutes=self.offset))
         return datetime.fromtimestamp(self.time, tz).isoformat()
+
+
+MAX_TIME = 253_402_128_000  # 9999-12-30 UTC: a local time of any offset is still year 9999
+MAX_OFFSET = 24 * 60  # minutes
+
+
+def clamp_time(when: int) -> int:
+    """An epoch time datetime can show (1970 to 9999)."""
+    return min(max(int(when), 0), MAX_TIME)
+
+
+def year_of(when: int) -> int:
+    """The year an epoch time falls in, however far (datetime stops at 9999)."""
+    return 1970 + int(when // 31_556_952)
 
 
 class History(list):

@@ -5,15 +5,17 @@ A label ref also keeps its checkpoint reachable, so git gc never drops it.
 
 from __future__ import annotations
 
+import os
 import re
 
 import pygit2
 
 from rewindfs.errors import InvalidInput, NotFound, StoreError
 from rewindfs.store.objects import damage, gitextra, notices
-from rewindfs.store.objects.layout import Layout, layout_of
+from rewindfs.store.objects.layout import Layout, is_remote_key, layout_of
 
 LABEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+MAX_FETCHED = 1000  # labels of one project fetched from a remote that are used
 
 
 def is_label(name: str) -> bool:
@@ -97,10 +99,20 @@ def labels_by_commit(repo: pygit2.Repository, h16: str) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     listed = [name for name in gitextra.reference_names(repo, prefix + "*")
               if name.startswith(prefix)]
-    for name in listed:
-        if not is_label(name[len(prefix):]):
-            named_wrongly(repo, name)  # a sync tool's "conflicted copy", a hand-made ref
-            continue
+    usable = [name for name in listed if is_label(name[len(prefix):])]
+    if is_remote_key(h16):
+        if len(usable) < len(listed) or len(usable) > MAX_FETCHED:
+            # A remote's labels are its pusher's: names a label here could not have (a `/`
+            # in one) and those past MAX_FETCHED are left out, not listed or mounted.
+            notices.notice(f"{len(listed) - min(len(usable), MAX_FETCHED)} of the "
+                           f"{len(listed)} labels of {h16} are left out (names a label cannot "
+                           f"have, or more than {MAX_FETCHED})")
+        usable = sorted(usable)[:MAX_FETCHED]
+    else:
+        for name in listed:
+            if not is_label(name[len(prefix):]):
+                named_wrongly(repo, name)  # a sync tool's "conflicted copy", a hand-made ref
+    for name in usable:
         try:
             target = str(repo.references[name].peel(pygit2.Commit).id)
         except (pygit2.GitError, KeyError, ValueError):
@@ -109,9 +121,15 @@ def labels_by_commit(repo: pygit2.Repository, h16: str) -> dict[str, list[str]]:
         out.setdefault(target, []).append(name[len(prefix) :])
     # libgit2 leaves a ref file it cannot parse out of its list without a word.
     folder = layout_of(repo.path).store / prefix
-    for path in sorted(folder.iterdir()) if folder.is_dir() else ():
-        if prefix + path.name not in listed and path.is_file() and path.suffix != ".lock":
-            (left_out if is_label(path.name) else named_wrongly)(repo, prefix + path.name)
+    known = set(listed)
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        names = []
+    for name in names:
+        if prefix + name not in known and not name.endswith(".lock") \
+                and os.path.isfile(folder / name):
+            (left_out if is_label(name) else named_wrongly)(repo, prefix + name)
     return out
 
 

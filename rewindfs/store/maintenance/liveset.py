@@ -141,6 +141,9 @@ class _Gathering:
         return found[1]
 
 
+BATCH = "batch:"  # refs-objects.json: refs asked of git together
+
+
 def records_ref(h16: str) -> str:
     return REFS_PREFIX + h16
 
@@ -200,15 +203,27 @@ def _walk(repo: pygit2.Repository, tree: str) -> list[list[str]]:
 
 
 def _others(layout: Layout, names: list[str], refs: dict[str, str]) -> set[str]:
-    """Objects of refs other than projects' (notes, ...), asked of git once per value."""
+    """Objects of refs other than projects' (notes, what was fetched, ...), asked of git
+    once per value. The refs not known yet are asked of git in one run (a remote can
+    hold 20,000 labels: one git each took a minute); when several are, the answer is
+    remembered for them together, and asked again together once one of them moves."""
     path = layout.store / CACHES / "refs-objects.json"
     known = _read_json(path)
-    fresh = {}
-    for name in names:
-        entry = known.get(name)
-        if not (isinstance(entry, list) and entry[0] == refs[name]):
-            entry = [refs[name], sorted(_git_objects(layout, [name]))]
-        fresh[name] = entry
+    fresh: dict[str, list] = {}
+    for name, entry in known.items():
+        if name.startswith(BATCH):
+            held = entry[0] if isinstance(entry, list) and isinstance(entry[0], dict) else {}
+            if held and all(refs.get(ref) == value for ref, value in held.items()):
+                fresh[name] = entry
+        elif name in refs and isinstance(entry, list) and entry[0] == refs[name]:
+            fresh[name] = entry
+    batched = {ref for key, entry in fresh.items() if key.startswith(BATCH) for ref in entry[0]}
+    missing = [name for name in names if name not in fresh and name not in batched]
+    if len(missing) == 1:
+        fresh[missing[0]] = [refs[missing[0]], sorted(_git_objects(layout, missing))]
+    elif missing:
+        held = {name: refs[name] for name in missing}
+        fresh[BATCH + missing[0]] = [held, sorted(_git_objects(layout, missing))]
     if fresh != known:
         _write_json(path, fresh)
     return {oid for entry in fresh.values() for oid in entry[1]}

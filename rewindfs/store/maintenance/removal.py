@@ -24,7 +24,7 @@ import pygit2
 
 from rewindfs.errors import Busy, StoreError
 from rewindfs.store.history.projects import ProjectRecord, read_record
-from rewindfs.store.objects.layout import NOT_PER_PROJECT, Layout
+from rewindfs.store.objects.layout import NOT_PER_PROJECT, REMOTES_PREFIX, Layout
 from rewindfs.store.objects.locks import file_lock
 
 LOCK_WAIT = 0.2  # seconds; a project whose lock is held longer is in use: leave it
@@ -54,7 +54,11 @@ def remove_project(layout: Layout, repo: pygit2.Repository, h16: str,
 
 
 def _delete_refs(repo: pygit2.Repository, h16: str) -> None:
-    for name in [n for n in repo.references if h16 in n.split("/")]:
+    """The project's own refs: never what was fetched from a remote under the same path
+    hash (another machine's copy of that path, or the mirror of what this store pushed,
+    which `push --prune` needs to remove the project from the remote)."""
+    for name in [n for n in repo.references
+                 if h16 in n.split("/") and not n.startswith(REMOTES_PREFIX)]:
         ref = repo.references.get(name)
         if ref is None:
             continue

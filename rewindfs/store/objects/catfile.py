@@ -28,6 +28,10 @@ CHUNK = 1024 * 1024
 PIPE_BUFFER = 1024 * 1024  # git's answers buffered: the pipe's size, and ours reading it
 F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)  # Linux
 BATCH = 256  # oids written at once: well under a pipe's 64 KiB, so git never blocks us
+# git streams a packed blob (never whole in its memory) only above this; its default,
+# 512 MiB, would let every blob below it be whole in git's memory, and we read big
+# blobs through git to keep them out of ours.
+STREAMED = "core.bigFileThreshold=8m"
 
 
 class BlobPipe:
@@ -160,7 +164,7 @@ class BlobPipe:
                 if not (git_dir / "objects").is_dir():
                     git_dir = env["GIT_DIR"] = str(self._empty_repository())
             self._proc = subprocess.Popen(
-                [git_binary(), "cat-file", "--batch"], env=env,
+                [git_binary(), "-c", STREAMED, "cat-file", "--batch"], env=env,
                 cwd=git_dir, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL, bufsize=PIPE_BUFFER)
             assert self._proc.stdout is not None

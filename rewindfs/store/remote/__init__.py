@@ -11,6 +11,7 @@ May import: objects, history.
     pushing    `rewind push`: this machine's folder on the remote, atomic, leased
     fetching   `rewind fetch`: every folder of the remote, mirrored here
     catalog    the projects remotes hold, as mirrored here: keys, origins, names
+    records    what a remote says about a project (path, host), validated before use
     autopush   pushing after checkpoints: batched, detached, never in the way
 """
 
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING
 from rewindfs.faces import face
 
 if TYPE_CHECKING:
-    from rewindfs.store.remote import autopush, catalog, remotes
+    from rewindfs.store.remote import autopush, catalog, records, remotes
     from rewindfs.store.remote.fetching import FetchReport, fetch
     from rewindfs.store.remote.names import redact, validate_name
     from rewindfs.store.remote.pushing import PushReport, push
@@ -37,4 +38,4 @@ __all__, __getattr__, __dir__ = face(_HERE, {
     "push": f"{_HERE}.pushing",
     "redact": f"{_HERE}.names",
     "validate_name": f"{_HERE}.names",
-}, modules=("autopush", "catalog", "remotes"))
+}, modules=("autopush", "catalog", "records", "remotes"))

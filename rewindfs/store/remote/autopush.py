@@ -12,7 +12,7 @@ its project in the list, and a pusher re-reads the list after letting go of the 
 so no checkpoint is left behind. A failed push is recorded (`rewind remote list`,
 `rewind status`) and logged; its projects go back on the list for the next trigger.
 
-    python -m rewindfs.store.remote.autopush --base DIR --remote NAME --delay SECONDS
+    python -m rewindfs.store.remote.autopush --base DIR --remote NAME --delay S --timeout S
 """
 
 from __future__ import annotations
@@ -36,18 +36,22 @@ from rewindfs.store.remote.names import validate_name
 log = logging.getLogger(__name__)
 LOG_LIMIT = 256 * 1024
 START_TIMEOUT = 5.0  # seconds an exiting process waits for its pusher to have started
+STALL = 60.0  # store.remote.deadline.STALL (not imported: a checkpoint's import costs)
 
 
 def pending_file(layout: Layout, name: str) -> Path:
     return layout.remotes_dir / f"{name}.pending"
 
 
-def trigger(layout: Layout, name: str, h16: str, delay: float) -> threading.Thread | None:
+def trigger(layout: Layout, name: str, h16: str, delay: float,
+            stall: float = STALL) -> threading.Thread | None:
     """Queue project `h16` for remote `name` and make sure a pusher will take it. Never
-    raises, never waits (a thread starts the pusher when none runs)."""
+    raises, never waits (a thread starts the pusher when none runs). `stall`: seconds a
+    push may make no progress before it fails (remote_timeout): the pusher never holds
+    the remote's lock longer than that on a remote that stopped answering."""
     try:
         private.append_text(pending_file(layout, name), h16 + "\n")
-        thread = threading.Thread(target=_start_if_idle, args=(layout, name, delay),
+        thread = threading.Thread(target=_start_if_idle, args=(layout, name, delay, stall),
                                   name="rewindfs-auto-push", daemon=True)
         thread.start()
     except Exception:  # noqa: BLE001 - a push must never fail the checkpoint it follows
@@ -59,13 +63,13 @@ def trigger(layout: Layout, name: str, h16: str, delay: float) -> threading.Thre
     return thread
 
 
-def _start_if_idle(layout: Layout, name: str, delay: float) -> None:
+def _start_if_idle(layout: Layout, name: str, delay: float, stall: float) -> None:
     try:
         if running(layout, name):
             return  # it reads the list again before it exits
         child = subprocess.Popen(
             [sys.executable, "-m", __name__, "--base", str(layout.base), "--remote", name,
-             "--delay", str(delay)],
+             "--delay", str(delay), "--timeout", str(stall)],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True, cwd="/", close_fds=True)
         child.wait()  # reaped here: no zombie (the pusher forks once more and exits)
@@ -88,7 +92,7 @@ def _lock_fd(layout: Layout, name: str) -> int:
     return private.open_file(layout.lock_file(f"autopush-{name}"), os.O_RDWR | os.O_CREAT)
 
 
-def run(layout: Layout, name: str, delay: float) -> int:
+def run(layout: Layout, name: str, delay: float, stall: float = STALL) -> int:
     """Push while there is something queued; returns how many rounds pushed."""
     rounds = 0
     while pending_file(layout, name).exists():
@@ -100,14 +104,14 @@ def run(layout: Layout, name: str, delay: float) -> int:
                 return rounds  # another pusher has it
             while pending_file(layout, name).exists():
                 time.sleep(delay)  # let a burst of checkpoints gather
-                _round(layout, name)
+                _round(layout, name, stall)
                 rounds += 1
         finally:
             os.close(fd)  # then look once more: a trigger may have seen us busy
     return rounds
 
 
-def _round(layout: Layout, name: str) -> None:
+def _round(layout: Layout, name: str, stall: float) -> None:
     """One push of what is queued, and of what the last failed push left."""
     failed = pending_file(layout, name).with_suffix(".failed")
     projects = sorted(_take(pending_file(layout, name)) | _take(failed))
@@ -119,7 +123,7 @@ def _round(layout: Layout, name: str) -> None:
     from rewindfs.store.remote.pushing import push
 
     try:
-        report = push(Store(layout), name, projects, interactive=False)
+        report = push(Store(layout), name, projects, interactive=False, stall=stall)
         log.info("pushed %d checkpoint(s) of %d project(s) to %s", report.checkpoints,
                  len(report.projects), name)
     except (RewindError, OSError) as exc:
@@ -148,6 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--base", required=True, type=Path)
     parser.add_argument("--remote", required=True)
     parser.add_argument("--delay", type=float, default=5.0)
+    parser.add_argument("--timeout", type=float, default=STALL)
     args = parser.parse_args(argv)
     layout = Layout(args.base)
     validate_name(args.remote)
@@ -155,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     private.log_to(layout.remotes_dir / "autopush.log", LOG_LIMIT)
     try:
-        run(layout, args.remote, max(0.0, args.delay))
+        run(layout, args.remote, max(0.0, args.delay), max(0.0, args.timeout))
     except Exception:  # noqa: BLE001 - logged for whoever looks; nobody waits on us
         log.exception("automatic push to %s failed", args.remote)
         return 1

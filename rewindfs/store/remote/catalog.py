@@ -9,7 +9,6 @@ which is also how two sandboxes that checkpointed the same path stay apart.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -17,7 +16,9 @@ from pathlib import PurePosixPath
 import pygit2
 
 from rewindfs.errors import InvalidInput, NotFound
+from rewindfs.store.history.checkpoint import clamp_time
 from rewindfs.store.objects.layout import REMOTES_PREFIX, Layout, split_remote_ref
+from rewindfs.store.remote import records
 from rewindfs.store.remote.machine import stored_id
 from rewindfs.store.remote.names import CHAIN, META, key
 from rewindfs.store.remote.plan import RECORD_NAME
@@ -68,8 +69,9 @@ def remote_projects(repo: pygit2.Repository, layout: Layout, name: str | None = 
     for (remote, machine, h16), kinds in refs.items():
         record = _record(repo, kinds.get(META))
         found.append(RemoteProject(
-            remote, machine, h16, kinds.get(CHAIN), _text(record.get("workdir")),
-            _text(record.get("host")), _commit_time(repo, kinds.get(CHAIN)), machine == mine))
+            remote, machine, h16, kinds.get(CHAIN), records.workdir(record.get("workdir")),
+            records.host(record.get("host")), _commit_time(repo, kinds.get(CHAIN)),
+            machine == mine))
     return sorted(found, key=lambda p: (p.remote, p.workdir or "", p.host or "", p.machine))
 
 
@@ -127,24 +129,23 @@ def same_path(repo: pygit2.Repository, layout: Layout, remote: str, workdir: str
 
 
 def _record(repo: pygit2.Repository, meta: str | None) -> dict:
+    """The project record a remote holds (records.validate says what of it is usable)."""
     if meta is None:
         return {}
     try:
         tree = repo[meta].peel(pygit2.Tree)
-        data = json.loads(repo[tree[RECORD_NAME].id].data)
+        oid = tree[RECORD_NAME].id
+        if repo.odb.read_header(oid)[1] > records.MAX_RECORD:
+            return {}  # read no further: a record is a few hundred bytes
+        return records.parse(repo[oid].data)
     except (KeyError, ValueError, pygit2.GitError):
         return {}
-    return data if isinstance(data, dict) else {}
 
 
 def _commit_time(repo: pygit2.Repository, commit: str | None) -> float:
     try:
-        return float(repo[commit].commit_time) if commit else 0.0
+        return float(clamp_time(repo[commit].commit_time)) if commit else 0.0
     except (KeyError, ValueError, pygit2.GitError):
         return 0.0
-
-
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) and value else None
 
 

@@ -19,13 +19,14 @@ is not.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rewindfs.errors import RemoteFailed
 from rewindfs.store.objects.layout import Layout, split_remote_ref
 from rewindfs.store.objects.repo import Store
-from rewindfs.store.remote import gitremote, remotes
+from rewindfs.store.remote import deadline, gitremote, remotes
 from rewindfs.store.remote.names import fetch_refspec, key, redact
 
 ALL_OR_NOTHING = ("-c", "fetch.unpackLimit=1", "-c", "transfer.unpackLimit=1")
@@ -44,8 +45,9 @@ class FetchReport:
                 "updated": self.updated, "removed": self.removed}
 
 
-def fetch(store: Store, name: str, *, progress: bool = False,
-          interactive: bool = True) -> FetchReport:
+def fetch(store: Store, name: str, *, progress: bool = False, interactive: bool = True,
+          stall: float = deadline.STALL) -> FetchReport:
+    """`stall`: seconds git may make no progress before the fetch fails (deadline)."""
     layout = store.layout
     remote = remotes.get(layout, name)
     store.ensure()
@@ -53,7 +55,8 @@ def fetch(store: Store, name: str, *, progress: bool = False,
         before = remotes.tracking_refs(store.repo, name)
         try:
             mirror(layout, remote.url, fetch_refspec(name), progress=progress,
-                   interactive=interactive, what=f"fetch from {name}")
+                   interactive=interactive, what=f"fetch from {name}", stall=stall,
+                   stop=remotes.removed(layout, name))
         except RemoteFailed as exc:
             remotes.record(layout, name, "fetch", {"ok": False, "error": str(exc)})
             raise
@@ -69,21 +72,27 @@ def fetch(store: Store, name: str, *, progress: bool = False,
 
 
 def mirror(layout: Layout, url: str, refspec: str, *, progress: bool, interactive: bool,
-           what: str) -> None:
+           what: str, stall: float = deadline.STALL,
+           stop: Callable[[], str | None] | None = None) -> None:
     """`git fetch --prune` of `refspec` from `url`; RemoteFailed (one line) and nothing
-    changed here when it fails."""
+    changed here when it fails, or makes no progress for `stall` seconds."""
     pack_dir = layout.store / "objects" / "pack"
     before = _listing(pack_dir)
     args = [*ALL_OR_NOTHING, "fetch", "--prune", "--atomic", "--no-tags",
             "--no-write-fetch-head", "--progress" if progress else "--quiet", "--", url,
             refspec]
-    outcome = gitremote.run(layout, args, progress=progress, interactive=interactive)
-    if outcome.code != 0:
+    try:
+        outcome = gitremote.run(layout, args, progress=progress, interactive=interactive,
+                                stall=stall, stop=stop)
+        why = None if outcome.code == 0 else \
+            gitremote.reason(outcome.stderr, f"git exit {outcome.code}")
+    except deadline.Stalled as exc:
+        why = str(exc)
+    if why is not None:
         for leftover in _listing(pack_dir) - before:
             if leftover.startswith("tmp_"):
                 (pack_dir / leftover).unlink(missing_ok=True)
-        raise RemoteFailed(f"{what} failed: "
-                           f"{gitremote.reason(outcome.stderr, f'git exit {outcome.code}')}")
+        raise RemoteFailed(f"{what} failed: {why}")
 
 
 def _listing(folder: Path) -> set[str]:

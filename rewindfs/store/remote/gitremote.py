@@ -21,19 +21,24 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from rewindfs.errors import StoreError
 from rewindfs.store.objects.gitcli import git_binary
 from rewindfs.store.objects.layout import Layout
+from rewindfs.store.remote import deadline
 from rewindfs.store.remote.names import redact
 
 PINNED = ("core.hooksPath=/dev/null", "gc.auto=0", "maintenance.auto=false",
           "fetch.writeCommitGraph=false", "core.commitGraph=false", "push.gpgSign=false",
           "push.followTags=false", "push.recurseSubmodules=no", "fetch.recurseSubmodules=no",
           "submodule.recurse=false", "transfer.fsckObjects=true", "fetch.prune=false",
-          "fetch.pruneTags=false", "fetch.showForcedUpdates=false")
+          "fetch.pruneTags=false", "fetch.showForcedUpdates=false",
+          # A remote's big blobs are hashed and checked in pieces, never whole in git's
+          # memory (its default streams only those over 512 MiB).
+          "core.bigFileThreshold=8m")
+ALLOWED_PROTOCOLS = "file:git:ssh:http:https"  # GIT_ALLOW_PROTOCOL: names.SCHEMES' transports
 # Transport settings a user may give through the environment; every other GIT_* (a
 # GIT_DIR, GIT_INDEX_FILE or GIT_OBJECT_DIRECTORY of a calling git) is dropped.
 KEPT_ENV = {"GIT_SSH", "GIT_SSH_COMMAND", "GIT_SSH_VARIANT", "GIT_ASKPASS",
@@ -54,13 +59,20 @@ class Outcome:
 
 
 def run(layout: Layout, args: Sequence[str], *, progress: bool = False,
-        interactive: bool = True) -> Outcome:
+        interactive: bool = True, stall: float = deadline.STALL,
+        stop: Callable[[], str | None] | None = None) -> Outcome:
     """`git args` on the store. With `progress`, git's progress goes to our stderr as it
-    comes (and is kept for the error message); without `interactive` git never prompts."""
+    comes (and is kept for the error message); without `interactive` git never prompts.
+    Watched (store.remote.deadline): Stalled when it makes no progress for `stall`
+    seconds, or when `stop()` names a reason to end it."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("GIT_") or k in KEPT_ENV}
     env["GIT_DIR"] = str(layout.store)
     env["LC_ALL"] = "C"  # git's messages are parsed
+    # Only the transports rewindfs supports, whatever the user's config allows (an
+    # `insteadOf` rewrite to ext:: or a remote helper included): this overrides every
+    # protocol.*.allow setting.
+    env["GIT_ALLOW_PROTOCOL"] = ALLOWED_PROTOCOLS
     if not interactive:
         env["GIT_TERMINAL_PROMPT"] = "0"
     argv = [git_binary()]
@@ -74,21 +86,20 @@ def run(layout: Layout, args: Sequence[str], *, progress: bool = False,
     except OSError as exc:
         raise StoreError(f"cannot run git: {exc.strerror or exc}") from None
     said: list[bytes] = []
+    out: list[bytes] = []
+    readers = [threading.Thread(target=_drain, args=(proc.stdout, out, False), daemon=True),
+               threading.Thread(target=_drain, args=(proc.stderr, said, progress), daemon=True)]
     try:
-        if progress:  # shown as it comes, so read on a thread of its own
-            reader = threading.Thread(target=_drain, args=(proc.stderr, said, True), daemon=True)
+        for reader in readers:
             reader.start()
-            out = proc.stdout.read()
-            proc.wait()
+        deadline.watch(proc, stall, lambda: sum(map(len, said)) + sum(map(len, out)), stop)
+        for reader in readers:
             reader.join()
-        else:
-            out, err = proc.communicate()
-            said.append(err)
     except BaseException:
-        proc.kill()
-        proc.communicate()
+        deadline.kill_tree(proc.pid)
+        proc.wait()
         raise
-    return Outcome(proc.returncode, out.decode("utf-8", "replace"),
+    return Outcome(proc.returncode, b"".join(out).decode("utf-8", "replace"),
                    redact(b"".join(said).decode("utf-8", "replace")))
 
 
@@ -133,6 +144,16 @@ class RefResult:
     def stale(self) -> bool:
         """Rejected because the remote's ref is not what the lease expected."""
         return self.flag == "!" and "stale info" in self.summary
+
+
+def lost_race(outcome: Outcome, results: dict[str, RefResult]) -> bool:
+    """Whether a push failed because the remote's refs moved under it: a lease that no
+    longer holds, or git's lock of a ref another push (another copy of this store,
+    pushing as this machine at the same moment) held: worth looking again."""
+    said = " ".join([outcome.stderr, *(r.summary for r in results.values())])
+    return any(r.stale for r in results.values()) or any(
+        sign in said for sign in ("cannot lock ref", "failed to lock", "incorrect old value",
+                                  "reference already exists"))
 
 
 def push_results(stdout: str) -> dict[str, RefResult]:

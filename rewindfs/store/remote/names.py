@@ -19,7 +19,7 @@ ref. Code elsewhere names such a project by its key `<remote>/<machine>/<h16>`
 from __future__ import annotations
 
 import re
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from rewindfs.errors import InvalidInput
 from rewindfs.store.objects.layout import REMOTES_PREFIX
@@ -29,6 +29,7 @@ CHAIN, NOTES, META, LABELS = "checkpoints", "notes", "meta", "labels/"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 SCHEMES = {"file", "ssh", "git", "http", "https"}
 _USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<info>[^/@\s]*)@")
+_QUERY = re.compile(r"(?P<url>[A-Za-z][A-Za-z0-9+.-]*://[^?#\s'\"]*)(?P<mark>[?#])[^\s'\"]*")
 
 
 def validate_name(name: str) -> str:
@@ -58,9 +59,14 @@ def check_url(url: str) -> str:
         if scheme not in SCHEMES:
             raise InvalidInput(f"unsupported URL scheme {scheme!r}: use file, ssh, git, http "
                                "or https")
-        if parts.password is not None:
+        user = unquote(parts.username or "")
+        if parts.password is not None or ":" in user:  # ssh://user%3APASS@host too
             raise InvalidInput(f"refusing a URL with a password in it ({redact(text)}): "
                                "use your ssh agent or a git credential helper")
+        if parts.query or parts.fragment or "?" in text or "#" in text:
+            raise InvalidInput(f"refusing a URL with a query or fragment in it "
+                               f"({redact(text)}): tokens sit there (`?private_token=`); "
+                               "give credentials to git's credential helper")
         if parts.username is not None and scheme in ("http", "https"):
             raise InvalidInput(f"refusing an {scheme} URL with a user name or token in it "
                                f"({redact(text)}): give the user name to git's credential "
@@ -72,9 +78,16 @@ def check_url(url: str) -> str:
 
 
 def redact(text: str) -> str:
-    """`text` with whatever sits before `@` in a URL's authority replaced by `***`
-    (a user name can be a token), for anything printed or logged."""
-    return _USERINFO.sub(lambda m: m.group("scheme") + "***@", text)
+    """`text` with whatever sits before `@` in a URL's authority, and a URL's query and
+    fragment, replaced by `***` (a user name, `?private_token=...`: a token), for
+    anything printed or logged."""
+    text = _USERINFO.sub(lambda m: m.group("scheme") + "***@", text)
+    return _QUERY.sub(lambda m: m.group("url") + m.group("mark") + "***", text)
+
+
+def remote_folder(machine: str) -> str:
+    """This machine's refs on the remote, as `git ls-remote` is asked for them."""
+    return f"{REMOTE_NAMESPACE}{machine}/*"
 
 
 def remote_base(machine: str, h16: str) -> str:

@@ -67,18 +67,26 @@ def plan_project(repo: pygit2.Repository, layout: Layout, name: str, machine: st
     labels = labels_by_commit(repo, h16)
 
     tip = None if prune else seen.get(base + CHAIN)
-    by_origin: dict[str, str] = {}
+    by_origin: dict[str, tuple[str, tuple]] = {}
     by_likeness: dict[tuple, str] = {}
     if not prune:
         sent = walk(repo, tracking(name, base + CHAIN)) if tip else []
         sent += [repo[oid] for ref, oid in seen.items() if ref.startswith(base + LABELS) and oid]
         for copy in sent:
-            by_likeness.setdefault(likeness(copy), str(copy.id))
+            alike = likeness(copy)
+            by_likeness.setdefault(alike, str(copy.id))
             if (was := origin(copy)) is not None:
-                by_origin.setdefault(was, str(copy.id))
+                by_origin.setdefault(was, (str(copy.id), alike))
 
     def known(commit: pygit2.Commit) -> str | None:
-        return by_origin.get(str(commit.id)) or by_likeness.get(likeness(commit))
+        # A copy's Rewind-Origin is the pusher's word, and the remote is anyone's to write:
+        # it counts only when the copy holds what the checkpoint holds (tree, time,
+        # message), or a forged "copy" would stand in for a checkpoint never sent.
+        alike = likeness(commit)
+        claimed = by_origin.get(str(commit.id))
+        if claimed is not None and claimed[1] == alike:
+            return claimed[0]
+        return by_likeness.get(alike)
 
     for commit in reversed(chain):  # oldest first: each copy stacks on the one before
         copy = known(commit)

@@ -16,6 +16,7 @@ boundary is mirrored onto its copies (plan.mirrored_boundary).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pygit2
@@ -24,13 +25,14 @@ from rewindfs.errors import NotFound, RemoteFailed, StoreError
 from rewindfs.store.history.shallow import add_boundaries
 from rewindfs.store.objects.layout import REFS_PREFIX, Layout, split_remote_ref
 from rewindfs.store.objects.repo import Store
-from rewindfs.store.remote import gitremote, remotes
+from rewindfs.store.remote import deadline, gitremote, remotes
 from rewindfs.store.remote.fetching import mirror
 from rewindfs.store.remote.machine import machine_id
 from rewindfs.store.remote.names import (
     fetch_refspec,
     redact,
     remote_base,
+    remote_folder,
     tracking,
 )
 from rewindfs.store.remote.plan import ProjectPlan, mirrored_boundary, plan_project, plan_removal
@@ -57,35 +59,45 @@ class PushReport:
 
 
 def push(store: Store, name: str, projects: list[str] | None = None, *, prune: bool = False,
-         progress: bool = False, interactive: bool = True) -> PushReport:
-    """Push `projects` (h16s; None: every project) to remote `name`."""
+         progress: bool = False, interactive: bool = True,
+         stall: float = deadline.STALL) -> PushReport:
+    """Push `projects` (h16s; None: every project) to remote `name`; `stall`: seconds git
+    may make no progress before the push fails (store.remote.deadline)."""
     layout = store.layout
     remote = remotes.get(layout, name)
     if not store.exists():
         raise NotFound("nothing to push: the checkpoint store is empty")
     machine = machine_id(layout)
     report = PushReport(name, redact(remote.url))
+    talk = _Talk(layout, name, remote.url, machine, progress, interactive, stall)
     with remotes.lock(layout, name):
         try:
-            for attempt in range(ATTEMPTS):
+            checked = False
+            for attempt in range(ATTEMPTS + 1):
                 repo = store.repo
                 own = remotes.tracking_refs(repo, name, machine)
                 plans = _plans(repo, layout, name, machine, projects, own, prune)
                 updates = {ref: change for p in plans for ref, change in p.updates.items()}
                 if not updates:
-                    break
-                outcome = _send(layout, remote.url, updates, progress, interactive)
+                    # Planned from what this store last saw there: make sure the remote
+                    # still holds it (emptied, rewritten, its refs lost), else look again.
+                    if checked or talk.holds(own):
+                        break
+                    checked = True
+                    talk.look_again()
+                    continue
+                outcome = talk.send(updates)
                 results = gitremote.push_results(outcome.stdout)
                 if outcome.code == 0:
                     _mirror(repo, name, updates)
                     _mirror_boundaries(repo, layout, plans)
                     report.refs = len(updates)
                     break
-                if attempt + 1 < ATTEMPTS and any(r.stale for r in results.values()):
+                if attempt + 1 < ATTEMPTS and gitremote.lost_race(outcome, results):
                     # The remote moved since this store last looked (a push killed after
-                    # it landed, or someone else): look again and plan afresh.
-                    mirror(layout, remote.url, fetch_refspec(name, machine), progress=False,
-                           interactive=interactive, what=f"push to {name}")
+                    # it landed, another copy of this store pushing right now, someone
+                    # else): look again and plan afresh.
+                    talk.look_again()
                     continue
                 raise RemoteFailed(f"push to {name} failed: "
                                    f"{_why(outcome, results)}")
@@ -97,6 +109,47 @@ def push(store: Store, name: str, projects: list[str] | None = None, *, prune: b
     remotes.record(layout, name, "push", {"ok": True, "refs": report.refs,
                                           "checkpoints": report.checkpoints})
     return report
+
+
+class _Talk:
+    """What one push says to the remote: each git run watched (deadline), ended when
+    `remote remove` takes the remote away meanwhile."""
+
+    def __init__(self, layout: Layout, name: str, url: str, machine: str, progress: bool,
+                 interactive: bool, stall: float):
+        self.layout, self.name, self.url, self.machine = layout, name, url, machine
+        self.progress, self.interactive, self.stall = progress, interactive, stall
+        self.stop = remotes.removed(layout, name)
+
+    def send(self, updates: dict[str, tuple[str | None, str | None]]) -> gitremote.Outcome:
+        try:
+            return _send(self.layout, self.url, updates, self.progress, self.interactive,
+                         self.stall, self.stop)
+        except deadline.Stalled as exc:
+            raise RemoteFailed(f"push to {self.name} failed: {exc}") from None
+
+    def look_again(self) -> None:
+        """Mirror what the remote holds of this machine's folder now."""
+        mirror(self.layout, self.url, fetch_refspec(self.name, self.machine), progress=False,
+               interactive=self.interactive, what=f"push to {self.name}", stall=self.stall,
+               stop=self.stop)
+
+    def holds(self, own: dict[str, str]) -> bool:
+        """Whether the remote's refs of this machine are the ones mirrored here."""
+        try:
+            outcome = gitremote.run(
+                self.layout, ["ls-remote", "--", self.url, remote_folder(self.machine)],
+                interactive=self.interactive, stall=self.stall, stop=self.stop)
+        except deadline.Stalled as exc:
+            raise RemoteFailed(f"push to {self.name} failed: {exc}") from None
+        if outcome.code != 0:
+            raise RemoteFailed(f"push to {self.name} failed: "
+                               f"{gitremote.reason(outcome.stderr, f'git exit {outcome.code}')}")
+        there = {}
+        for line in outcome.stdout.splitlines():
+            oid, _, ref = line.partition("\t")
+            there[tracking(self.name, ref)] = oid
+        return there == own
 
 
 def _plans(repo: pygit2.Repository, layout: Layout, name: str, machine: str,
@@ -117,24 +170,31 @@ def _plans(repo: pygit2.Repository, layout: Layout, name: str, machine: str,
 
 
 def _send(layout: Layout, url: str, updates: dict[str, tuple[str | None, str | None]],
-          progress: bool, interactive: bool) -> gitremote.Outcome:
+          progress: bool, interactive: bool, stall: float,
+          stop: Callable[[], str | None]) -> gitremote.Outcome:
     leases = [f"--force-with-lease={ref}:{old or ''}" for ref, (old, _) in sorted(updates.items())]
     specs = [f"{new or ''}:{ref}" for ref, (_, new) in sorted(updates.items())]
     verbosity = "--progress" if progress else "--quiet"
     args = ["push", "--porcelain", "--atomic", verbosity, *leases, "--", url, *specs]
-    outcome = gitremote.run(layout, args, progress=progress, interactive=interactive)
+    outcome = gitremote.run(layout, args, progress=progress, interactive=interactive,
+                            stall=stall, stop=stop)
     if outcome.code != 0 and "does not support --atomic" in outcome.stderr:
         # An old server: each ref still moves only under its lease, one by one.
         args.remove("--atomic")
-        outcome = gitremote.run(layout, args, progress=progress, interactive=interactive)
+        outcome = gitremote.run(layout, args, progress=progress, interactive=interactive,
+                                stall=stall, stop=stop)
     return outcome
 
 
 def _why(outcome: gitremote.Outcome, results: dict[str, gitremote.RefResult]) -> str:
     refused = [r.summary for r in results.values() if not r.ok and "atomic" not in r.summary]
+    said = gitremote.reason(outcome.stderr, "")
     if refused:
-        return refused[0].strip("[]")
-    return gitremote.reason(outcome.stderr, f"git exit {outcome.code}")
+        # git's summary ("pre-receive hook declined"), and the remote's own reason when it
+        # gave one (its hook's words: shown, never obeyed, cli.output.human.visible)
+        why = refused[0].strip("[]")
+        return f"{why}: {said}" if said.startswith("remote: ") else why
+    return said or f"git exit {outcome.code}"
 
 
 def _mirror(repo: pygit2.Repository, name: str,

@@ -47,6 +47,17 @@ def lock(layout: Layout, name: str):
     return file_lock(layout.lock_file(f"remote-{name}"))
 
 
+def removed(layout: Layout, name: str):
+    """For a push or fetch of remote `name` to see, as it runs, that `remote remove`
+    took it away (it then ends at once: store.remote.deadline)."""
+    path = config_file(layout, name)
+
+    def gone() -> str | None:
+        return None if path.exists() else f"remote {name} was removed meanwhile"
+
+    return gone
+
+
 def add(store: Store, name: str, url: str) -> Remote:
     validate_name(name)
     url = _absolute(check_url(url))
@@ -67,11 +78,14 @@ def add(store: Store, name: str, url: str) -> Remote:
 def remove(store: Store, name: str) -> tuple[Remote, int]:
     """Forget remote `name` and what was fetched from it; (the remote, refs removed).
 
-    Nothing on the remote itself changes."""
+    Nothing on the remote itself changes. Its record goes first: a push or fetch of it
+    running now sees that and ends at once (store.remote.deadline), so the lock taken
+    next is never held by a remote that stopped answering."""
     validate_name(name)
     layout = store.layout
+    remote = get(layout, name)
+    config_file(layout, name).unlink(missing_ok=True)
     with lock(layout, name):
-        remote = get(layout, name)
         removed = 0
         if store.exists():
             repo = store.repo
@@ -82,9 +96,28 @@ def remove(store: Store, name: str) -> tuple[Remote, int]:
                         removed += 1
                     except pygit2.GitError as exc:
                         raise StoreError(f"could not remove {ref.name}: {exc}") from exc
-        for path in (state_file(layout, name), config_file(layout, name)):
-            path.unlink(missing_ok=True)
+        state_file(layout, name).unlink(missing_ok=True)
     return remote, removed
+
+
+def forget_fetched(store: Store, remote: str, machine: str, h16: str) -> int:
+    """Forget one project fetched from `remote` (`rewind forget @REMOTE/NAME`): its mirror
+    refs here; the remote keeps it (the next fetch brings it back). How many refs."""
+    from rewindfs.store.history import forget_records
+
+    layout = store.layout
+    folder = f"refs/rewind/remotes/{remote}/m/{machine}/{h16}/"
+    with lock(layout, remote):
+        removed = 0
+        for ref in list(store.repo.references.iterator()):
+            if ref.name.startswith(folder):
+                try:
+                    ref.delete()
+                    removed += 1
+                except pygit2.GitError as exc:
+                    raise StoreError(f"could not remove {ref.name}: {exc}") from exc
+        forget_records(layout, f"{remote}/{machine}/{h16}")
+    return removed
 
 
 def get(layout: Layout, name: str) -> Remote:

@@ -9,6 +9,7 @@ symlink or a directory (then every file under it counts).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pygit2
@@ -78,13 +79,24 @@ def _touches(record: records.Record, path: bytes) -> bool:
 
 def read_file(repo: pygit2.Repository, checkpoint: Checkpoint, path: bytes) -> bytes:
     """The bytes of the file (or a symlink's target) at `path` in the checkpoint."""
+    return trees.blob_bytes(repo, _file_entry(repo, checkpoint, path).oid)
+
+
+def copy_file(repo: pygit2.Repository, checkpoint: Checkpoint, path: bytes,
+              sink: Callable[[bytes], object]) -> int:
+    """read_file's bytes handed to `sink`, in pieces when the file is big (never whole in
+    memory: trees.Streamed); returns how many."""
+    return trees.copy_blob(repo, _file_entry(repo, checkpoint, path).oid, sink)
+
+
+def _file_entry(repo: pygit2.Repository, checkpoint: Checkpoint, path: bytes) -> trees.Entry:
     entry = trees.lookup(repo, checkpoint.tree_id, path)
     if entry is None:
         name = os.fsdecode(path)
         if trees.is_dir(repo, checkpoint.tree_id, path):
             raise InvalidInput(f"{name!r} is a directory in checkpoint {checkpoint.short}")
         raise NotFound(f"{name!r} is not in checkpoint {checkpoint.short}")
-    return trees.blob_bytes(repo, entry.oid)
+    return entry
 
 
 def ever_existed(repo: pygit2.Repository, checkpoints: list[Checkpoint], path: bytes) -> bool:

@@ -12,8 +12,10 @@ HFS+ and NTFS treat as `.git`), before anything is written from a tree.
 from __future__ import annotations
 
 import os
+import queue
 import re
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,10 +24,12 @@ from pygit2.enums import DiffOption, FileMode
 
 from rewindfs.errors import StoreError
 from rewindfs.store.objects import damage
-from rewindfs.store.objects.layout import objects_dir
+from rewindfs.store.objects.layout import layout_of, objects_dir
 
 LINK = int(FileMode.LINK)
 EXECUTABLE = int(FileMode.BLOB_EXECUTABLE)
+STREAM_AT = 8 * 1024 * 1024  # blobs this big are read in pieces, never whole (Streamed)
+MAX_DEPTH = 100  # path components a restore writes at most: capture.deepdirs.MAX_DEPTH
 
 
 @dataclass(frozen=True)
@@ -151,6 +155,95 @@ def blob_bytes(repo: pygit2.Repository, oid: str) -> bytes:
         raise StoreError(f"checkpoint store is missing object {oid[:12]}: {exc}") from exc
 
 
+class Streamed:
+    """A blob too big to hold whole (STREAM_AT or more): its size, and its bytes handed
+    out in pieces. libgit2 reads an object whole (a 2 GiB blob would be 2 GiB in this
+    process, and more while it is inflated), so git reads it in its own process
+    (store.objects.catfile), as the mount does."""
+
+    def __init__(self, repo: pygit2.Repository, oid: str, size: int):
+        self.repo, self.oid, self.size = repo, oid, size
+
+    def copy(self, sink: Callable[[bytes], object]) -> int:
+        """Hand the bytes to `sink` in pieces of at most 1 MiB; returns how many."""
+        from rewindfs.store.objects.catfile import BlobPipe  # (git: only for a big blob)
+
+        pipe = BlobPipe(layout_of(self.repo.path))
+        try:
+            return pipe.copy(self.oid, sink)
+        except KeyError as exc:
+            found = damage.object_problem(objects_dir(Path(self.repo.path)), self.oid)
+            raise (found or StoreError(f"checkpoint store is missing object "
+                                       f"{self.oid[:12]}")) from exc
+        finally:
+            pipe.close()
+
+    def chunks(self) -> Iterator[bytes]:
+        """The bytes in pieces, pulled: read ahead a few pieces at most (a thread copies
+        into a bounded queue), and stopped when the caller stops early."""
+        pieces: queue.Queue = queue.Queue(maxsize=4)
+        stop = threading.Event()
+
+        def sink(piece: bytes) -> None:
+            while True:
+                if stop.is_set():
+                    raise _Stopped
+                try:
+                    pieces.put(piece, timeout=0.1)
+                    return
+                except queue.Full:
+                    continue
+
+        def run() -> None:
+            try:
+                self.copy(sink)
+                pieces.put(_END)
+            except BaseException as exc:  # noqa: BLE001 - handed to the reader
+                if not isinstance(exc, _Stopped):
+                    pieces.put(exc)
+
+        reader = threading.Thread(target=run, name="rewindfs-blob", daemon=True)
+        reader.start()
+        try:
+            while (piece := pieces.get()) is not _END:
+                if isinstance(piece, BaseException):
+                    raise piece
+                yield piece
+        finally:
+            stop.set()
+            while reader.is_alive():
+                try:
+                    pieces.get(timeout=0.1)
+                except queue.Empty:
+                    pass
+            reader.join()
+
+
+class _Stopped(Exception):
+    pass
+
+
+_END = object()
+
+
+def blob_source(repo: pygit2.Repository, oid: str) -> bytes | Streamed:
+    """A blob's bytes, or a Streamed for one too big to hold whole."""
+    try:
+        size = repo.odb.read_header(oid)[1]
+    except (KeyError, ValueError, pygit2.GitError):
+        return blob_bytes(repo, oid)  # names what is wrong with it
+    return Streamed(repo, oid, size) if size >= STREAM_AT else blob_bytes(repo, oid)
+
+
+def copy_blob(repo: pygit2.Repository, oid: str, sink: Callable[[bytes], object]) -> int:
+    """Hand blob `oid` to `sink` (in pieces when it is big); returns its size."""
+    found = blob_source(repo, oid)
+    if isinstance(found, Streamed):
+        return found.copy(sink)
+    sink(found)
+    return len(found)
+
+
 def file_oid(path: bytes) -> str | None:
     """The blob id the file (or symlink) at `path` would have, or None if it is gone."""
     try:
@@ -193,28 +286,35 @@ def unsafe_name(name: bytes) -> str | None:
 
 
 def unsafe_entry(repo: pygit2.Repository, tree_id: str) -> tuple[bytes, str] | None:
-    """The first entry anywhere below `tree_id` that must not be written, as (path, why);
-    None when every name in it is safe. Raises StoreError for a missing object."""
+    """The first entry anywhere below `tree_id` that must not be written, as (path, why):
+    an unsafe name, or a path deeper than MAX_DEPTH levels (as first met: each distinct
+    subtree is looked at once); None when every name in it is safe. Raises StoreError
+    for a missing object."""
     if tree_id in _SAFE_TREES:
         return None
     checked: list[str] = []
+    seen: set[str] = set()  # each distinct subtree once: its names are the same wherever
     stack: list[tuple[bytes, str]] = [(b"", tree_id)]
     while stack:
         base, oid = stack.pop()
-        if oid in _SAFE_TREES:
+        if oid in _SAFE_TREES or oid in seen:
             continue
+        seen.add(oid)
         try:
             tree = repo[oid]
         except (KeyError, ValueError, pygit2.GitError) as exc:
             raise StoreError(f"checkpoint store cannot read tree {oid[:12]}: {exc}") from exc
         if not isinstance(tree, pygit2.Tree):
             return base, "an entry claiming to be a directory that is not one"
+        deep = base.count(b"/") + 2 > MAX_DEPTH if base else MAX_DEPTH < 1
         for item in tree:
             name = item.raw_name
             path = base + b"/" + name if base else name
             why = unsafe_name(name)
             if why is not None:
                 return path, why
+            if deep:  # no capture here stores deeper: its files could never be captured back
+                return path, f"more than {MAX_DEPTH} levels deep (capture stops there)"
             if item.filemode == int(FileMode.TREE):
                 stack.append((path, str(item.id)))
         checked.append(oid)

@@ -16,6 +16,7 @@ ref update is compare-and-swap all the same.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -29,6 +30,9 @@ from rewindfs.store.history.signature import EMAIL, NAME, signature
 from rewindfs.store.objects import damage
 from rewindfs.store.objects.layout import Layout, layout_of
 
+MAX_NOTE = 64 * 1024 * 1024  # bytes of one note read (modes of a 50,000-file restore: ~3 MiB)
+MAX_NOTES = 1_000_000  # notes of one project read
+_HEX = re.compile(r"^[0-9a-f]{2,40}$")
 CAS_ATTEMPTS = 20
 
 
@@ -138,21 +142,34 @@ def _tree(repo: pygit2.Repository, h16: str) -> pygit2.Tree | None:
         raise (found or StoreError(f"{name} is unreadable: {exc}")) from exc
 
 
-def _flatten(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str = "") -> dict[str, pygit2.Oid]:
-    """Commit id -> blob, also through the fan-out directories `git notes` makes for many notes."""
+def _flatten(repo: pygit2.Repository, tree: pygit2.Tree) -> dict[str, pygit2.Oid]:
+    """Commit id -> blob, also through the fan-out directories `git notes` makes for many
+    notes. A notes tree may come from a remote (store.remote): only hex names count,
+    a path longer than a commit id is not gone into, and at most MAX_NOTES are read,
+    without recursion."""
     out: dict[str, pygit2.Oid] = {}
-    for entry in tree:
-        name = prefix + entry.name
-        if entry.filemode == FileMode.TREE:
-            out.update(_flatten(repo, repo[entry.id], name))
-        elif len(name) == 40:
-            out[name] = entry.id
+    stack: list[tuple[str, pygit2.Tree]] = [("", tree)]
+    while stack and len(out) < MAX_NOTES:
+        prefix, folder = stack.pop()
+        for entry in folder:
+            name = prefix + entry.name
+            if len(name) > 40 or not _HEX.match(entry.name):
+                continue
+            if entry.filemode == FileMode.TREE:
+                if len(name) < 40:
+                    stack.append((name, repo[entry.id]))
+            elif len(name) == 40:
+                out[name] = entry.id
     return out
 
 
 def _decode(repo: pygit2.Repository, oid: pygit2.Oid) -> dict[str, Any] | None:
+    """A note's JSON object; None when it is not one, is over MAX_NOTE bytes (read no
+    further) or nested deeper than the parser goes."""
     try:
+        if repo.odb.read_header(oid)[1] > MAX_NOTE:
+            return None
         doc = json.loads(repo[oid].data)
-    except (KeyError, ValueError, pygit2.GitError):
+    except (KeyError, ValueError, RecursionError, pygit2.GitError):
         return None
     return doc if isinstance(doc, dict) else None

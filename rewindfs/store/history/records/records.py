@@ -32,11 +32,12 @@ from pathlib import Path
 
 import pygit2
 
+from rewindfs.store.history import bounds
 from rewindfs.store.history.records import recordfile, recordtail
 from rewindfs.store.history.records.recordfile import Record
 from rewindfs.store.history.trailers import STATS_TRAILER, parse_message
 from rewindfs.store.objects import private
-from rewindfs.store.objects.layout import Layout, pack_files
+from rewindfs.store.objects.layout import Layout, is_remote_key, pack_files
 
 MAX_CHANGES = 2000  # a bigger change is not indexed: `rewind log` compares its trees
 ZERO = "0" * 40
@@ -44,10 +45,15 @@ GITLINK = int(pygit2.enums.FileMode.COMMIT)
 TREE = pygit2.enums.ObjectType.TREE
 
 
-def read_commit(repo: pygit2.Repository, commit_id: str, objects: Path) -> Record:
+def read_commit(repo: pygit2.Repository, commit_id: str, objects: Path,
+                untrusted: bool = False) -> Record:
     """The record of `commit_id`, read from the objects in `objects` (KeyError, GitError,
-    ValueError when it cannot be read)."""
+    ValueError when it cannot be read). `untrusted` (a fetched project's): its trees are
+    measured first (store.history.bounds), and one over its bounds is neither walked nor
+    compared with its parent (no stats beyond a root's file count, no changes)."""
     commit = repo[commit_id].peel(pygit2.Commit)
+    if untrusted and not _within_bounds(repo, commit):
+        return _unmeasured(repo, commit, objects)
     reason, trailers = parse_message(commit.message)
     parent = recorded_parent(commit)
     parent_tree = None
@@ -70,6 +76,31 @@ def read_commit(repo: pygit2.Repository, commit_id: str, objects: Path) -> Recor
     return Record(str(commit.id), tree, parent, commit.author.time, commit.author.offset,
                   commit.commit_time, reason, trailers, stats, changes, trees,
                   _where(objects, str(commit.id)))
+
+
+def _within_bounds(repo: pygit2.Repository, commit: pygit2.Commit) -> bool:
+    trees = [str(commit.tree_id)]
+    parent = recorded_parent(commit)
+    if parent is not None:
+        try:
+            trees.append(str(repo[parent].peel(pygit2.Commit).tree_id))
+        except (KeyError, ValueError, pygit2.GitError):
+            pass
+    return all(bounds.measure(repo, tree).ok for tree in trees)
+
+
+def _unmeasured(repo: pygit2.Repository, commit: pygit2.Commit, objects: Path) -> Record:
+    """The record of a commit whose trees are over their bounds: what its message says,
+    and its file count (exact however big, from the measure) when it is a root."""
+    reason, trailers = parse_message(commit.message)
+    parent = recorded_parent(commit)
+    stats = None
+    if STATS_TRAILER not in trailers:
+        size = bounds.measure(repo, str(commit.tree_id)).size if parent is None else None
+        stats = [size.files if size is not None else 0, 0, 0]
+    return Record(str(commit.id), str(commit.tree_id), parent, commit.author.time,
+                  commit.author.offset, commit.commit_time, reason, trailers, stats, None,
+                  None, _where(objects, str(commit.id)))
 
 
 def _where(objects: Path, commit_id: str) -> list[int]:
@@ -109,20 +140,27 @@ def _changes(repo: pygit2.Repository, old_tree: str, new_tree: str) -> list[str]
 
 
 def _new_trees(root: pygit2.Tree, changes: list[str]) -> list[str] | None:
+    """Each directory looked up in its parent, parents first (never from the root again:
+    a path 20,000 levels deep is 20,000 lookups, not 200 million)."""
     dirs = {os.path.dirname(path) for path in changes[0::2]}
     for d in list(dirs):
         while d:
             d = os.path.dirname(d)
             dirs.add(d)
     out = [str(root.id)]
+    found: dict[str, pygit2.Tree] = {"": root}
     for d in sorted(dirs - {""}):
-        try:
-            entry = root[d]
-        except KeyError:
+        parent = found.get(os.path.dirname(d))
+        if parent is None:
             continue  # gone with everything in it
+        try:
+            entry = parent[os.path.basename(d)]
+        except KeyError:
+            continue
         except (UnicodeError, ValueError):
             return None  # a name libgit2 cannot be asked for: the closure says it
         if entry.type == TREE:
+            found[d] = entry  # pygit2 hands a tree entry out as the Tree itself
             out.append(str(entry.id))
     return out
 
@@ -185,6 +223,7 @@ class Recall:
         self.repo = repo
         self.objects = store / "objects"
         self.path = cache_path(store, h16)
+        self.untrusted = is_remote_key(h16)  # fetched from a remote: trees measured first
         self.fresh: list[Record] = []
         self._packs_now: Packs | None = None
         self._packs_ok: bool | None = None
@@ -232,7 +271,7 @@ class Recall:
             record = dataclasses.replace(record, where=_where(self.objects, commit_id))
         else:
             try:
-                record = read_commit(self.repo, commit_id, self.objects)
+                record = read_commit(self.repo, commit_id, self.objects, self.untrusted)
             except (KeyError, ValueError, pygit2.GitError):
                 return None
         self.fresh.append(record)

@@ -82,7 +82,9 @@ class Tail:
                 return False
             if at > self.first:
                 cut = chunk.find(b"\n")
-                if cut < 0:
+                if cut < 0 or cut == len(chunk) - 1:
+                    # No whole line in it (a record longer than the step: a remote's
+                    # long paths): reach further back, or nothing would ever be read.
                     step *= 2
                     continue
                 chunk, at = chunk[cut + 1:], at + cut + 1
