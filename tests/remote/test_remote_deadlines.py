@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 from remote_servers import Machine, wait_for
 
 DEADLINE = 120.0  # seconds any command here may take (the stall limit is 2)
@@ -62,7 +63,10 @@ def state(machine: Machine) -> dict:
     return json.loads(path.read_text()) if path.exists() else {}
 
 
-def test_a_push_and_a_fetch_to_a_silent_remote_end_in_one_line(tmp_path: Path):
+@pytest.mark.parametrize("portable", ["", "proc,pidfd"], ids=["linux", "portable"])
+def test_a_push_and_a_fetch_to_a_silent_remote_end_in_one_line(tmp_path: Path, portable: str):
+    """Also without /proc and pidfds (REWIND_PORTABLE, the road to macOS): then only git's
+    output counts as progress, and the silent server gives none."""
     a = Machine(tmp_path, "a")
     app = project(tmp_path)
     a.rewind("checkpoint", app)
@@ -72,7 +76,8 @@ def test_a_push_and_a_fetch_to_a_silent_remote_end_in_one_line(tmp_path: Path):
                            (("fetch", "origin"), "fetch from origin")):
             before = len(held)
             started = time.monotonic()
-            done = a.rewind(*args, check=False, timeout=DEADLINE, REWIND_REMOTE_TIMEOUT="2")
+            done = a.rewind(*args, check=False, timeout=DEADLINE, REWIND_REMOTE_TIMEOUT="2",
+                            REWIND_PORTABLE=portable)
             assert len(held) > before, "git never reached the silent server"
             assert done.returncode == 1, done.stderr
             assert done.stderr.strip() == (f"rewind: {what} failed: no progress for 2 s "

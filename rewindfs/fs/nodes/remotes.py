@@ -16,7 +16,7 @@ from rewindfs.fs.nodes.context import Context
 from rewindfs.fs.nodes.listed import ListedDir, project_dir
 from rewindfs.fs.nodes.node import Node
 from rewindfs.fs.nodes.project import ProjectDir
-from rewindfs.store.history.files import trees
+from rewindfs.store.history import trees
 from rewindfs.store.remote import catalog
 
 PREFIX = "@"

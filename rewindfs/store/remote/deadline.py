@@ -23,6 +23,8 @@ import subprocess
 import time
 from collections.abc import Callable
 
+from rewindfs import portable
+
 STALL = 60.0  # seconds without progress (config: remote_timeout; 0: no deadline)
 POLL = 0.25  # seconds between two looks at the processes
 
@@ -68,10 +70,12 @@ class _ExitWaiter:
         self.fd: int | None = None
 
     def __enter__(self) -> Callable[[float], bool]:
+        if not portable.linux("pidfd"):
+            return self.ended  # no pidfds: Popen.wait polls
         try:
             self.fd = os.pidfd_open(self.proc.pid)
         except (AttributeError, OSError):
-            self.fd = None  # no pidfds: Popen.wait polls
+            self.fd = None
         return self.ended
 
     def __exit__(self, *exc: object) -> None:
@@ -91,6 +95,8 @@ class _ExitWaiter:
 def progress(pid: int) -> tuple[tuple, bool]:
     """What the processes under `pid` have done so far (any change is progress), and
     whether one of them holds the terminal (a prompt: a person is typing)."""
+    if not portable.linux("proc"):
+        return (), False  # only output counts (the module's docstring)
     done = []
     on_tty = False
     for child in tree(pid):
@@ -101,7 +107,9 @@ def progress(pid: int) -> tuple[tuple, bool]:
 
 
 def tree(pid: int) -> list[int]:
-    """`pid` and its descendants, parents first."""
+    """`pid` and its descendants, parents first (without /proc: `pid` alone)."""
+    if not portable.linux("proc"):
+        return [pid]
     out, todo = [], [pid]
     while todo:
         current = todo.pop()
