@@ -29,7 +29,11 @@ from rewindfs.store.history.records.recordfile import Record, Summary
 
 MAX_WALK = 256  # checkpoints walked from the tip to a summary before the whole chain is
 SUMMARY_EVERY = 32  # checkpoints taken since the newest summary before another is written
-WIDEN_AT = 100  # rows read one by one before the rest are read from the whole records file
+# Rows read one by one before the rest are read from the whole records file: past what
+# a reader who stops after one screen still gets made (the CLI makes rows in chunks of
+# 60, 60, 120, ... and sees the reader gone only between chunks: cli.output.rowstream),
+# so `rewind list | head` and a pager quit after a screen never parse the whole file.
+WIDEN_AT = 240
 
 # fetch(commit_id, newer=False): `newer`, a commit taken since the summary the reader holds
 # (its record, if any, was written after that summary: looked for there only)
