@@ -41,7 +41,7 @@ WRAP = 3  # the reason column
 
 class Local:
     """A local project, as cli.target.Target names one (without that module's imports,
-    which the quick path does without)."""
+    which a plain `rewind list` does without)."""
 
     fetched = None
 

@@ -1,4 +1,4 @@
-"""How wide `rewind` lays out what it prints, without rich (the quick paths use it too):
+"""How wide `rewind` lays out what it prints, without rich (plain output uses it too):
 $COLUMNS when set, a terminal's width, and no width at all off a terminal."""
 
 from __future__ import annotations

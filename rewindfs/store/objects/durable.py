@@ -48,7 +48,7 @@ def syncfs(fd: int) -> None:
     """Flush everything written to the filesystem that holds `fd` (data and names) to
     its disk: one call for a batch of files instead of an fsync each; sync(2) where
     syncfs(2) is missing."""
-    import ctypes  # (here: the quick paths import this module and never sync)
+    import ctypes  # (here: readers import this module and never sync)
 
     try:
         call = ctypes.CDLL(None, use_errno=True).syncfs

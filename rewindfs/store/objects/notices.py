@@ -29,7 +29,7 @@ def notice(message: str) -> None:
     if len(_logged) >= MAX_REMEMBERED:
         _logged.clear()
     _logged.add(message)
-    import logging  # only here: the CLI's quick paths listen, and logging costs them 5 ms
+    import logging  # only here: most commands never log, and logging costs 5 ms to import
 
     logging.getLogger(__name__).warning("%s", message)
 

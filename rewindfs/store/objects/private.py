@@ -252,7 +252,7 @@ def log_to(path: str | os.PathLike[str], limit: int) -> None:
     """Send this process's log records (INFO and up) to the private file at `path`,
     started afresh once it grew past `limit` bytes (for detached workers: the automatic
     prune and push). Nothing happens when it cannot be opened: only a log."""
-    import logging  # only here: every quick path of the CLI imports this module
+    import logging  # only here: every command of the CLI imports this module
 
     try:
         fd = open_append(path)
