@@ -46,8 +46,8 @@ class Surprise(Exception):
 
 def summarize(chain: Sequence[Record | Checkpoint], shallow: list[int],
               labels: list[str] | None) -> Summary:
-    """The summary of `chain` (newest first, whole: records, or checkpoints
-    read from their commits) under `shallow`; `labels`: the labelled commit ids to say the chain's
+    """The summary of `chain` (newest first, whole: records, or checkpoints read from
+    their commits) under `shallow`; `labels`: the labelled commit ids to say the chain's
     membership of (None: not asked)."""
     wanted = set(labels or ())
     last = chain[-1]
