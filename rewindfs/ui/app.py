@@ -63,6 +63,7 @@ class RewindApp(Flows, App):
         self._open_files = False  # enter was pressed before the files were read
         self._reloading = False
         self._pinned: tuple[Any, bytes, int] | None = None  # (checkpoint, path, line)
+        self._painted = False  # the first screen drawn: reading may start at once
 
     # -- the screen -----------------------------------------------------------------------
 
@@ -87,11 +88,16 @@ class RewindApp(Flows, App):
         return self.query_one(DiffPane)
 
     def on_mount(self) -> None:
-        self.screen.set_class(self.size.width < styles.WIDE, "narrow")
-        self._show_first(self._first, self._error)
+        with self.batch_update():  # one layout and one frame for the first screen
+            self.screen.set_class(self.size.width < styles.WIDE, "narrow")
+            self._show_first(self._first, self._error)
+        self.call_after_refresh(self._first_painted)
         self.timeline.list.focus()
         if self.live:
             self.set_interval(self.live, self.check_live)
+
+    def _first_painted(self) -> None:
+        self._painted = True
 
     def on_resize(self, event) -> None:
         self.screen.set_class(event.size.width < styles.WIDE, "narrow")
@@ -149,7 +155,10 @@ class RewindApp(Flows, App):
                 return
             self.call_from_thread(self._if_current, group, generation, done, result)
 
-        self.run_worker(run, thread=True, group=group)
+        if self._painted:
+            self.run_worker(run, thread=True, group=group)
+        else:  # the first screen is drawn before any reading competes with it for the GIL
+            self.call_after_refresh(self.run_worker, run, thread=True, group=group)
 
     @contextmanager
     def _waiting(self, path, pid: int | None) -> Iterator[None]:

@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import time
 import uuid
+from pathlib import Path
 
 import pytest
 from conftest import REWIND, rewind_env
@@ -24,9 +25,13 @@ SGR_COLOR = re.compile(r"\x1b\[([0-9;]*)m")
 class Tmux:
     """One tmux server of this test's own (its own socket), one pane running `argv`."""
 
-    def __init__(self, argv: list[str], env: dict[str, str]):
+    def __init__(self, argv: list[str], env: dict[str, str], status: Path):
         self.socket = f"rewind-ui-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-        command = shlex.join(["env", "-i", *(f"{k}={v}" for k, v in env.items()), *argv])
+        # How the command ended, written by the shell that ran it: tmux's own pane_dead_status
+        # is sometimes never filled in (a pane seen dead before tmux reaped its process).
+        self.status = status
+        command = shlex.join(["env", "-i", *(f"{k}={v}" for k, v in env.items()), "sh", "-c",
+                              '"$@"; echo "$?" >' + shlex.quote(str(status)), "sh", *argv])
         self.tmux("-f", "/dev/null", "new-session", "-d", "-x", "80", "-y", "24", "-s", "ui",
                   command)
         self.tmux("set-option", "-t", "ui", "remain-on-exit", "on")
@@ -52,16 +57,14 @@ class Tmux:
             self.tmux("send-keys", "-t", "ui", key)
 
     def exit_status(self) -> int:
+        """The command's exit status (128 + N: killed by signal N)."""
         end = time.monotonic() + DEADLINE
-        while True:
-            found = self.tmux("display-message", "-p", "-t", "ui",
-                              "#{pane_dead} #{pane_dead_status} #{pane_dead_signal}").split()
-            if found[0] == "1":
-                assert len(found) == 2, f"rewind ui was killed by signal {found[1:]}:\n" \
-                    f"{self.screen()}"
-                return int(found[1])
+        while not (self.status.exists() and self.status.read_text().endswith("\n")):
             assert time.monotonic() < end, f"rewind ui did not end:\n{self.screen()}"
             time.sleep(0.05)
+        code = int(self.status.read_text())
+        assert code < 128, f"rewind ui was killed by signal {code - 128}:\n{self.screen()}"
+        return code
 
     def close(self) -> None:
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True,
@@ -79,7 +82,8 @@ def terminal(demo, user_home):
         env = rewind_env(home, user_home, TERM="xterm-256color", **extra)
         env = {k: v for k, v in env.items() if k in ("PATH", "HOME", "LC_ALL", "TERM",
                                                     "HERMES_HOME", *extra)}
-        opened.append(Tmux([REWIND, "ui", "-C", str(workdir)], env))
+        opened.append(Tmux([REWIND, "ui", "-C", str(workdir)], env,
+                           workdir.parent / f"ui-status-{len(opened)}"))
         return opened[-1]
 
     yield start, workdir
