@@ -1,5 +1,6 @@
-"""`rewind ui` started: the project's newest checkpoints read first (what the first screen
-shows), then textual imported and the app run on the terminal."""
+"""`rewind ui` started: the project's newest checkpoints (what the first screen shows) read
+by a child process while textual is imported (rewindfs.ui.early), then the app run on the
+terminal."""
 
 from __future__ import annotations
 
@@ -16,16 +17,23 @@ if TYPE_CHECKING:
 def run(app: App, target: Target) -> None:
     if not (sys.stdin.isatty() and sys.stdout.isatty() and sys.stderr.isatty()):
         raise Refused("rewind ui needs a terminal (for a script: rewind list, diff, restore)")
+    from rewindfs.ui.early import Early
     from rewindfs.ui.source import Source
 
     source = Source(app, target)
-    first, error = [], None
+    early = Early(app, source)  # the first rows read on the other core, meanwhile:
+    from rewindfs.ui.app import RewindApp  # textual's import
+
+    found = early.result()
+    if found is None:
+        found = _read(app, source)
+    RewindApp(source, found[0], error=found[1]).run()
+
+
+def _read(app: App, source) -> tuple[list, str | None]:
     try:
-        first = source.open()
+        return source.open(), None
     except RewindError as exc:  # shown in place, in the timeline
         from rewindfs.cli.failure import describe
 
-        error = (describe(app, exc) or (str(exc), 1))[0]
-    from rewindfs.ui.app import RewindApp
-
-    RewindApp(source, first, error=error).run()
+        return [], (describe(app, exc) or (str(exc), 1))[0]

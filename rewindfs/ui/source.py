@@ -75,6 +75,7 @@ class Source:
         self.count = 0  # rows in the whole history (known from the tip's summary)
         self.loaded: list[Row] = []
         self._now: tuple[float, str] | None = None  # (when, tree) of the working tree
+        self._adopted = False  # rows read by another process (early.py): read again on `more`
 
     @property
     def title(self) -> str:
@@ -93,9 +94,16 @@ class Source:
     def open(self) -> list[Row]:
         """The newest rows (a screen's worth), from a fresh reading of the history."""
         with self.lock:
-            self.loaded, self._rows, self.count = [], None, 0
+            self.loaded, self._adopted = [], False
+            self.open_rows()
+            return self.more(FIRST_SCREEN)
+
+    def open_rows(self) -> None:
+        """The history's checkpoints, newest first, ready to be read as rows."""
+        with self.lock:
+            self._rows, self.count = None, 0
             if not self.app.store.exists():
-                return []
+                return
             from rewindfs.store.history import page
 
             repo = self.app.store.repo
@@ -107,7 +115,11 @@ class Source:
                 whole = st.checkpoints(repo, self.key)
                 self.count = len(whole)
                 self._rows = iter(whole)
-            return self.more(FIRST_SCREEN)
+
+    def adopt(self, rows: list[Row], count: int) -> None:
+        """The first rows and the history's length as another process read them
+        (rewindfs.ui.early): shown at once; this one opens the history itself on `more`."""
+        self.loaded, self.count, self._rows, self._adopted = list(rows), count, None, True
 
     def more(self, n: int) -> list[Row]:
         """The next `n` rows (fewer at the end); a row that does not read as the records
@@ -115,6 +127,8 @@ class Source:
         from rewindfs.store.history import Surprise
 
         with self.lock:
+            if self._adopted:
+                self._reopen()
             if self._rows is None:
                 return []
             repo, out = self.app.store.repo, []
@@ -135,8 +149,23 @@ class Source:
             self.loaded += out
             return out
 
+    def _reopen(self) -> None:
+        """After `adopt`: the history opened here, past the rows already shown; when it
+        no longer starts with them (a checkpoint taken meanwhile), StoreError, and the
+        timeline is read again."""
+        shown = [row.cp.id for row in self.loaded]
+        self._adopted = False
+        self.open_rows()
+        for want in shown:
+            cp = next(self._rows, None) if self._rows is not None else None
+            if cp is None or cp.id != want:
+                self._rows = None
+                raise StoreError("the history changed while it was shown; reopen to see it")
+
     @property
     def complete(self) -> bool:
+        if self._adopted:
+            return len(self.loaded) >= self.count
         return self._rows is None
 
     def _row(self, repo, cp: Checkpoint) -> Row:
