@@ -4,6 +4,7 @@ terminal."""
 
 from __future__ import annotations
 
+import shutil
 import sys
 from typing import TYPE_CHECKING
 
@@ -21,6 +22,8 @@ def run(app: App, target: Target) -> None:
     from rewindfs.ui.source import Source
 
     source = Source(app, target)
+    # No more rows before the first paint than the terminal has lines (the rest follow)
+    source.first_screen = max(1, min(source.first_screen, shutil.get_terminal_size().lines))
     early = Early(app, source)  # the first rows read on the other core, meanwhile:
     from rewindfs.ui.app import RewindApp  # textual's import
 

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from rewindfs.store.history import Checkpoint
 
 AGENT, SESSION, TURN, PHASE = "Rewind-Agent", "Rewind-Session", "Rewind-Turn", "Rewind-Phase"
-FIRST_SCREEN = 60  # rows read before the first paint (a tall terminal's worth)
+FIRST_SCREEN = 60  # rows read before the first paint at most (a tall terminal's worth)
 FRESH = 2.0  # seconds a capture of the working tree is used for before another
 
 
@@ -76,6 +76,7 @@ class Source:
         self.loaded: list[Row] = []
         self._now: tuple[float, str] | None = None  # (when, tree) of the working tree
         self._adopted = False  # rows read by another process (early.py): read again on `more`
+        self.first_screen = FIRST_SCREEN  # rows `open` reads: no more than a screen shows
 
     @property
     def title(self) -> str:
@@ -96,7 +97,7 @@ class Source:
         with self.lock:
             self.loaded, self._adopted = [], False
             self.open_rows()
-            return self.more(FIRST_SCREEN)
+            return self.more(self.first_screen)
 
     def open_rows(self) -> None:
         """The history's checkpoints, newest first, ready to be read as rows."""
