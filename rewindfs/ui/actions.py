@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from rewindfs import restore as rs
 from rewindfs.errors import InvalidInput, NotFound, RewindError
 from rewindfs.store.history import quote_path
+from rewindfs.ui.text import clean
 
 if TYPE_CHECKING:
     from rewindfs.store.history import Checkpoint
@@ -35,7 +36,7 @@ class Plan:
 def name_of(cp: Checkpoint) -> str:
     """The stable id first, then the number and reason people know (as `rewind restore`)."""
     number = f"checkpoint {cp.number}: " if cp.number else ""
-    return f"{cp.short} ({number}{_clean(cp.reason)})"
+    return f"{cp.short} ({number}{clean(cp.reason)})"
 
 
 def restore_plan(source: Source, cp: Checkpoint, path: bytes | None) -> Plan:
@@ -106,26 +107,21 @@ def revert_plan(source: Source, cp: Checkpoint) -> Plan:
     manager, workdir = source.app.manager, str(source.target.workdir)
     with source.lock:
         preview = manager.steps.preview_revert(workdir, turn)
-    turns = ", ".join(_clean(t) for t in preview.turns)
+    turns = ", ".join(clean(t) for t in preview.turns)
     lines = describe(preview.plan) if preview.plan is not None else \
         ["  nothing to change: those steps changed no files that are still there"]
 
     def run() -> list[str]:
+        from rewindfs.cli.commands.steps import outcome
+
         with source.lock:
             result = manager.revert_to(workdir, turn)
         if not result.get("success"):
             raise RewindError(result.get("error") or "could not revert")
-        out = [f"reverted turn(s) {turns}"]
-        for key, label in (("restored_files", "restored"), ("deleted_files", "deleted")):
-            if result.get(key):
-                out.append(f"  {label}: {', '.join(quote_path(p) for p in result[key])}")
-        if result.get("pre_rollback"):
-            out.append(f"  pre-rollback snapshot {result['pre_rollback'][:8]}: u puts "
-                       "everything back")
-        return out
+        return outcome(result, "reverted", "u")
 
     return Plan(f"revert turn(s) {turns} ({len(preview.steps)} step(s))", lines, run,
-                question=f"revert turn {_clean(turn)}?", nothing=preview.plan is None
+                question=f"revert turn {clean(turn)}?", nothing=preview.plan is None
                 or not preview.plan.plan.actions)
 
 
@@ -137,13 +133,10 @@ def label(source: Source, cp: Checkpoint, name: str) -> str:
         raise InvalidInput("labels name checkpoints of this machine's projects")
     with source.lock:
         set_label(source.app.store, source.key, name.strip(), cp.id)
-    return f"labelled {name_of(cp)} as {_clean(name.strip())!r}"
+    return f"labelled {name_of(cp)} as {clean(name.strip())!r}"
 
 
 def _plain(source: Source) -> rs.Options:
     return rs.Options(limits=source.app.limits, extra_excludes=source.app.extra_excludes)
 
 
-def _clean(text: str) -> str:
-    """Text from the store made safe for a terminal: control characters escaped."""
-    return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")

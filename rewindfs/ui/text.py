@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 
 from rewindfs.cli.output.human import human_bytes, human_span
+from rewindfs.cli.output.human import visible as clean  # the one terminal escape
 from rewindfs.store.history import quote_path
 
 if TYPE_CHECKING:
@@ -17,11 +18,6 @@ if TYPE_CHECKING:
 
 CHANGE_WIDTH = 9
 STATUS_MARK = {"created": ("A", "green"), "deleted": ("D", "red"), "modified": ("M", "yellow")}
-
-
-def clean(text: str) -> str:
-    """A reason, label or turn id from the store, one line, control characters escaped."""
-    return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")
 
 
 def age(epoch: float, now: float) -> str:

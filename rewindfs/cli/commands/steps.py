@@ -10,6 +10,7 @@ import click
 from rewindfs.cli.app import App
 from rewindfs.cli.help import examples
 from rewindfs.cli.options import dir_option
+from rewindfs.cli.output.human import visible
 from rewindfs.errors import RewindError
 from rewindfs.store.history import quote_path
 
@@ -46,15 +47,22 @@ def _run(result: dict, as_json: bool, verb: str) -> None:
     if as_json:
         click.echo(json.dumps(result, indent=2))
         return
-    turns = ", ".join(result.get("turns") or []) or "-"
-    click.echo(f"{verb} turn(s) {turns}")
+    click.echo("\n".join(outcome(result, verb, "`rewind undo`")))
+    sys.stdout.flush()
+
+
+def outcome(result: dict, verb: str, undo: str) -> list[str]:
+    """What a revert or redo did, as lines (here and in `rewind ui`); `undo`: what takes
+    it back."""
+    turns = ", ".join(visible(t) for t in result.get("turns") or []) or "-"
+    out = [f"{verb} turn(s) {turns}"]
     for key, label in (("restored_files", "restored"), ("deleted_files", "deleted")):
         if result.get(key):
-            click.echo(f"  {label}: {', '.join(quote_path(p) for p in result[key])}")
+            out.append(f"  {label}: {', '.join(quote_path(p) for p in result[key])}")
     if result.get("pre_rollback"):
-        click.echo(f"  pre-rollback snapshot {result['pre_rollback'][:8]}: `rewind undo` "
-                   "puts everything back")
-    sys.stdout.flush()
+        out.append(f"  pre-rollback snapshot {result['pre_rollback'][:8]}: {undo} puts "
+                   "everything back")
+    return out
 
 
 COMMANDS = [revert, redo]
