@@ -24,6 +24,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+from rewindfs.fs.periodic import Periodic
+
 log = logging.getLogger(__name__)
 BUILT_DIRS = 2_000  # stored directories kept listed (their nodes: a few KiB each)
 TABLE_LIMIT = 100_000  # nodes the kernel may hold before the oldest are dropped
@@ -57,34 +59,21 @@ class BuiltDirs:
             old.drop()
 
 
-class Trimmer:
+class Trimmer(Periodic):
     """Keeps the kernel's hold on stored directories (and so the inode table) bounded."""
+
+    name = "rewindfs-trim"
 
     def __init__(self, table: Any, invalidate_entry: Callable[[int, bytes], None],
                  interval: float = 1.0, limit: int = TABLE_LIMIT):
+        super().__init__(interval)
         self.table = table
-        self.interval = interval
         self.limit = limit
         self._invalidate = invalidate_entry
         self._tried: dict[int, float] = {}  # inode -> when its name was last dropped
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
 
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._loop, name="rewindfs-trim", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self.interval):
-            try:
-                self.tick()
-            except Exception:  # noqa: BLE001 - a trim is worth trying again, never fatal
-                log.debug("trimming the kernel's names failed", exc_info=True)
+    def failed(self, exc: Exception) -> None:  # a trim is worth trying again, never fatal
+        log.debug("trimming the kernel's names failed", exc_info=exc)
 
     def tick(self) -> int:
         """Drop the oldest stored directories the kernel holds, while it holds too many;

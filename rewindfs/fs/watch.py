@@ -21,13 +21,13 @@ answer from the daemon before it completes one.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
 
 from rewindfs.fs.inodes import ROOT_INODE
 from rewindfs.fs.nodes.agents import AgentDir, AgentProjectDir
 from rewindfs.fs.nodes.root import RootDir
 from rewindfs.fs.nodes.sessions import SessionDir
+from rewindfs.fs.periodic import Periodic
 
 log = logging.getLogger(__name__)
 
@@ -35,34 +35,21 @@ InvalidateEntry = Callable[[int, bytes], None]
 InvalidateInode = Callable[[int], None]
 
 
-class Watcher:
+class Watcher(Periodic):
+    name = "rewindfs-watch"
+
     def __init__(self, root: RootDir, invalidate_entry: InvalidateEntry,
                  invalidate_inode: InvalidateInode, interval: float = 1.0):
+        super().__init__(interval)
         self.root = root
-        self.interval = interval
         self._invalidate_entry = invalidate_entry
         self._invalidate_inode = invalidate_inode
         self._told: dict[int, dict[bytes, int]] = {}  # dir inode -> names as last shown
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
 
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._loop, name="rewindfs-watch", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-
-    def _loop(self) -> None:
-        failures = self.root.context.failures
-        while not self._stop.wait(self.interval):
-            try:
-                self.tick()
-            except Exception as exc:  # noqa: BLE001 - a bad moment in the store (a repack,
-                # a ref being written) or damage: said once, tried again next interval
-                failures.warning(str(exc), f"refreshing the project list failed: {exc}")
+    def failed(self, exc: Exception) -> None:
+        # a bad moment in the store (a repack, a ref being written) or damage: said once
+        self.root.context.failures.warning(str(exc),
+                                           f"refreshing the project list failed: {exc}")
 
     def tick(self) -> None:
         """One pass: refresh, compare, invalidate."""
