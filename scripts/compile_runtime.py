@@ -20,10 +20,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 
-def runtime_closure(name: str) -> Iterator[metadata.Distribution]:
-    """`name` and every distribution it requires, extras' requirements left out."""
+def runtime_closure(*names: str) -> Iterator[metadata.Distribution]:
+    """`names` and every distribution they require, extras' requirements left out."""
     seen: set[str] = set()
-    todo = [name]
+    todo = list(names)
     while todo:
         key = re.sub(r"[-_.]+", "-", todo.pop()).lower()
         if key in seen:

@@ -52,23 +52,15 @@ pytestmark = [pytest.mark.long]
 def _runtime_pins() -> str:
     """rewindfs[mount]'s dependencies at the versions this venv holds (uv's cache has
     them: setup installed them from it), so an offline resolution finds every wheel."""
-    from importlib import metadata
+    if str(ROOT / "scripts") not in sys.path:
+        sys.path.insert(0, str(ROOT / "scripts"))
+    from compile_runtime import runtime_closure
 
-    seen, todo, pins = set(), ["rewindfs", "pyfuse3", "trio"], []
-    while todo:
-        name = re.sub(r"[-_.]+", "-", todo.pop()).lower()
-        if name in seen:
-            continue
-        seen.add(name)
-        try:
-            dist = metadata.distribution(name)
-        except metadata.PackageNotFoundError:
-            continue
+    pins = []
+    for dist in runtime_closure("rewindfs", "pyfuse3", "trio"):
+        name = re.sub(r"[-_.]+", "-", dist.metadata["Name"]).lower()
         if name not in ("rewindfs", "pygit2", "pyfuse3"):
             pins.append(f"{name}=={dist.version}")
-        for req in dist.requires or []:
-            if "extra" not in req.partition(";")[2]:
-                todo.append(re.match(r"[A-Za-z0-9._-]+", req).group())
     return "".join(p + "\n" for p in sorted(pins))
 
 
