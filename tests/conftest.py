@@ -295,6 +295,20 @@ def run_rewind(child_env, fork_server) -> Callable[..., subprocess.CompletedProc
 
 
 @pytest.fixture
+def user(tmp_path: Path, run_rewind):
+    """`rewind` run for a user of its own: a fresh HOME (`.home`), where the agents keep
+    their settings, so hooks and MCP installs go there; check=True by default."""
+    home = tmp_path / "user"
+    home.mkdir()
+
+    def rewind(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+        return run_rewind(*args, env={"HOME": str(home)}, check=check)
+
+    rewind.home = home
+    return rewind
+
+
+@pytest.fixture
 def as_nobody() -> list[str]:
     """The command prefix that runs a program as user nobody (group nogroup, no
     supplementary groups); skips, saying why, where that cannot be done."""

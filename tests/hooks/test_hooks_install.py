@@ -34,18 +34,6 @@ HOOK_FILES = {"claude-code": ".claude/settings.json", "codex": ".codex/hooks.jso
               "kilo": ".config/kilo/plugin/rewindfs.js"}
 
 
-@pytest.fixture
-def user(tmp_path: Path, run_rewind):
-    home = tmp_path / "user"
-    home.mkdir()
-
-    def rewind(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-        return run_rewind(*args, env={"HOME": str(home)}, check=check)
-
-    rewind.home = home
-    return rewind
-
-
 def snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
     return {str(p.relative_to(root)): (p.read_bytes() if p.is_file() else b"/",
                                        p.stat().st_mode)

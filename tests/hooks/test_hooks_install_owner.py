@@ -23,18 +23,6 @@ MINE = {"type": "command", "command": "my-audit --strict"}
 NOBODY = ["runuser", "-u", "nobody", "--"]
 
 
-@pytest.fixture
-def user(tmp_path: Path, run_rewind):
-    home = tmp_path / "user"
-    home.mkdir()
-
-    def rewind(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-        return run_rewind(*args, env={"HOME": str(home)}, check=check)
-
-    rewind.home = home
-    return rewind
-
-
 def ours(entry) -> bool:
     return "-m rewindfs.hooks" in json.dumps(entry)
 

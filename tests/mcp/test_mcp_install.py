@@ -48,18 +48,6 @@ def argv(agent: str, entry: dict) -> list[str]:
     return command if isinstance(command, list) else [command, *entry["args"]]
 
 
-@pytest.fixture
-def user(tmp_path: Path, run_rewind):
-    home = tmp_path / "user"
-    home.mkdir()
-
-    def rewind(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-        return run_rewind(*args, env={"HOME": str(home)}, check=check)
-
-    rewind.home = home
-    return rewind
-
-
 @pytest.mark.parametrize("agent", AGENTS)
 def test_install_then_uninstall_gives_back_the_very_bytes(agent: str, user) -> None:
     path = user.home / FILES[agent]
