@@ -40,3 +40,15 @@ def run_hook(agent: str, payload: bytes, cwd: Path, env: dict[str, str],
 def log_lines(home: Path) -> list[str]:
     path = home / "rewind-hooks" / "hook.log"
     return path.read_text().splitlines() if path.exists() else []
+
+
+def auto_push_to(remote: Path, home: Path, run_rewind) -> None:
+    """A bare repository at `remote`, added as remote origin, with every checkpoint pushed
+    to it at once (auto_push, no delay) under `home`."""
+    from conftest import isolated_git_env
+
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True,
+                   env=isolated_git_env())
+    run_rewind("remote", "add", "origin", str(remote), check=True)
+    (home / "config.yaml").write_text("checkpoints:\n  auto_push: origin\n"
+                                      "  auto_push_delay: 0\n")

@@ -27,7 +27,7 @@ import pytest
 from agentsim import ModelServer, Say, Shell
 from agentsim.clis import Agent, binary, missing
 from conftest import isolated_git_env, wait_for
-from hookproc import claude_payload, log_lines
+from hookproc import auto_push_to, claude_payload, log_lines
 
 pytestmark = [pytest.mark.usefixtures("no_helper_left"), pytest.mark.long]
 
@@ -126,11 +126,7 @@ def test_a_secret_in_claude_codes_command_is_kept_nowhere(tmp_path: Path, home: 
     (project / "build" / "out.bin").write_text("built\n")
     (project / "package.json").write_text("{}\n")
     remote = tmp_path / "remote.git"
-    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True,
-                   env=isolated_git_env())
-    run_rewind("remote", "add", "origin", str(remote), check=True)
-    (home / "config.yaml").write_text("checkpoints:\n  auto_push: origin\n"
-                                      "  auto_push_delay: 0\n")
+    auto_push_to(remote, home, run_rewind)
     command = (f'curl -sS -H "Authorization: Bearer {BEARER}" http://127.0.0.1:9/v1/charges '
                f"|| true; MYSQL_PWD={PASSWORD} mysql --password={PASSWORD} -e 'select 1' "
                "|| true; rm -rf build")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import isolated_git_env, wait_for
-from hookproc import claude_payload, hook_env, log_lines, run_hook
+from hookproc import auto_push_to, claude_payload, hook_env, log_lines, run_hook
 
 from rewindfs.hooks import helper
 
@@ -38,11 +38,7 @@ def test_a_git_planted_in_the_project_never_runs(project: Path, home: Path, tmp_
     (project / "bin" / "git").write_text(PLANTED.format(log=planted_log, git=git))
     (project / "bin" / "git").chmod(0o755)
     remote = tmp_path / "remote.git"
-    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True,
-                   env=isolated_git_env())
-    run_rewind("remote", "add", "origin", str(remote), check=True)
-    (home / "config.yaml").write_text("checkpoints:\n  auto_push: origin\n"
-                                      "  auto_push_delay: 0\n")
+    auto_push_to(remote, home, run_rewind)
     env = hook_env(home, PATH=f"{project / 'bin'}:{os.environ['PATH']}",
                    REWIND_HOOK_HELPER_IDLE="60")
     # The scenario: on this PATH, `git` is the planted one.
