@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -292,6 +293,27 @@ def run_rewind(child_env, fork_server) -> Callable[..., subprocess.CompletedProc
         return proc
 
     return run
+
+
+@contextmanager
+def small_tmpfs(mnt: Path, size: str) -> Iterator[Path]:
+    """A tmpfs of `size` (mount's size=, such as 1m) mounted at `mnt`, unmounted
+    afterwards; skips, saying why, where it cannot be mounted (it needs root)."""
+    if os.geteuid() != 0:
+        print("SKIPPED: mounting a size-limited tmpfs needs root")
+        pytest.skip("mounting a size-limited tmpfs needs root")
+    mnt.mkdir(exist_ok=True)
+    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0755", "tmpfs",
+                           str(mnt)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        print(f"SKIPPED: cannot mount a tmpfs: {proc.stderr.strip()}")
+        pytest.skip(f"cannot mount a tmpfs: {proc.stderr.strip()}")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", str(mnt)], capture_output=True)
+        if os.path.ismount(mnt):
+            subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
 
 
 @pytest.fixture

@@ -5,30 +5,18 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 
 import pygit2
 import pytest
-from test_restore_helpers import checkpoint, immutable, manager, picture, skip, write  # noqa: F401 - a fixture
+from conftest import small_tmpfs
+from test_restore_helpers import checkpoint, immutable, manager, picture, write  # noqa: F401 - a fixture
 
 
 @pytest.fixture
 def small_fs(tmp_path):
     """A 1 MiB tmpfs (root only), unmounted afterwards."""
-    mnt = tmp_path / "small-fs"
-    mnt.mkdir()
-    if os.geteuid() != 0:
-        skip("mounting a size-limited tmpfs needs root")
-    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m,mode=0755", "tmpfs",
-                           str(mnt)], capture_output=True, text=True)
-    if proc.returncode != 0:
-        skip(f"cannot mount a tmpfs: {proc.stderr.strip()}")
-    try:
+    with small_tmpfs(tmp_path / "small-fs", "1m") as mnt:
         yield mnt
-    finally:
-        subprocess.run(["umount", str(mnt)], capture_output=True)
-        if os.path.ismount(mnt):
-            subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
 
 
 def no_temp_files(root) -> bool:

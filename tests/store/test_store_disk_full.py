@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import isolated_git_env
+from conftest import isolated_git_env, small_tmpfs
 
 MiB = 1 << 20
 
@@ -20,20 +20,8 @@ MiB = 1 << 20
 @pytest.fixture
 def small_disk(tmp_path: Path):
     """A 24 MiB tmpfs (root only), unmounted afterwards."""
-    if os.geteuid() != 0:
-        pytest.skip("mounting a size-limited tmpfs needs root")
-    mnt = tmp_path / "small-disk"
-    mnt.mkdir()
-    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24m,mode=0755", "tmpfs",
-                           str(mnt)], capture_output=True, text=True)
-    if proc.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {proc.stderr.strip()}")
-    try:
+    with small_tmpfs(tmp_path / "small-disk", "24m") as mnt:
         yield mnt
-    finally:
-        subprocess.run(["umount", str(mnt)], capture_output=True)
-        if os.path.ismount(mnt):
-            subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
 
 
 def fill(disk: Path, leave: int) -> Path:
