@@ -164,12 +164,12 @@ def _restore(app: App, workdir: Path, target: str | Checkpoint, scope: list[byte
         _report(app, plan_result, None, as_json, f"plan for restoring to {_target(plan_result)}; "
                 "nothing was changed")
         return
-    deletes = plan_result.plan.deletes
-    if deletes and not yes:
+    if plan_result.plan.deletes and not yes:
         _confirm(app, plan_result)
-    options.confirmed_deletes = set(deletes)
-    with restore_progress(app.term):
-        result = rs.restore(app.store, workdir, target, options, _scope=scope)
+    if not yes:  # (-y: delete without asking, whatever the restore finds to delete)
+        options.confirmed = plan_result.plan  # carried out as planned (and shown), or refused
+    with restore_progress(app.term):  # to the checkpoint planned, whatever REFERENCE names now
+        result = rs.restore(app.store, workdir, plan_result.target, options, _scope=scope)
     _report(app, result, paths, as_json, f"restored {workdir} to {_target(result)}",
             restore_report(app.store, result, source))
 
@@ -361,7 +361,7 @@ def describe(result: rs.RestoreResult) -> list[str]:
         lines.append(f"  already gone (created by the restore, deleted since): "
                      f"{_listing(plan.gone)}")
     if plan.untouched:
-        lines.append(f"  untouched because ignored or not captured: "
+        lines.append(f"  untouched (ignored or uncaptured files in the way, kept): "
                      f"{_listing(plan.untouched)}")
     if result.pre_rollback:
         lines.append(f"  pre-rollback snapshot {result.pre_rollback[:8]}: `rewind undo` "
