@@ -172,3 +172,72 @@ def test_a_directory_emptied_by_the_restore_is_replaced_by_the_file(rw, project:
     rw("restore", "1", "--yes")
     assert (project / "x").read_text() == "the file x\n"
     assert "x" in {p.decode() for p in picture(project)}
+
+
+# -- case 2: max_files counts files, not index entries plus files ---------------------------
+
+
+@pytest.fixture
+def few(run_rewind, project: Path):
+    """`rewind ARGS` in the project with max_files 100 (check=True unless told)."""
+    def run(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+        return run_rewind(*args, cwd=project, env={"REWIND_MAX_FILES": "100"}, check=check)
+
+    return run
+
+
+def fill(root: Path, folder: str, count: int, text: str = "") -> None:
+    (root / folder).mkdir(parents=True, exist_ok=True)
+    for i in range(count):
+        (root / folder / f"f{i}.txt").write_text(f"{text}{i}\n")
+
+
+def test_moving_a_folder_is_not_counted_twice(few, project: Path):
+    """60 files, 50 of them moved by `mv src lib`: still 60 files, under max_files 100."""
+    fill(project, "src", 50)
+    fill(project, "other", 5)
+    few("checkpoint", "-m", "src")
+    assert len(list(project.rglob("*.*"))) <= 60
+    (project / "src").rename(project / "lib")
+    for args in (["diff", "--stat"], ["restore", "1", "--dry-run"], ["checkpoint", "-m", "lib"]):
+        done = few(*args, check=False)
+        assert done.returncode == 0, (args, done.stderr)
+    few("restore", "2", "--yes")  # src back: lib's 50 deleted, src's 50 created
+    assert (project / "src" / "f0.txt").exists() and not (project / "lib").exists()
+    few("checkpoint", "-m", "src again")
+    few("undo")
+    assert (project / "lib" / "f0.txt").exists() and not (project / "src").exists()
+
+
+def test_after_a_restore_of_other_files_checkpoints_and_undo_still_work(few, project: Path):
+    """60 files, then 60 others in their place: each tree is 60 files, every capture of
+    either is within max_files 100, whatever the index held before."""
+    fill(project, "a", 60)
+    few("checkpoint", "-m", "a")
+    for path in sorted((project / "a").iterdir()):
+        path.unlink()
+    fill(project, "b", 60)
+    few("checkpoint", "-m", "b")
+    few("restore", "2", "--yes")
+    assert len(list((project / "a").iterdir())) == 60 and not (project / "b").exists()
+    (project / "a" / "f0.txt").write_text("edited\n")
+    few("checkpoint", "-m", "a edited")
+    few("undo")
+    assert len(list((project / "b").iterdir())) == 60
+
+
+def test_an_ignore_rule_added_brings_a_project_under_max_files(few, project: Path):
+    """Over the limit, the error says to add ignore rules: once they are added, the
+    files they ignore no longer count, although the index still held them."""
+    fill(project, "generated", 40)
+    fill(project, "lib", 40)
+    few("checkpoint", "-m", "with generated")
+    fill(project, "more", 30)
+    refused = few("checkpoint", "-m", "too many", check=False)
+    assert refused.returncode == 1 and "max_files" in refused.stderr, refused.stderr
+    (project / ".gitignore").write_text("generated/\n")
+    done = few("checkpoint", "-m", "generated ignored", check=False)
+    assert done.returncode == 0, done.stderr
+    assert few("cat", "2", "generated/f0.txt").stdout == "0\n"
+    gone = few("cat", "1", "generated/f0.txt", check=False)
+    assert gone.returncode != 0, gone.stdout  # no longer in the newest checkpoint
