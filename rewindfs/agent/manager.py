@@ -346,11 +346,9 @@ class CheckpointManager:
 
     def revert_to(self, working_dir: str, turn_or_step: str,
                   confirmed: RevertPreview | None = None) -> dict[str, Any]:
-        """Put back the files changed by that step (or turn) and every later one.
-
-        `turns` in the result names the turns involved, so the conversation can follow.
-        `confirmed`: its `steps.preview_revert`, as shown: done as shown, or refused.
-        """
+        """Put back the files changed by that step (or turn) and every later one; `turns`
+        in the result names the turns involved, so the conversation can follow.
+        `confirmed`: its `steps.preview_revert`, as shown: done as shown, or refused."""
         return _result(self.steps.revert_to, working_dir, turn_or_step, confirmed)
 
     def unrevert(self, working_dir: str) -> dict[str, Any]:

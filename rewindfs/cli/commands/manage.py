@@ -16,6 +16,7 @@ from rewindfs.cli.app import App
 from rewindfs.cli.commands.complete import complete_reference
 from rewindfs.cli.help import examples
 from rewindfs.cli.options import dir_option, dir_option_named, json_option
+from rewindfs.cli.output.human import visible
 from rewindfs.cli.output.term import confirm
 from rewindfs.errors import NotFound, Refused
 from rewindfs.store.history import delete as deletion
@@ -37,7 +38,7 @@ def _history(app: App, workdir):
 
 def _name(cp: st.Checkpoint) -> str:
     which = f"checkpoint {cp.number}" if cp.number else "pre-rollback snapshot"
-    return f"{which} {cp.short} ({cp.reason})"
+    return visible(f"{which} {cp.short} ({cp.reason})")
 
 
 @click.command(epilog=examples(
@@ -70,7 +71,7 @@ def delete(app: App, reference: str, directory: str | None, force: bool, as_json
                                "labels_removed": done.labels_removed,
                                "ids_changed": done.ids_changed}, indent=2))
         return
-    click.echo(f"deleted {_name(cp)} from {workdir}")
+    click.echo(visible(f"deleted {_name(cp)} from {workdir}"))
     if done.labels_removed:
         click.echo(f"  removed its label(s): {', '.join(done.labels_removed)}")
     for old, new in done.ids_changed.items():
@@ -132,7 +133,7 @@ def label(app: App, name: str | None, reference: str | None, directory: str | No
 
 
 def _say(as_json: bool, data: dict, text: str) -> None:
-    click.echo(json.dumps(data, indent=2) if as_json else text)
+    click.echo(json.dumps(data, indent=2) if as_json else visible(text))
 
 
 @click.command(epilog=examples(
@@ -170,8 +171,8 @@ def forget(app: App, directory: str | None, force: bool, directory_opt: str | No
     if not remove_project(app.store.layout, repo, h16, lambda record: True):
         raise Refused(f"{workdir} is in use (a checkpoint or restore is running); "
                       "try again in a moment")
-    click.echo(f"forgot {workdir}: {count} checkpoint(s) removed; their files leave the "
-               "store at the next gc (rewind prune)")
+    click.echo(visible(f"forgot {workdir}: {count} checkpoint(s) removed; their files "
+                       "leave the store at the next gc (rewind prune)"))
 
 
 def _forget_fetched(app: App, spec: str, force: bool) -> None:
@@ -185,8 +186,9 @@ def _forget_fetched(app: App, spec: str, force: bool) -> None:
         _confirm(f"forget {place.spec} ({count} checkpoint(s) fetched from {found.remote})?",
                  f"forget would remove {count} fetched checkpoint(s) of {place.spec}")
     remotes.forget_fetched(app.store, found.remote, found.machine, found.h16)
-    click.echo(f"forgot {place.spec}: {count} fetched checkpoint(s) removed here; "
-               f"{found.remote} keeps them (`rewind fetch {found.remote}` brings them back)")
+    click.echo(visible(f"forgot {place.spec}: {count} fetched checkpoint(s) removed here; "
+                       f"{found.remote} keeps them (`rewind fetch {found.remote}` brings "
+                       "them back)"))
 
 
 COMMANDS = [delete, label, forget]
