@@ -6,6 +6,7 @@ promises to create a file where a directory of ignored files stands."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -241,3 +242,41 @@ def test_an_ignore_rule_added_brings_a_project_under_max_files(few, project: Pat
     assert few("cat", "2", "generated/f0.txt").stdout == "0\n"
     gone = few("cat", "1", "generated/f0.txt", check=False)
     assert gone.returncode != 0, gone.stdout  # no longer in the newest checkpoint
+
+
+# -- case 7: a lock waited for too long says what is locked, by what, and what to do --------
+
+
+def test_a_lock_timeout_names_the_project_its_holder_and_what_to_do(child_env, project: Path,
+                                                                    store: Store):
+    """A real `rewind restore`, paused midway, holds the project; a caller that may wait
+    only briefly (as an MCP tool call does) is told which project, held by which process
+    doing what, and what to do, instead of `<16 hex>.lock is locked`."""
+    import signal
+
+    from conftest import PAUSE_RESTORE
+
+    from rewindfs.errors import Busy
+    from rewindfs.store.objects import locks
+
+    take(store, project, "one")
+    (project / "a.txt").write_text("a\n")
+    (project / "b.txt").write_text("b\n")
+    proc = subprocess.Popen([REWIND, "restore", "1", "-y"], cwd=project,
+                            env={**child_env(), PAUSE_RESTORE: "1"}, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        said = b""
+        while b"rewind: test pause" not in said:  # paused, holding the project
+            chunk = os.read(proc.stderr.fileno(), 4096)
+            assert chunk, f"the restore ended before its pause: {said!r}"
+            said += chunk
+        with locks.waiting_at_most(0.2), pytest.raises(Busy) as refused:
+            take(store, project, "while the restore runs")
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    message = str(refused.value)
+    assert str(project) in message, message
+    assert f"process {proc.pid} (rewind restore)" in message, message
+    assert "try again" in message and ".lock" not in message, message
