@@ -65,7 +65,9 @@ def delete(app: App, reference: str, directory: str | None, force: bool, as_json
     cost = (f"; the {rewritten} newer checkpoint(s) will get new ids" if rewritten else "")
     if not force:
         _confirm(f"delete {_name(cp)}{cost}?", f"delete would remove {_name(cp)}{cost}")
-    done = deletion.delete(repo, app.store.layout, h16, cp)
+    # As confirmed, or refused (-f: as it finds it).
+    done = deletion.delete(repo, app.store.layout, h16, cp,
+                           expect=None if force else (position, rewritten))
     if as_json:
         click.echo(json.dumps({"deleted": done.checkpoint, "position": done.position,
                                "labels_removed": done.labels_removed,
@@ -165,14 +167,25 @@ def forget(app: App, directory: str | None, force: bool, directory_opt: str | No
     count = len(st.checkpoints(repo, h16))
     if not count and projects.read_record(app.store.layout, h16) is None:
         raise NotFound(f"no checkpoints for {workdir}")
+    tip = _tip(repo, h16)
     if not force:
         _confirm(f"forget {workdir} and its {count} checkpoint(s)?",
                  f"forget would remove {count} checkpoint(s) of {workdir}")
-    if not remove_project(app.store.layout, repo, h16, lambda record: True):
+    # The history confirmed, or refused (-f: whatever it holds by then).
+    if not remove_project(app.store.layout, repo, h16,
+                          lambda record: force or _tip(repo, h16) == tip):
+        if _tip(repo, h16) != tip:
+            raise Refused(f"{workdir} got a checkpoint since the question; nothing was "
+                          "forgotten: run the command again")
         raise Refused(f"{workdir} is in use (a checkpoint or restore is running); "
                       "try again in a moment")
     click.echo(visible(f"forgot {workdir}: {count} checkpoint(s) removed; their files "
                        "leave the store at the next gc (rewind prune)"))
+
+
+def _tip(repo, h16: str) -> str | None:
+    ref = repo.references.get(st.Layout.project_ref(h16))
+    return None if ref is None else str(ref.target)
 
 
 def _forget_fetched(app: App, spec: str, force: bool) -> None:
