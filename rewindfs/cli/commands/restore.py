@@ -191,7 +191,8 @@ def _restore(app: App, workdir: Path, target: str | Checkpoint, scope: list[byte
 @click.pass_obj
 def undo(app: App, directory: str | None, steps: int | None, show_list: bool, dry_run: bool,
          as_json: bool) -> None:
-    """Undo the last restore (an undo can itself be undone), or several with --steps."""
+    """Undo the last restore that changed files (an undo can itself be undone), or several
+    with --steps."""
     refuse_together(**{"--list": show_list, "--steps": steps})
     refuse_together(**{"--list": show_list, "--dry-run": dry_run})
     workdir = app.project_dir(directory)
