@@ -40,9 +40,8 @@ from rewindfs.agent.timeline import (
     REVERTED,
     Step,
     Timeline,
-    replay,
+    replayed,
     timeline_of,
-    undone_restores,
 )
 from rewindfs.errors import NotFound, Refused
 from rewindfs.store.history import compose, load, steplog, trees
@@ -199,7 +198,7 @@ class StepRecorder:
     # -- helpers --------------------------------------------------------------------
 
     def _replay(self, log: steplog.StepLog, h16: str) -> Timeline:
-        return replay(log.events(), undone_restores(self.store.layout, h16))
+        return replayed(self.store.layout, h16, log.events())
 
     def _end(self, log: steplog.StepLog, wd: Path, step: Step) -> bool:
         result = self.manager.take(str(wd), f"after step {step.id}",

@@ -111,10 +111,18 @@ def replay(events: list[dict[str, Any]], undone: Collection[str] = ()) -> Timeli
 
 
 def timeline_of(layout: st.Layout, h16: str) -> Timeline:
-    return replay(steplog.read(layout, h16), undone_restores(layout, h16))
+    return replayed(layout, h16, steplog.read(layout, h16))
 
 
-def undone_restores(layout: st.Layout, h16: str) -> set[str]:
+def replayed(layout: st.Layout, h16: str, events: list[dict[str, Any]]) -> Timeline:
+    """`events` replayed, less the reverts and redos `rewind undo` took back (the restore
+    journal is read only when the log holds a revert or redo that restored files)."""
+    made = {e.get("pre_rollback") for e in events
+            if e.get("event") in ("revert", "unrevert")} - {None}
+    return replay(events, _undone(layout, h16) & made if made else set())
+
+
+def _undone(layout: st.Layout, h16: str) -> set[str]:
     """The pre-rollback snapshots of reverts and redos that `rewind undo` took back."""
     jpath = restore_mod.journal.path_for(layout, h16)
     return {e.pre_rollback for e in restore_mod.journal.undone(jpath)

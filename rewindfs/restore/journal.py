@@ -201,8 +201,9 @@ def _cancelled(found: list[Entry]) -> set[str]:
 
 
 def unfinished(path: Path) -> Entry | None:
-    """The last entry, when it did not run to its end (killed or interrupted)."""
-    entry = last(path)
+    """The last entry that may have changed files (what `rewind undo` takes back), when
+    it did not run to its end (killed or interrupted)."""
+    entry = last_change(path)
     return entry if entry is not None and not entry.complete else None
 
 

@@ -192,6 +192,8 @@ def undo(store: st.Store, workdir, options: Options | None = None, *,
         scope, removable, expect = last.touched_paths(), last.created_dir_paths(), None
     else:
         scope, removable, expect = last.planned_paths(), last.dir_paths(), last.expected()
+    if not scope:  # (an entry given that changed nothing)
+        raise NotFound("nothing to undo: that restore changed no files")
     if dry_run:
         before = load(store.repo, last.pre_rollback)
         result = _plan_only(store, wd, before, opts, _scope=scope, _expect=expect)
