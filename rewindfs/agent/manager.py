@@ -18,7 +18,7 @@ from rewindfs import store as st
 from rewindfs.agent import bounded, checks
 from rewindfs.agent import state as agent_state
 from rewindfs.agent.results import checkpoint_dict, restore_dict
-from rewindfs.agent.steps import StepRecorder
+from rewindfs.agent.steps import RevertPreview, StepRecorder
 from rewindfs.agent.workdir import working_dir_for_path
 from rewindfs.errors import NotFound, RewindError
 from rewindfs.lazylog import logger
@@ -344,12 +344,12 @@ class CheckpointManager:
             return {"success": False, "error": "checkpoints are disabled"}
         return _result(self.steps.end, working_dir, step_id, never_raise=True)
 
-    def revert_to(self, working_dir: str, turn_or_step: str) -> dict[str, Any]:
-        """Put back the files changed by that step (or turn) and every later one.
-
-        `turns` in the result names the turns involved, so the conversation can follow.
-        """
-        return _result(self.steps.revert_to, working_dir, turn_or_step)
+    def revert_to(self, working_dir: str, turn_or_step: str,
+                  confirmed: RevertPreview | None = None) -> dict[str, Any]:
+        """Put back the files changed by that step (or turn) and every later one; `turns`
+        in the result names the turns involved, so the conversation can follow.
+        `confirmed`: its `steps.preview_revert`, as shown: done as shown, or refused."""
+        return _result(self.steps.revert_to, working_dir, turn_or_step, confirmed)
 
     def unrevert(self, working_dir: str) -> dict[str, Any]:
         """Redo: the files as they were just before the last revert."""

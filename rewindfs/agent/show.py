@@ -8,7 +8,7 @@ from typing import Any
 from rewindfs import store as st
 from rewindfs.agent.results import checkpoint_dict
 from rewindfs.agent.stepbegin import PHASE_TRAILER, STEP_TRAILER, TURN_TRAILER
-from rewindfs.agent.steps import timeline_of
+from rewindfs.agent.timeline import timeline_of
 from rewindfs.errors import NotFound
 from rewindfs.store.history import meta
 

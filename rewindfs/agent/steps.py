@@ -13,7 +13,9 @@ person edited outside any step, say) is left alone. It is a scoped restore, so
 it takes a pre-rollback snapshot and is journalled like any other (`rewind undo`
 works on it). `unrevert` (redo) puts the reverted files back as they were just
 before the revert. Reverts stack; a new step after a revert discards the reverted
-steps, as chat agents discard the messages after the point they rewound to.
+steps, as chat agents discard the messages after the point they rewound to. A revert
+(or redo) taken back by `rewind undo` counts as never made: its steps are there to
+revert again.
 
 Results name the turns involved, so the harness can rewind the conversation to match.
 """
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -33,42 +35,17 @@ from rewindfs.agent.stepbegin import (
     step_trailers,
     valid_id,
 )
-from rewindfs.errors import NotFound
+from rewindfs.agent.timeline import (
+    OPEN,
+    REVERTED,
+    Step,
+    Timeline,
+    replayed,
+    timeline_of,
+)
+from rewindfs.errors import NotFound, Refused
 from rewindfs.store.history import compose, load, steplog, trees
 from rewindfs.store.objects import writers
-
-OPEN, DONE, REVERTED, DISCARDED = "open", "done", "reverted", "discarded"
-
-
-@dataclass
-class Step:
-    id: str
-    turn: str
-    before_tree: str
-    before_commit: str | None
-    began: float
-    after_tree: str | None = None
-    after_commit: str | None = None
-    ended: float | None = None
-    changed: list[str] = field(default_factory=list)  # surrogate-escaped project paths
-    created: list[str] = field(default_factory=list)
-    deleted: list[str] = field(default_factory=list)
-    status: str = OPEN
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"step_id": self.id, "turn_id": self.turn, "status": self.status,
-                "before": self.before_commit, "after": self.after_commit,
-                "changed_files": self.changed, "created_files": self.created,
-                "deleted_files": self.deleted, "began": self.began, "ended": self.ended}
-
-
-@dataclass
-class Revert:
-    steps: list[str]
-    turns: list[str]
-    pre_rollback: str | None
-    touched: list[str]
-    created_dirs: list[str]
 
 
 @dataclass
@@ -79,65 +56,6 @@ class RevertPreview:
     plan: restore_mod.RestoreResult | None
     steps: list[str]
     turns: list[str]
-
-
-@dataclass
-class Timeline:
-    """The log replayed: every step in order, and the reverts that redo can still undo."""
-
-    steps: dict[str, Step] = field(default_factory=dict)
-    reverts: list[Revert] = field(default_factory=list)
-
-    def active(self) -> list[Step]:
-        return [s for s in self.steps.values() if s.status in (OPEN, DONE)]
-
-    def find(self, step_or_turn: str) -> int:
-        """Index in `active()` of the step, or of the first step of the turn."""
-        active = self.active()
-        for i, s in enumerate(active):
-            if s.id == step_or_turn:
-                return i
-        for i, s in enumerate(active):
-            if s.turn == step_or_turn:
-                return i
-        if step_or_turn in self.steps:
-            raise NotFound(f"step {step_or_turn!r} is already reverted")
-        raise NotFound(f"no step or turn {step_or_turn!r} to revert to")
-
-
-def replay(events: list[dict[str, Any]]) -> Timeline:
-    tl = Timeline()
-    for e in events:
-        kind = e.get("event")
-        try:
-            if kind == "begin":
-                if tl.reverts:  # new work after a revert: the reverted steps are gone for good
-                    for s in tl.steps.values():
-                        if s.status == REVERTED:
-                            s.status = DISCARDED
-                    tl.reverts.clear()
-                tl.steps.pop(e["step"], None)
-                tl.steps[e["step"]] = Step(e["step"], e["turn"], e["tree"], e.get("commit"),
-                                           e["time"])
-            elif kind == "end":
-                s = tl.steps.get(e["step"])
-                if s is not None and s.status == OPEN:
-                    s.after_tree, s.after_commit, s.ended = e["tree"], e.get("commit"), e["time"]
-                    s.changed, s.created, s.deleted = e["changed"], e["created"], e["deleted"]
-                    s.status = DONE
-            elif kind == "revert":
-                for sid in e["steps"]:
-                    if sid in tl.steps:
-                        tl.steps[sid].status = REVERTED
-                tl.reverts.append(Revert(e["steps"], e["turns"], e.get("pre_rollback"),
-                                         e.get("touched", []), e.get("created_dirs", [])))
-            elif kind == "unrevert" and tl.reverts:
-                for sid in tl.reverts.pop().steps:
-                    if sid in tl.steps and tl.steps[sid].status == REVERTED:
-                        tl.steps[sid].status = DONE
-        except (KeyError, TypeError):
-            continue  # an event from a damaged line: skip it
-    return tl
 
 
 class Manager(Protocol):
@@ -172,7 +90,7 @@ class StepRecorder:
                                    trailers={**(trailers or {}),
                                              **step_trailers(step_id, turn_id, "before")})
         with steplog.session(self.store.layout, h16) as log:
-            discarded = [s.id for s in replay(log.events()).steps.values()
+            discarded = [s.id for s in self._replay(log, h16).steps.values()
                          if s.status == REVERTED]
             append_begin(log, step_id, turn_id, result.tree, result.commit)
         return {"success": True, "step_id": step_id, "turn_id": turn_id, "taken": result.taken,
@@ -181,7 +99,7 @@ class StepRecorder:
     def end(self, working_dir: str, step_id: str) -> dict[str, Any]:
         wd, h16 = _project(working_dir)
         with steplog.session(self.store.layout, h16) as log:
-            step = replay(log.events()).steps.get(step_id)
+            step = self._replay(log, h16).steps.get(step_id)
             if step is None:
                 raise NotFound(f"step {step_id!r} was never begun")
             taken = False
@@ -191,24 +109,32 @@ class StepRecorder:
                 **_public(step, "step_id", "turn_id", "changed_files", "created_files",
                           "deleted_files")}
 
-    def revert_to(self, working_dir: str, step_or_turn: str) -> dict[str, Any]:
+    def revert_to(self, working_dir: str, step_or_turn: str,
+                  confirmed: RevertPreview | None = None) -> dict[str, Any]:
+        """`confirmed`: its preview as a person saw it (`rewind ui`): the revert takes back
+        those steps, as the preview showed, or is refused with nothing changed."""
         wd, h16 = _project(working_dir)
         with steplog.session(self.store.layout, h16) as log:
-            timeline = replay(log.events())
+            timeline = self._replay(log, h16)
             timeline.find(step_or_turn)  # an unknown name changes nothing
             for step in timeline.active():
                 if step.status == OPEN:  # a step still running: settle what it changed so far
                     self._end(log, wd, step)
-            timeline = replay(log.events())
+            timeline = self._replay(log, h16)
             active = timeline.active()
             chosen = active[timeline.find(step_or_turn):]
+            if confirmed is not None:
+                _as_previewed(confirmed, chosen)
             first_change = _first_changes(chosen)
             result = None
             if first_change:
                 # A composed target is on no ref: an explicit gc must wait until it is restored.
                 with writers.writing(self.store.layout):
                     target = self._target(chosen[0], first_change)
-                    result = self._restore(wd, target, list(first_change), "revert")
+                    shown = None if confirmed is None else \
+                        confirmed.plan.plan if confirmed.plan else restore_mod.plan.Plan()
+                    result = self._restore(wd, target, list(first_change), "revert",
+                                           confirmed=shown)
             turns = _unique(s.turn for s in chosen)
             chosen_ids = {s.id for s in chosen}
             kept_before = [s for s in active if s.id not in chosen_ids
@@ -251,7 +177,7 @@ class StepRecorder:
     def unrevert(self, working_dir: str) -> dict[str, Any]:
         wd, h16 = _project(working_dir)
         with steplog.session(self.store.layout, h16) as log:
-            timeline = replay(log.events())
+            timeline = self._replay(log, h16)
             if not timeline.reverts:
                 raise NotFound("nothing to redo: no revert since the last step began")
             last = timeline.reverts[-1]
@@ -261,7 +187,8 @@ class StepRecorder:
                 result = self._restore(wd, before, [os.fsencode(p) for p in last.touched],
                                        "unrevert", {os.fsencode(d) for d in last.created_dirs})
             log.append({"event": "unrevert", "time": time.time(), "steps": last.steps,
-                        "turns": last.turns})
+                        "turns": last.turns,
+                        "pre_rollback": result.pre_rollback if result else None})
         return {**_outcome(result), "restored_steps": last.steps, "turns": last.turns}
 
     def steps(self, working_dir: str) -> list[dict[str, Any]]:
@@ -269,6 +196,9 @@ class StepRecorder:
         return [s.to_dict() for s in timeline_of(self.store.layout, h16).steps.values()]
 
     # -- helpers --------------------------------------------------------------------
+
+    def _replay(self, log: steplog.StepLog, h16: str) -> Timeline:
+        return replayed(self.store.layout, h16, log.events())
 
     def _end(self, log: steplog.StepLog, wd: Path, step: Step) -> bool:
         result = self.manager.take(str(wd), f"after step {step.id}",
@@ -306,11 +236,15 @@ class StepRecorder:
                        parent=first.before_commit)
 
     def _restore(self, wd: Path, target: st.Checkpoint, paths: list[bytes], kind: str,
-                 removable_dirs: set[bytes] | None = None) -> restore_mod.RestoreResult | None:
+                 removable_dirs: set[bytes] | None = None, *,
+                 confirmed: restore_mod.plan.Plan | None = None
+                 ) -> restore_mod.RestoreResult | None:
         scope = self._scope(wd, target, paths)
         if not scope:
             return None
-        return restore_mod.restore(self.store, wd, target, self._options(), _scope=scope,
+        options = self._options()
+        options.confirmed = confirmed
+        return restore_mod.restore(self.store, wd, target, options, _scope=scope,
                                    _kind=kind, _removable_dirs=removable_dirs)
 
     def _scope(self, wd: Path, target: st.Checkpoint, paths: list[bytes]) -> list[bytes]:
@@ -333,8 +267,14 @@ def _first_changes(chosen: list[Step]) -> dict[bytes, Step]:
     return first
 
 
-def timeline_of(layout: st.Layout, h16: str) -> Timeline:
-    return replay(steplog.read(layout, h16))
+def _as_previewed(preview: RevertPreview, chosen: list[Step]) -> None:
+    """Refuse a revert of other steps than its preview showed (the agent went on since)."""
+    ids = [s.id for s in chosen]
+    if ids != preview.steps:
+        since = [i for i in ids if i not in preview.steps] or ids
+        raise Refused(f"revert would now take back other steps than it showed (e.g. step "
+                      f"{since[0]!r}, begun since); nothing was reverted: ask again to see "
+                      "the new plan")
 
 
 def _project(working_dir: str) -> tuple[Path, str]:

@@ -137,7 +137,7 @@ def rewind(ctx: click.Context, home: str | None, color: str, no_pager: bool) -> 
         watchdog.start()
     ctx.obj = App(home, color, not no_pager)
     # Any command may wait on another process's lock: say so on a terminal.
-    ctx.with_resource(lock_waits(ctx.obj.term, list(COMMANDS)))
+    ctx.with_resource(lock_waits(ctx.obj.term, list(COMMANDS), ctx.invoked_subcommand))
     # Damage met on the way (a broken history): one warning line each, after the command.
     ctx.with_resource(notices.listening(ctx.obj.notices.append))
     if ctx.invoked_subcommand not in NO_AUTO_IMPORT:

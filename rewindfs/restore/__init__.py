@@ -22,14 +22,16 @@ restored tree:
    could not go on from) or interrupted (Ctrl-C), with what it touched.
 A restore killed between 3 and 5 is undone from its intent record (see `undo`);
 its temporary files are removed by the next restore or undo of the project. One that
-fails after 1 and before 3 (nothing changed yet) is in the journal too, as a restore
-that changed nothing, so `undo` names it instead of an older one.
+fails or is refused after 1 and before 3 (nothing changed yet) records nothing in the
+journal, and `undo` walks past restores that changed no file: it takes back the last
+one that did. A plan a person confirmed is carried out as shown or refused (confirm).
 
     restoring  a restore carried out, undo, dry runs, exports
     plan       where a restore is planned: what it will write, delete and keep
     apply      carrying the plan out; fdtree: the tree reached only through descriptors
     dirfds     those directory descriptors: no link followed, few open, deep trees too
     journal    intent before, completion after (undo)
+    confirm    a confirmed plan carried out as shown, or refused
     pause      a test hook: a restore that stops after N files (killed-restore tests)
     paths      project-relative paths, checked
     foreign    targets from another agent's step (Kilo Code, OpenCode), and its revert
@@ -44,7 +46,7 @@ from typing import TYPE_CHECKING
 from rewindfs.faces import face
 
 if TYPE_CHECKING:
-    from rewindfs.restore import apply, foreign, journal, paths, pause, plan
+    from rewindfs.restore import apply, confirm, foreign, journal, paths, pause, plan
     from rewindfs.restore.paths import project_relative
     from rewindfs.restore.restoring import (
         Options,
@@ -64,4 +66,4 @@ __all__, __getattr__, __dir__ = face(_HERE, {
     "export": f"{_HERE}.restoring",
     "restore": f"{_HERE}.restoring",
     "undo": f"{_HERE}.restoring",
-}, modules=("apply", "foreign", "journal", "pause", "paths", "plan"))
+}, modules=("apply", "confirm", "foreign", "journal", "pause", "paths", "plan"))

@@ -98,6 +98,12 @@ class Entry:
     def dir_paths(self) -> set[bytes]:
         return {os.fsencode(p) for p in self.dirs}
 
+    @property
+    def changed_nothing(self) -> bool:
+        """Whether it is known to have changed no file: it ran to its end touching none,
+        or it planned none. An undo has nothing of it to put back, so undo walks past it."""
+        return not (self.touched if self.complete else self.plan)
+
 
 def path_for(layout: Layout, h16: str) -> Path:
     return layout.worktree_admin(h16) / FILE_NAME
@@ -159,22 +165,45 @@ def last(path: Path) -> Entry | None:
     return found[-1] if found else None
 
 
+def last_change(path: Path) -> Entry | None:
+    """The newest entry that changed files (or may have: it did not finish), whatever
+    its kind: what `rewind undo` takes back. Restores that changed nothing are walked
+    past: undoing one would put nothing back."""
+    return next((e for e in reversed(entries(path)) if not e.changed_nothing), None)
+
+
 def undoable(path: Path) -> list[Entry]:
-    """Restores (and reverts) still in effect, newest first: what `rewind undo --steps N`
-    walks back through. An undo cancels the entry it undoes, unless it was undone
-    itself (a redo); undos are not steps of their own."""
+    """Restores (and reverts) still in effect that changed files, newest first: what
+    `rewind undo --steps N` walks back through. Undos are not steps of their own."""
     found = entries(path)
+    gone = _cancelled(found)
+    return [e for e in reversed(found) if e.kind != "undo" and not e.changed_nothing
+            and (e.id is None or e.id not in gone)]
+
+
+def undone(path: Path) -> list[Entry]:
+    """Entries taken back by an undo that still stands (agent.steps: a revert undone)."""
+    found = entries(path)
+    gone = _cancelled(found)
+    return [e for e in found if e.id is not None and e.id in gone]
+
+
+def _cancelled(found: list[Entry]) -> set[str]:
+    """Ids of the entries an undo takes back: an undo cancels the entry it undoes, unless
+    it was undone itself (a redo), or was refused before it changed anything (recorded
+    by older versions)."""
     cancelled: set[str] = set()
     for entry in reversed(found):  # newest first: an undone undo cancels nothing
-        if entry.undoes and entry.id not in cancelled:
+        if entry.undoes and entry.id not in cancelled \
+                and (entry.status == DONE or not entry.changed_nothing):
             cancelled.add(entry.undoes)
-    return [e for e in reversed(found)
-            if e.kind != "undo" and (e.id is None or e.id not in cancelled)]
+    return cancelled
 
 
 def unfinished(path: Path) -> Entry | None:
-    """The last entry, when it did not run to its end (killed or interrupted)."""
-    entry = last(path)
+    """The last entry that may have changed files (what `rewind undo` takes back), when
+    it did not run to its end (killed or interrupted)."""
+    entry = last_change(path)
     return entry if entry is not None and not entry.complete else None
 
 

@@ -3,8 +3,9 @@
 The plan compares the working tree as just captured (`current`) with the target
 checkpoint's tree. Only captured files take part: a path that is ignored, over
 the size cap or unreadable is not in `current`, so it is never deleted, and if
-the target wants to put a file where such an uncaptured one sits, it is left
-alone and reported as untouched.
+the target wants to put a file where such an uncaptured one sits (or a directory
+holding one, or a file where the target has a directory), it is left alone and
+reported as untouched: the plan says what the restore will really do.
 """
 
 from __future__ import annotations
@@ -76,39 +77,76 @@ def build(
             if current is not None and agent_writes[change.path] != current:
                 plan.kept_user_edits.append(change.path)
                 continue
-        action = _action(change, workdir, plan)
-        if action is not None:
-            plan.actions.append(action)
+        plan.actions.append(_action(change))
+    _keep_what_is_in_the_way(plan, workdir)
     return plan
 
 
-def _action(change: Change, workdir: bytes, plan: Plan) -> Action | None:
+def _action(change: Change) -> Action:
     old, new = change.old, change.new
     if new is None:
         return Action(DELETE, change.path, None)
     if old is None:
-        if _uncaptured_file_at(workdir, change.path):
-            plan.untouched.append(change.path)  # present but not captured: not ours to replace
-            return None
         return Action(CREATE, change.path, new)
     if old.oid == new.oid and not (old.is_link or new.is_link):
         return Action(CHMOD, change.path, new)
     return Action(OVERWRITE, change.path, new)
 
 
-def _uncaptured_file_at(workdir: bytes, rel: bytes) -> bool:
-    """Whether a non-directory sits at `rel` inside the project itself.
+def _keep_what_is_in_the_way(plan: Plan, workdir: bytes) -> None:
+    """A file the plan would create where something stands that the plan does not
+    remove (an ignored, oversize or unreadable file; a directory still holding such
+    files, or empty directories, once the plan's deletes are done; a file or link
+    where a parent directory goes) is not created: what is there is not the restore's
+    to replace, and it is kept and reported as untouched."""
+    deleted = set(plan.deletes)
+    kept = []
+    for action in plan.actions:
+        if action.kind == CREATE and _in_the_way(workdir, action.path, deleted):
+            plan.untouched.append(action.path)
+        else:
+            kept.append(action)
+    plan.actions = kept
 
-    Parents are checked with lstat: behind a symlinked parent (a link the restore
-    replaces) the path names a file outside the project, not one in the way.
-    """
-    path = workdir
+
+def _in_the_way(workdir: bytes, rel: bytes, deleted: set[bytes]) -> bool:
+    """Whether something the plan does not delete stands at `rel`, or at a parent of it
+    that is no directory (lstat: a link is never followed)."""
+    path, prefix = workdir, b""
     parts = rel.split(b"/")
     try:
         for part in parts[:-1]:
             path += b"/" + part
+            prefix = prefix + b"/" + part if prefix else part
             if not stat.S_ISDIR(os.lstat(path).st_mode):
-                return False
-        return not stat.S_ISDIR(os.lstat(path + b"/" + parts[-1]).st_mode)
+                return prefix not in deleted  # a file or link the plan replaces, or not
+        path += b"/" + parts[-1]
+        mode = os.lstat(path).st_mode
     except OSError:
-        return False
+        return False  # nothing there (a parent missing, or no longer a directory)
+    # The plan creates `rel`, so it is in no captured tree: a non-directory there is
+    # uncaptured. A directory goes if the plan's deletes leave it empty.
+    return not stat.S_ISDIR(mode) or not _emptied(path, rel, deleted)
+
+
+def _emptied(full: bytes, rel: bytes, deleted: set[bytes]) -> bool:
+    """Whether the directory `rel` holds nothing once `deleted` are (a delete removes
+    the directories it leaves empty, restore.apply): below it, only directories and
+    deleted files, and no directory that no delete empties."""
+    stack = [(full, rel)]
+    try:
+        while stack:
+            here, where = stack.pop()
+            with os.scandir(here) as listing:
+                found = [(e.name, e.is_dir(follow_symlinks=False)) for e in listing]
+            if not found and where != rel:
+                return False  # an empty directory no delete removes
+            for name, is_dir in found:
+                child = where + b"/" + name
+                if is_dir:
+                    stack.append((here + b"/" + name, child))
+                elif child not in deleted:
+                    return False
+    except OSError:
+        return False  # a directory it may not list: what is in it is not known
+    return True

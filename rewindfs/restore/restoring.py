@@ -10,7 +10,7 @@ from pathlib import Path
 
 from rewindfs import store as st
 from rewindfs.errors import InvalidInput, NotFound, Refused, StoreError
-from rewindfs.restore import journal
+from rewindfs.restore import confirm, journal
 from rewindfs.restore.apply import Outcome, apply, survey, tidy
 from rewindfs.restore.paths import project_relative
 from rewindfs.restore.plan import CREATE, Action, Plan, build
@@ -27,6 +27,7 @@ class RestoreResult:
     outcome: Outcome | None = None  # None for a dry run
     safe: bool = False
     kept_oversize: list[bytes] = field(default_factory=list)  # over the cap, not in target
+    undone: journal.Entry | None = None  # an undo (or its plan): the restore it takes back
 
     @property
     def success(self) -> bool:
@@ -48,7 +49,10 @@ class Options:
     paths: list[str] | None = None  # None or [] = the whole project
     cwd: Path | None = None  # CLI: paths relative to here; API: None (relative to project)
     safe: bool | None = None  # None: safe when the agent-write ledger has entries since target
-    confirmed_deletes: set[bytes] | None = None  # None: deletions allowed without confirmation
+    # The plan a person confirmed (a dry run's): the restore changes no path in a way it
+    # did not show (a file deleted, written or created that it did not list: refused,
+    # nothing changed). None: the restore carries out the plan it makes.
+    confirmed: Plan | None = None
     delete_missing: bool = True  # a named path absent from the checkpoint may be deleted
     limits: Limits = DEFAULT_LIMITS
     extra_excludes: tuple[str, ...] = ()
@@ -61,11 +65,13 @@ def restore(store: st.Store, workdir, reference: str | st.Checkpoint,
             options: Options | None = None, *, _scope: list[bytes] | None = None,
             _kind: str = "restore", _removable_dirs: set[bytes] | None = None,
             _expect: dict[bytes, str | None] | None = None,
-            _undoes: str | None = None) -> RestoreResult:
+            _undoes: str | None = None, _newest: str | None = None) -> RestoreResult:
     """Restore `workdir` (or the given paths) to checkpoint `reference`.
 
     `reference` may be a Checkpoint already loaded (agent step reverts use ones
     that are no longer listed, or composed ones; see store.history.compose).
+    `_newest` (an undo of the last restore): that journal entry must still be the last
+    one that changed files once the project is held, else Refused, nothing done.
     """
     opts = options or Options()
     wd = _existing_workdir(workdir)
@@ -77,6 +83,7 @@ def restore(store: st.Store, workdir, reference: str | st.Checkpoint,
     root = os.fsencode(str(wd))
     with locked(store, wd) as project:
         jpath = journal.path_for(store.layout, h16)
+        confirm.still_newest(jpath, _newest, wd)
         _tidy(jpath, root)
         seen = _capture_current(project, target, scope, opts)
         # Commits the index just captured (no path is captured afresh). A project
@@ -91,19 +98,15 @@ def restore(store: st.Store, workdir, reference: str | st.Checkpoint,
         if pre.commit is None:
             raise StoreError(f"no pre-rollback snapshot of {wd} could be recorded, so the "
                              "restore could not be undone; nothing was changed")
-        try:
-            plan = _plan(store, h16, wd, pre.tree, target, scope, safe, opts.delete_missing,
-                         expect=_expect, lenient=_kind == "undo")
-            _check_confirmed(plan, opts.confirmed_deletes)
-            recorded, may_create = survey(root, plan)
-            # The pre-rollback commit and its modes note are on disk (libgit2 fsyncs them,
-            # store.objects.durable) before the journal names them.
-            modes.record(repo, h16, pre.commit, recorded)
-        except BaseException as exc:
-            # Nothing changed yet, and the journal says so: `rewind undo` then names this
-            # restore (its pre-rollback snapshot) instead of an older one.
-            _ended_before_any_change(jpath, _kind, target.id, pre.commit, _undoes, exc)
-            raise
+        # Nothing is recorded in the journal of a restore refused or failing here:
+        # nothing changed, and `rewind undo` still takes back the restore before it.
+        plan = _plan(store, h16, wd, pre.tree, target, scope, safe, opts.delete_missing,
+                     expect=_expect, lenient=_kind == "undo")
+        confirm.as_shown(plan, opts.confirmed, _kind)
+        recorded, may_create = survey(root, plan)
+        # The pre-rollback commit and its modes note are on disk (libgit2 fsyncs them,
+        # store.objects.durable) before the journal names them.
+        modes.record(repo, h16, pre.commit, recorded)
         entry = journal.begin(
             jpath, kind=_kind, target=target.id, pre_rollback=pre.commit,
             plan=[(a.path, a.entry.oid if a.entry else None) for a in plan.actions],
@@ -154,11 +157,16 @@ _plan_only = dry_run  # undo() has a parameter of that name
 
 
 def undo(store: st.Store, workdir, options: Options | None = None, *,
-         entry: journal.Entry | None = None, dry_run: bool = False) -> RestoreResult:
-    """Put back what the last restore (or undo) changed, as it was just before it.
+         entry: journal.Entry | None = None, dry_run: bool = False,
+         confirmed: RestoreResult | None = None) -> RestoreResult:
+    """Put back what the last restore (or undo) that changed files changed, as it was
+    just before it: restores that changed nothing are walked past.
 
     With `entry` (one of journal.undoable), that restore instead: `rewind undo
-    --steps N` undoes several, newest first. `dry_run`: the plan only.
+    --steps N` undoes several, newest first. `dry_run`: the plan only (its `undone`
+    says which restore it takes back). `confirmed`: that plan, as a person saw it
+    (`rewind ui`): the same restore is taken back, only while it is still the last one
+    that changed files, and only as the plan showed (else Refused, nothing changed).
 
     A restore that died midway (killed: no completion record; or interrupted, when
     the file being renamed at that moment may be missing from its record) is undone
@@ -168,22 +176,36 @@ def undo(store: st.Store, workdir, options: Options | None = None, *,
     """
     wd = _existing_workdir(workdir)
     h16 = st.project_hash(wd)
-    last = entry or journal.last(journal.path_for(store.layout, h16))
+    jpath = journal.path_for(store.layout, h16)
+    if confirmed is not None:
+        entry = confirmed.undone
+    last = entry or journal.last_change(jpath)
     if last is None:
-        raise NotFound(f"nothing to undo: no restore recorded for {wd}")
+        said = "no restore recorded" if journal.last(jpath) is None \
+            else "no restore recorded changed any file"
+        raise NotFound(f"nothing to undo: {said} for {wd}")
     opts = options or Options()
     opts.safe = False
+    if confirmed is not None:
+        opts.confirmed = confirmed.plan
     if last.complete:
         scope, removable, expect = last.touched_paths(), last.created_dir_paths(), None
     else:
         scope, removable, expect = last.planned_paths(), last.dir_paths(), last.expected()
-    if not scope:
-        raise NotFound("nothing to undo: the last restore changed no files")
+    if not scope:  # (an entry given that changed nothing)
+        raise NotFound("nothing to undo: that restore changed no files")
     if dry_run:
         before = load(store.repo, last.pre_rollback)
-        return _plan_only(store, wd, before, opts, _scope=scope, _expect=expect)
-    return restore(store, wd, last.pre_rollback, opts, _scope=scope, _kind="undo",
-                   _removable_dirs=removable, _expect=expect, _undoes=last.id)
+        result = _plan_only(store, wd, before, opts, _scope=scope, _expect=expect)
+        result.undone = last
+        return result
+    # Taking back "the last restore": it must still be the last once the project is held.
+    newest = last.id if entry is None or confirmed is not None else None
+    result = restore(store, wd, last.pre_rollback, opts, _scope=scope, _kind="undo",
+                     _removable_dirs=removable, _expect=expect, _undoes=last.id,
+                     _newest=newest)
+    result.undone = last
+    return result
 
 
 def export(store: st.Store, workdir, reference: str | st.Checkpoint, dest,
@@ -326,18 +348,6 @@ def _check_tree(repo, target: st.Checkpoint, source: str | None = None) -> None:
                       f"{name!r} is {why}; nothing was changed")
 
 
-def _ended_before_any_change(jpath: Path, kind: str, target: str, pre_rollback: str,
-                             undoes: str | None, exc: BaseException) -> None:
-    status = journal.INTERRUPTED if isinstance(exc, KeyboardInterrupt | SystemExit) \
-        else journal.FAILED
-    try:
-        entry = journal.begin(jpath, kind=kind, target=target, pre_rollback=pre_rollback,
-                              plan=[], dirs=[], undoes=undoes)
-        journal.end(jpath, entry, status, [], [])
-    except OSError:
-        pass  # the error being raised says more than this one
-
-
 def _tidy(jpath: Path, root: bytes) -> None:
     """Remove temporary files left by restores that died midway, in the directories
     their journal entries name."""
@@ -356,15 +366,6 @@ def _make_export_dir(out: Path) -> None:
         probe = probe.parent
     for directory in reversed(missing):
         os.mkdir(directory, 0o755)
-
-
-def _check_confirmed(plan: Plan, confirmed: set[bytes] | None) -> None:
-    if confirmed is None:
-        return
-    surprise = [p for p in plan.deletes if p not in confirmed]
-    if surprise:
-        raise Refused(f"restore would now also delete {len(surprise)} file(s) you did not "
-                      f"confirm (e.g. {os.fsdecode(surprise[0])}); nothing was restored, run again")
 
 
 __all__ = ["Options", "RestoreResult", "dry_run", "export", "project_relative", "restore", "undo"]

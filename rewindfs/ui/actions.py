@@ -40,8 +40,8 @@ def name_of(cp: Checkpoint) -> str:
 
 
 def restore_plan(source: Source, cp: Checkpoint, path: bytes | None) -> Plan:
-    """Restore `path` (None: the whole project) to `cp`: the plan, then the restore with
-    exactly the deletions it showed (a new one since: refused, nothing restored)."""
+    """Restore `path` (None: the whole project) to `cp`: the plan, then the restore as it
+    showed (a change it did not show, found since: refused, nothing restored)."""
     from rewindfs.cli.commands.restore import describe
 
     app, workdir = source.app, source.target.workdir
@@ -59,11 +59,10 @@ def restore_plan(source: Source, cp: Checkpoint, path: bytes | None) -> Plan:
     with source.lock:
         planned = rs.dry_run(app.store, workdir, cp, options())
     what = quote_path(path) if path is not None else str(workdir)
-    deletes = set(planned.plan.deletes)
 
     def run() -> list[str]:
         chosen = options()
-        chosen.confirmed_deletes = deletes
+        chosen.confirmed = planned.plan
         with source.lock:
             done = rs.restore(app.store, workdir, cp, chosen)
         head = done.failed_midway("restore", name_of(cp)) if not done.success \
@@ -75,7 +74,8 @@ def restore_plan(source: Source, cp: Checkpoint, path: bytes | None) -> Plan:
 
 
 def undo_plan(source: Source) -> Plan:
-    """Undo the last restore of the project (an undo is itself undone the same way)."""
+    """Undo the last restore of the project (an undo is itself undone the same way): the
+    one the plan named, as the plan showed, or refused (another one since)."""
     from rewindfs.cli.commands.restore import describe
 
     app, workdir = source.app, source.target.workdir
@@ -84,7 +84,7 @@ def undo_plan(source: Source) -> Plan:
 
     def run() -> list[str]:
         with source.lock:
-            done = rs.undo(app.store, workdir, _plain(source))
+            done = rs.undo(app.store, workdir, _plain(source), confirmed=planned)
         head = done.failed_midway("undo") if not done.success \
             else f"undid the last restore of {workdir}: back to {done.target.short}"
         return [head, *describe(done)]
@@ -115,7 +115,7 @@ def revert_plan(source: Source, cp: Checkpoint) -> Plan:
         from rewindfs.cli.commands.steps import outcome
 
         with source.lock:
-            result = manager.revert_to(workdir, turn)
+            result = manager.revert_to(workdir, turn, confirmed=preview)
         if not result.get("success"):
             raise RewindError(result.get("error") or "could not revert")
         return outcome(result, "reverted", "u")

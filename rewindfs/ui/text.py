@@ -113,10 +113,7 @@ def patch_text(patch: str) -> Text:
 
 def _visible(line: str) -> str:
     """A line of a file as text to show: tabs kept, other control characters escaped."""
-    if line.isprintable() or all(ch.isprintable() or ch == "\t" for ch in line):
-        return line
-    return "".join(ch if ch.isprintable() or ch == "\t" else
-                   ch.encode("unicode_escape").decode("ascii") for ch in line)
+    return clean(line, tabs=True)
 
 
 def file_text(path: bytes, content: str):

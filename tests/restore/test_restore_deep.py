@@ -1,5 +1,5 @@
-"""Deep trees are data, not stack frames; a restore that fails after its pre-rollback
-snapshot is in the journal (issue 34, case 5).
+"""Deep trees are data, not stack frames (issue 34, case 5); a restore refused after its
+pre-rollback snapshot records nothing that keeps undo from the restore before it (issue 41).
 
 The 20,000-level tree is written into the project's own ref by plain git (`git
 fast-import` into the store), as any process able to write the store could."""
@@ -59,13 +59,15 @@ def test_a_tree_20000_levels_deep_is_read_and_refused_in_one_line(project: Path,
     assert len(json.loads(run_rewind("list", "--json", cwd=str(project)).stdout)) == count
 
 
-def test_a_restore_failing_after_its_pre_rollback_snapshot_is_the_one_undo_names(
+def test_a_restore_refused_after_its_pre_rollback_snapshot_does_not_block_undo(
         project: Path, home: Path):
     """An earlier restore, then one refused after its pre-rollback snapshot was taken (a
-    deletion nobody confirmed): `undo` names that last one, which changed nothing; it
-    does not reach past it to undo the earlier restore."""
+    deletion nobody confirmed): the refused one records nothing in the journal, so
+    `undo` takes back the earlier restore (issue 41, case 1)."""
     store = Store(Layout.for_home(home))
     from rewindfs import CheckpointManager
+    from rewindfs.restore import journal
+    from rewindfs.restore.plan import Plan
 
     mgr = CheckpointManager(enabled=True, base=store.layout.base)
     (project / "app.py").write_text("print('first')\n")
@@ -76,10 +78,13 @@ def test_a_restore_failing_after_its_pre_rollback_snapshot_is_the_one_undo_names
     mgr.ensure_checkpoint(str(project), "edited")
     rs.restore(store, project, "2")  # the earlier restore: app.py back
     assert "edited" not in (project / "app.py").read_text()
+    jpath = journal.path_for(store.layout, project_hash(project))
+    recorded = len(journal.entries(jpath))
     (project / "later.txt").write_text("a file the next restore deletes\n")
     with pytest.raises(Refused, match="did not confirm"):
-        rs.restore(store, project, "2", rs.Options(confirmed_deletes=set()))
+        rs.restore(store, project, "2", rs.Options(confirmed=Plan()))
     assert (project / "later.txt").exists()
-    with pytest.raises(Exception, match="changed no files"):
-        rs.undo(store, project)
-    assert "edited" not in (project / "app.py").read_text()  # the earlier one stands
+    assert len(journal.entries(jpath)) == recorded  # the refusal recorded nothing
+    rs.undo(store, project)
+    assert (project / "app.py").read_text() == "print('edited')\n"  # the earlier one undone
+    assert (project / "later.txt").exists()

@@ -60,12 +60,13 @@ def list_steps(app: App, workdir: Path, agent: str, as_json: bool) -> None:
     with app.term.paged() as console:
         label = history.agent.label
         if not entries:
-            console.print(f"No {label} steps changed {workdir}", soft_wrap=True)
+            console.print(visible(f"No {label} steps changed {workdir}"), soft_wrap=True)
             return
-        console.print(Text(f"{label} steps for {workdir} (restore one with `rewind restore "
-                           f"{agent}:N`):", style="bold"), soft_wrap=True)
-        if history.moved_from:
-            console.print(f"  ({label} recorded it at {history.moved_from})", soft_wrap=True)
+        console.print(Text(visible(f"{label} steps for {workdir} (restore one with `rewind "
+                                   f"restore {agent}:N`):"), style="bold"), soft_wrap=True)
+        if history.moved_from:  # (the agent's database says where: written out)
+            console.print(visible(f"  ({label} recorded it at {history.moved_from})"),
+                          soft_wrap=True)
         table = Table(box=None, show_header=False, pad_edge=False, padding=(0, 2, 0, 0))
         for justify in ("right", "left", "right", "left", "left", "left"):
             table.add_column(justify=justify, no_wrap=justify == "right")
@@ -245,8 +246,8 @@ def import_(app: App, agent: str, sessions: tuple[str, ...], import_all: bool,
                                "objects": result.objects, "bytes": result.bytes}, indent=2))
         return
     label = history.agent.label
-    click.echo(f"imported {len(result.created)} {label} snapshot(s) of {workdir} "
-               f"({len(result.kept)} already there)")
+    click.echo(visible(f"imported {len(result.created)} {label} snapshot(s) of {workdir} "
+                       f"({len(result.kept)} already there)"))
     for name, why in result.gone.items():
         app.term.warn(f"{name}: gone ({why})")
     if result.created:

@@ -9,6 +9,7 @@ import click
 
 from rewindfs.cli.app import App
 from rewindfs.cli.help import examples
+from rewindfs.cli.output.human import visible
 from rewindfs.store.objects import Layout, lastcheck, odbguard
 from rewindfs.store.objects import check as checker
 
@@ -49,7 +50,7 @@ def check(app: App, repair: bool, as_json: bool) -> None:
         }, indent=2))
     else:
         for line in _lines(layout, report, repaired):
-            click.echo(line)
+            click.echo(visible(line))  # (a project's path, a damaged file's: written out)
         if healing:
             click.echo(f"listed {healing} damaged object(s) for the next checkpoint to write "
                        "again from a working tree that still holds them")

@@ -25,6 +25,7 @@ from rewindfs.cli.options import (
 )
 from rewindfs.cli.output import taken
 from rewindfs.cli.output.feedback import capture_progress
+from rewindfs.cli.output.human import visible
 from rewindfs.cli.output.widths import stat_width
 from rewindfs.cli.target import remote_option
 from rewindfs.cli.target import resolve as resolve_target
@@ -306,8 +307,8 @@ def diff(ctx: click.Context, refs: tuple[str, ...], directory: str | None, stat:
         lines = result.patch.splitlines()
         shown = lines if (full or paging) else lines[:PATCH_LINES]
         console.print("")
-        for line in shown:
-            console.print(_patch_line(console, line), soft_wrap=True)
+        for line in shown:  # a file's lines written out (tabs kept), never obeyed
+            console.print(_patch_line(console, visible(line, tabs=True)), soft_wrap=True)
         if len(shown) < len(lines):
             console.print(f"... {len(lines) - len(shown)} more lines (use --full)")
 

@@ -16,7 +16,14 @@ import click
 
 from rewindfs.cli.app import App
 from rewindfs.cli.help import examples
-from rewindfs.cli.output.human import SHOW, human_age, human_bytes, human_date, setting_text
+from rewindfs.cli.output.human import (
+    SHOW,
+    human_age,
+    human_bytes,
+    human_date,
+    setting_text,
+    visible,
+)
 from rewindfs.cli.output.term import confirm
 from rewindfs.errors import Refused
 from rewindfs.store.history import State
@@ -79,7 +86,7 @@ def prune(app: App, retention_days: float | None, max_size_mb: int | None, keep_
     echo(f"retention_days: {setting_text(policy.retention_days)}  delete_orphans: "
          f"{setting_text(policy.delete_orphans)}  max_total_size_mb: {policy.max_total_size_mb}")
     for line in _plan_lines(todo):
-        echo(line)
+        echo(visible(line))  # projects' paths: written out, never obeyed
     if dry_run:
         preview = _cap_preview(layout, policy, todo)
         if as_json:
@@ -100,7 +107,7 @@ def prune(app: App, retention_days: float | None, max_size_mb: int | None, keep_
         click.echo(json.dumps(report.to_dict(), indent=2))
     else:
         for line in _report_lines(report):
-            click.echo(line)
+            click.echo(visible(line))
     if report.errors:
         sys.exit(1)
 
@@ -264,8 +271,8 @@ def adopt(app: App, old_path: str, new_path: str, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(asdict(done), indent=2))
         return
-    click.echo(f"adopted {done.checkpoints} checkpoint(s) of {done.old_workdir}: their history "
-               f"continues at {done.new_workdir}")
+    click.echo(visible(f"adopted {done.checkpoints} checkpoint(s) of {done.old_workdir}: "
+                       f"their history continues at {done.new_workdir}"))
 
 
 COMMANDS = [prune, clear, clear_legacy, adopt]

@@ -16,6 +16,7 @@ from rewindfs.cli.app import App
 from rewindfs.cli.commands.complete import complete_reference
 from rewindfs.cli.help import examples
 from rewindfs.cli.options import dir_option, dir_option_named, json_option
+from rewindfs.cli.output.human import visible
 from rewindfs.cli.output.term import confirm
 from rewindfs.errors import NotFound, Refused
 from rewindfs.store.history import delete as deletion
@@ -37,7 +38,7 @@ def _history(app: App, workdir):
 
 def _name(cp: st.Checkpoint) -> str:
     which = f"checkpoint {cp.number}" if cp.number else "pre-rollback snapshot"
-    return f"{which} {cp.short} ({cp.reason})"
+    return visible(f"{which} {cp.short} ({cp.reason})")
 
 
 @click.command(epilog=examples(
@@ -64,13 +65,15 @@ def delete(app: App, reference: str, directory: str | None, force: bool, as_json
     cost = (f"; the {rewritten} newer checkpoint(s) will get new ids" if rewritten else "")
     if not force:
         _confirm(f"delete {_name(cp)}{cost}?", f"delete would remove {_name(cp)}{cost}")
-    done = deletion.delete(repo, app.store.layout, h16, cp)
+    # As confirmed, or refused (-f: as it finds it).
+    done = deletion.delete(repo, app.store.layout, h16, cp,
+                           expect=None if force else (position, rewritten))
     if as_json:
         click.echo(json.dumps({"deleted": done.checkpoint, "position": done.position,
                                "labels_removed": done.labels_removed,
                                "ids_changed": done.ids_changed}, indent=2))
         return
-    click.echo(f"deleted {_name(cp)} from {workdir}")
+    click.echo(visible(f"deleted {_name(cp)} from {workdir}"))
     if done.labels_removed:
         click.echo(f"  removed its label(s): {', '.join(done.labels_removed)}")
     for old, new in done.ids_changed.items():
@@ -132,7 +135,7 @@ def label(app: App, name: str | None, reference: str | None, directory: str | No
 
 
 def _say(as_json: bool, data: dict, text: str) -> None:
-    click.echo(json.dumps(data, indent=2) if as_json else text)
+    click.echo(json.dumps(data, indent=2) if as_json else visible(text))
 
 
 @click.command(epilog=examples(
@@ -164,14 +167,25 @@ def forget(app: App, directory: str | None, force: bool, directory_opt: str | No
     count = len(st.checkpoints(repo, h16))
     if not count and projects.read_record(app.store.layout, h16) is None:
         raise NotFound(f"no checkpoints for {workdir}")
+    tip = _tip(repo, h16)
     if not force:
         _confirm(f"forget {workdir} and its {count} checkpoint(s)?",
                  f"forget would remove {count} checkpoint(s) of {workdir}")
-    if not remove_project(app.store.layout, repo, h16, lambda record: True):
+    # The history confirmed, or refused (-f: whatever it holds by then).
+    if not remove_project(app.store.layout, repo, h16,
+                          lambda record: force or _tip(repo, h16) == tip):
+        if _tip(repo, h16) != tip:
+            raise Refused(f"{workdir} got a checkpoint since the question; nothing was "
+                          "forgotten: run the command again")
         raise Refused(f"{workdir} is in use (a checkpoint or restore is running); "
                       "try again in a moment")
-    click.echo(f"forgot {workdir}: {count} checkpoint(s) removed; their files leave the "
-               "store at the next gc (rewind prune)")
+    click.echo(visible(f"forgot {workdir}: {count} checkpoint(s) removed; their files "
+                       "leave the store at the next gc (rewind prune)"))
+
+
+def _tip(repo, h16: str) -> str | None:
+    ref = repo.references.get(st.Layout.project_ref(h16))
+    return None if ref is None else str(ref.target)
 
 
 def _forget_fetched(app: App, spec: str, force: bool) -> None:
@@ -185,8 +199,9 @@ def _forget_fetched(app: App, spec: str, force: bool) -> None:
         _confirm(f"forget {place.spec} ({count} checkpoint(s) fetched from {found.remote})?",
                  f"forget would remove {count} fetched checkpoint(s) of {place.spec}")
     remotes.forget_fetched(app.store, found.remote, found.machine, found.h16)
-    click.echo(f"forgot {place.spec}: {count} fetched checkpoint(s) removed here; "
-               f"{found.remote} keeps them (`rewind fetch {found.remote}` brings them back)")
+    click.echo(visible(f"forgot {place.spec}: {count} fetched checkpoint(s) removed here; "
+                       f"{found.remote} keeps them (`rewind fetch {found.remote}` brings "
+                       "them back)"))
 
 
 COMMANDS = [delete, label, forget]

@@ -144,9 +144,9 @@ def push_cmd(app: App, name: str, directory: str | None, all_projects: bool, pru
         return
     layout = app.store.layout
     for h16, count in sorted(report.projects.items()):
-        click.echo(f"pushed {count} checkpoint(s) of {_where(layout, h16)} to {name}")
+        click.echo(visible(f"pushed {count} checkpoint(s) of {_where(layout, h16)} to {name}"))
     for h16 in report.removed:
-        click.echo(f"removed {_where(layout, h16)} from {name} (--prune)")
+        click.echo(visible(f"removed {_where(layout, h16)} from {name} (--prune)"))
     if not report.refs:
         click.echo(f"{name} is up to date ({report.url})")
     elif not report.projects and not report.removed:

@@ -19,7 +19,7 @@ from rewindfs.cli.commands.complete import complete_reference
 from rewindfs.cli.help import examples
 from rewindfs.cli.options import dir_option, json_option, refuse_together
 from rewindfs.cli.output.feedback import restore_progress
-from rewindfs.cli.output.human import human_age
+from rewindfs.cli.output.human import human_age, visible
 from rewindfs.cli.output.plain import styled
 from rewindfs.cli.output.term import confirm
 from rewindfs.cli.target import remote_option
@@ -164,12 +164,12 @@ def _restore(app: App, workdir: Path, target: str | Checkpoint, scope: list[byte
         _report(app, plan_result, None, as_json, f"plan for restoring to {_target(plan_result)}; "
                 "nothing was changed")
         return
-    deletes = plan_result.plan.deletes
-    if deletes and not yes:
+    if plan_result.plan.deletes and not yes:
         _confirm(app, plan_result)
-    options.confirmed_deletes = set(deletes)
-    with restore_progress(app.term):
-        result = rs.restore(app.store, workdir, target, options, _scope=scope)
+    if not yes:  # (-y: delete without asking, whatever the restore finds to delete)
+        options.confirmed = plan_result.plan  # carried out as planned (and shown), or refused
+    with restore_progress(app.term):  # to the checkpoint planned, whatever REFERENCE names now
+        result = rs.restore(app.store, workdir, plan_result.target, options, _scope=scope)
     _report(app, result, paths, as_json, f"restored {workdir} to {_target(result)}",
             restore_report(app.store, result, source))
 
@@ -191,7 +191,8 @@ def _restore(app: App, workdir: Path, target: str | Checkpoint, scope: list[byte
 @click.pass_obj
 def undo(app: App, directory: str | None, steps: int | None, show_list: bool, dry_run: bool,
          as_json: bool) -> None:
-    """Undo the last restore (an undo can itself be undone), or several with --steps."""
+    """Undo the last restore that changed files (an undo can itself be undone), or several
+    with --steps."""
     refuse_together(**{"--list": show_list, "--steps": steps})
     refuse_together(**{"--list": show_list, "--dry-run": dry_run})
     workdir = app.project_dir(directory)
@@ -250,8 +251,8 @@ def _print_undo_list(app: App, stack: list, as_json: bool,
     for i, e in enumerate(stack, start=1):
         files = len(e.touched) if e.complete else len(e.plan)
         state = "" if e.complete else " (did not finish)"
-        click.echo(f"  {i}. {e.kind} to {e.target[:8]}, {_when(e.time)}, {files} file(s)"
-                   f"{state}; undo puts back {e.pre_rollback[:8]}")
+        click.echo(visible(f"  {i}. {e.kind} to {e.target[:8]}, {_when(e.time)}, "
+                           f"{files} file(s){state}; undo puts back {e.pre_rollback[:8]}"))
 
 
 def _when(epoch: float) -> str:
@@ -259,10 +260,11 @@ def _when(epoch: float) -> str:
 
 
 def _target(result: rs.RestoreResult) -> str:
-    """The stable id first (it never changes), then the number and reason people know."""
+    """The stable id first (it never changes), then the number and reason people know
+    (the reason written out, never obeyed: cli.output.human.visible)."""
     target = result.target
     number = f"checkpoint {target.number}: " if target.number else ""
-    return f"{target.short} ({number}{target.reason})"
+    return visible(f"{target.short} ({number}{target.reason})")
 
 
 def _project_paths(paths: tuple[str, ...], workdir: Path) -> list[str] | None:
@@ -278,7 +280,7 @@ def _confirm(app: App, plan_result: rs.RestoreResult) -> None:
         raise Refused(f"restore would delete {len(deletes)} file(s) ({_listing(deletes)}); "
                       "rerun with --yes to allow it")
     console = app.term.console()
-    console.print(f"restoring to {_target(plan_result)} will:", soft_wrap=True)
+    console.print(f"restoring to {_target(plan_result)} will:", soft_wrap=True)  # (escaped)
     for line in describe(plan_result):
         console.print(_styled(console, line), soft_wrap=True)
     if not confirm(f"delete {len(deletes)} file(s) and restore?", default=False):
@@ -313,14 +315,14 @@ def _report(app: App, result: rs.RestoreResult, paths, as_json: bool, headline: 
     else:
         console = app.term.console()
         if failed:
-            console.print(styled(console, result.failed_midway(kind, _target(result)),
+            console.print(styled(console, visible(result.failed_midway(kind, _target(result))),
                                  "bold red"), soft_wrap=True)
         else:
-            console.print(headline, soft_wrap=True)
+            console.print(visible(headline), soft_wrap=True)  # a path, a reason: written out
         for line in describe(result):
             console.print(_styled(console, line), soft_wrap=True)
         if extras.get("state"):
-            docs = ", ".join(sorted(extras["state"]))
+            docs = visible(", ".join(sorted(extras["state"])))
             console.print(f"  agent state at {result.target.short}: {docs} "
                           f"(`rewind show {result.target.short}` prints it)", soft_wrap=True)
         for warning in extras.get("warnings", []):
@@ -330,7 +332,8 @@ def _report(app: App, result: rs.RestoreResult, paths, as_json: bool, headline: 
 
 
 def describe(result: rs.RestoreResult) -> list[str]:
-    """Human lines for a plan (dry run) or an applied restore."""
+    """Human lines for a plan (dry run) or an applied restore, written out (never obeyed:
+    a file's name, an error naming one)."""
     plan, outcome = result.plan, result.outcome
     lines = []
     counts = plan.counts()
@@ -361,12 +364,12 @@ def describe(result: rs.RestoreResult) -> list[str]:
         lines.append(f"  already gone (created by the restore, deleted since): "
                      f"{_listing(plan.gone)}")
     if plan.untouched:
-        lines.append(f"  untouched because ignored or not captured: "
+        lines.append(f"  untouched (ignored or uncaptured files in the way, kept): "
                      f"{_listing(plan.untouched)}")
     if result.pre_rollback:
         lines.append(f"  pre-rollback snapshot {result.pre_rollback[:8]}: `rewind undo` "
                      "puts everything back")
-    return lines
+    return [visible(line) for line in lines]
 
 
 def _listing(items: list[bytes]) -> str:

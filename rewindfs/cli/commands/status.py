@@ -21,6 +21,7 @@ from rewindfs.cli.output.human import (
     human_date,
     human_span,
     setting_text,
+    visible,
 )
 
 if TYPE_CHECKING:  # `rewind config` needs none of the store (each command imports its own)
@@ -95,14 +96,14 @@ def status(app: App, as_json: bool, limit: int) -> None:
                                "libgit2": odbguard.describe()}, indent=2))
         return
     for line in _status_lines(info, mount, schedule, limit):
-        click.echo(line)
+        click.echo(visible(line))  # projects' paths: written out, never obeyed
     if held["remotes"]:
         for line in remote_lines(held, s.auto_push):
             click.echo(line)
     for item in unfinished:
-        click.echo(f"Unfinished {item['kind']} of {item['workdir']} to {item['target'][:8]} "
-                   f"({item['state']} {human_age(item['time'])}): `{item['undo']}` puts back "
-                   "the files as they were before it")
+        click.echo(visible(f"Unfinished {item['kind']} of {item['workdir']} to "
+                           f"{item['target'][:8]} ({item['state']} {human_age(item['time'])}): "
+                           f"`{item['undo']}` puts back the files as they were before it"))
     click.echo(f"libgit2: {odbguard.describe()}")
 
 
@@ -168,7 +169,8 @@ def _status_lines(info: StoreStatus, mount: dict[str, Any], schedule: dict[str, 
     ]
     shown = info.projects if not limit else info.projects[:limit]
     if shown:
-        rows = [(p.workdir or f"(no record: {p.hash})", str(p.checkpoints),
+        rows = [(visible(str(p.workdir)) if p.workdir else f"(no record: {p.hash})",
+                 str(p.checkpoints),
                  human_age(p.last_touch),
                  "?" if p.size_bytes is None else human_bytes(p.size_bytes), _state_text(p))
                 for p in shown]

@@ -14,6 +14,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rewindfs.cli.output.human import visible
+
 if TYPE_CHECKING:
     from rewindfs.cli.output.term import Terminal
     from rewindfs.store.capture import Progress
@@ -57,15 +59,21 @@ def restore_progress(term: Terminal) -> Iterator[None]:
 
 
 @contextmanager
-def lock_waits(term: Terminal, verbs: Collection[str]) -> Iterator[None]:
+def lock_waits(term: Terminal, verbs: Collection[str], verb: str | None) -> Iterator[None]:
     """`waiting for process 1234 (rewind checkpoint) to finish with this project...` while
-    another process holds the project (or store) lock; `verbs` are rewind's commands."""
+    another process holds the project (or store) lock; `verbs` are rewind's commands,
+    `verb` this one's (what this process says it is doing, to whoever waits for it)."""
     from rewindfs.store.objects import locks
+
+    if verb:
+        locks.acting_as(f"rewind {verb}")
 
     def notice(path: Path, pid: int | None):
         what = "the store" if path.stem == "store" else "this project"
-        who = f"process {pid}{_command(pid, verbs)}" if pid else "another process"
-        return term.waiting(f"waiting for {who} to finish with {what}...")
+        found = locks.holder_of(path)
+        doing = f" ({found[1]})" if found and found[0] == pid and found[1] else None
+        who = f"process {pid}{doing or _command(pid, verbs)}" if pid else "another process"
+        return term.waiting(f"waiting for {visible(who)} to finish with {what}...")
 
     with locks.reporting_waits(notice):
         yield

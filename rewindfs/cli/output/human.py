@@ -42,15 +42,17 @@ def human_date(epoch: float | None) -> str:
 _WRITTEN_OUT = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
 
 
-def visible(text: str) -> str:
+def visible(text: str, *, tabs: bool = False) -> str:
     """Text from outside (a remote's records and messages, an agent's database, a file's
     name or lines) as a terminal may get it: control characters (C0, DEL, C1),
     invisible formatting (bidi overrides, zero widths) and line separators written out
     (`\\x1b`, `\\n`, `\\u202e`), never obeyed; printable text, spaces included, as
-    it is. The one escape for terminal output, in text and in errors (cli.failure)."""
+    it is; `tabs`: tabs too (a file's lines, shown as lines). The one escape for
+    terminal output, in text and in errors (cli.failure), in `rewind ui` too."""
     if text.isprintable():
         return text
-    return "".join(c if c.isprintable() else _written_out(c) for c in text)
+    return "".join(c if c.isprintable() or (tabs and c == "\t") else _written_out(c)
+                   for c in text)
 
 
 def _written_out(c: str) -> str:

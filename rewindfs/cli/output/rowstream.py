@@ -38,7 +38,9 @@ def cell(text: str, style: str = "") -> Cell:
 
 
 def print_line(console: Console, text: str, style: str = "") -> None:
-    """One line, unwrapped (rich's soft_wrap), written straight off a terminal without colour."""
+    """One line, unwrapped (rich's soft_wrap), written straight off a terminal without colour;
+    its text shown, never obeyed (a title naming a project, a path)."""
+    text = visible(text)
     if not console.is_terminal and console.no_color and text.isprintable():
         console.file.write(text + "\n")
     else:

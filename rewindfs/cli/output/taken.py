@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from rewindfs.cli.output.human import visible
+
 if TYPE_CHECKING:
     from rewindfs.store.history import SnapshotResult
 
@@ -26,6 +28,7 @@ def as_json(result: SnapshotResult, label: str | None) -> str:
 
 
 def lines(result: SnapshotResult, reason: str, label: str | None) -> list[str]:
+    """What `rewind checkpoint` says (a path, the reason: written out, never obeyed)."""
     short = (result.commit or "")[:8]
     out = []
     if result.adopted_from:
@@ -38,7 +41,7 @@ def lines(result: SnapshotResult, reason: str, label: str | None) -> list[str]:
         out.append(f"nothing to checkpoint in {result.workdir} (no files)")
     if label and result.commit:
         out.append(f"labelled {short} as {label!r}")
-    return out
+    return [visible(line) for line in out]
 
 
 def warnings(result: SnapshotResult) -> list[str]:

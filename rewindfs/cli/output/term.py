@@ -35,13 +35,14 @@ PROGRESS_DELAY = 0.5  # seconds of work before a progress bar appears
 
 
 def confirm(question: str, *, default: bool = False) -> bool:
-    """click.confirm: a wait on a person, which is no stall (cli.watchdog)."""
+    """click.confirm: a wait on a person, which is no stall (cli.watchdog); the question
+    (a path, a reason) written out, never obeyed."""
     import click
 
     from rewindfs.store.objects import liveness
 
     with liveness.patient():
-        return click.confirm(question, default=default)
+        return click.confirm(visible(question), default=default)
 
 
 class _PatientPipe:

@@ -55,10 +55,7 @@ def find(project: Project, index: pygit2.Index, limits: Limits, paths: list[byte
             return walk
         except TooManyFiles:
             index.read(True)  # drop the partial staging
-            raise Refused(
-                f"{project.workdir} has more than {limits.max_files} files "
-                "(raise max_files or add ignore rules)"
-            ) from None
+            raise too_many(project, limits) from None
         except interrupts.Interrupted:
             index.read(True)
             raise
@@ -76,6 +73,19 @@ def find(project: Project, index: pygit2.Index, limits: Limits, paths: list[byte
             index.read(True)
             raise StoreError(f"could not capture {project.workdir}: {exc}") from exc
     raise AssertionError("unreachable")
+
+
+def check_count(project: Project, walk: Walk, limits: Limits, dropping: list[bytes]) -> None:
+    """Refuse a capture that would leave more than max_files files (`dropping`: entries
+    dropped after the walk as now ignored): nothing is written, the index as it was."""
+    if walk.files(dropping) > limits.max_files:
+        walk.index.read(True)
+        raise too_many(project, limits)
+
+
+def too_many(project: Project, limits: Limits) -> Refused:
+    return Refused(f"{project.workdir} has more than {limits.max_files} files "
+                   "(raise max_files or add ignore rules)")
 
 
 def _remove_below(index: pygit2.Index, rel: bytes) -> bool:

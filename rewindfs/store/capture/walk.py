@@ -1,10 +1,12 @@
 """One pass over the working tree: what is new, changed or deleted, and what to do about each.
 
 `Walk` collects what libgit2's index-to-workdir diff (or add_all's callback) hands it,
-after the checks git has no notion of: the size cap, the max_files guard (it stops as
-soon as the count is exceeded, before any object is written), nested repositories
-(captured file by file instead of as gitlinks) and directories nested deeper than
-libgit2 walks. Running the walk, and retrying it on a changing tree: changes.
+after the checks git has no notion of: the size cap, the max_files guard (the files the
+capture would leave: the index's entries less those it drops, plus the new files; it
+stops early once the new files alone are too many, and in any case before any object
+is written), nested repositories (captured file by file instead of as gitlinks) and
+directories nested deeper than libgit2 walks. Running the walk, and retrying it on a
+changing tree: changes.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ class Walk:
         self.repo = project.repo
         self.index = index
         self.limits = limits
-        self.count = len(index)
+        self.new = 0  # files found that the index does not hold yet
         self.found: list[tuple[bytes, os.stat_result]] = []  # files and links to store
         self.found_bytes = 0
         self.oversize: list[bytes] = []
@@ -64,6 +66,14 @@ class Walk:
 
     def tracked(self, rel: bytes) -> bool:
         return C.git_index_get_bypath(self.index._index, rel, 0) != ffi.NULL
+
+    def files(self, dropping: list[bytes]) -> int:
+        """How many files the capture leaves: the index's entries (deleted ones are out
+        of it already), less those dropped after the walk (over the size cap, now
+        directories, `dropping`: now ignored), plus the new files."""
+        dropped = {p for p in (*self.oversize, *self.replaced_by_dir) if self.tracked(p)}
+        dropped.update(dropping)
+        return C.git_index_entrycount(self.index._index) - len(dropped) + self.new
 
     def admit(self, rel: bytes) -> None:
         """Note what one new, changed or deleted path is now, and what to do about it."""
@@ -91,9 +101,9 @@ class Walk:
         elif not stat.S_ISLNK(st.st_mode):
             return  # sockets, fifos, devices: not content
         if not self.tracked(rel):
-            self.count += 1
-            if self.count > self.limits.max_files:
-                raise TooManyFiles
+            self.new += 1
+            if self.new > self.limits.max_files:
+                raise TooManyFiles  # too many whatever else goes: no need to look further
         self.found.append((rel, st))
         self.found_bytes += st.st_size
         if self.report is not None and len(self.found) % PROGRESS_EVERY == 0:

@@ -7,8 +7,8 @@ exactly as its `git_index_add_all` does, honouring every ignore source and compa
 each path's stat data with the index (which persists between checkpoints, so it is a
 stat cache); rewindfs walks the resulting changes itself (gitextra) rather than
 through add_all, which would also build a patch of every change. Here rewindfs applies
-what git has no notion of: the size cap, the max_files guard (the walk stops as soon as
-the count is exceeded, before any object is written), nested repositories (captured
+what git has no notion of: the size cap, the max_files guard (what the capture would
+leave is counted before any object is written), nested repositories (captured
 file by file instead of as gitlinks), directories nested deeper than libgit2 walks,
 and places never walked (rewindfs mounts, the store itself).
 
@@ -81,6 +81,9 @@ def _capture(project: Project, limits: Limits, paths: list[bytes] | None) -> Cap
     with _ignoring(project.repo, rules), _no_gc():
         walk = changes.find(project, index, limits, paths, rules, hidden, listed)
         walk.too_deep[:0] = deepdirs.still_there(admin, walk.root)
+        stamp = _IgnoreStamp(project)
+        ignored = _now_ignored(walk) if walk.saw_gitignore or stamp.changed else None
+        changes.check_count(project, walk, limits, ignored or [])
         changing: list[bytes] = []
         try:
             store_found(project, walk, changing)  # a file that kept changing keeps its entry
@@ -88,9 +91,9 @@ def _capture(project: Project, limits: Limits, paths: list[bytes] | None) -> Cap
                 if walk.tracked(rel):
                     C.git_index_remove(index._index, rel, 0)
                     walk.dirty = True
-            stamp = _IgnoreStamp(project)
-            if walk.saw_gitignore or stamp.changed:
-                _drop_now_ignored(walk)
+            if ignored is not None:
+                for rel in ignored:
+                    C.git_index_remove(index._index, rel, 0)
                 walk.dirty = True
             interrupts.check()
             known = (pack_trees(project, index, walk.written, walk.damaged)
@@ -213,7 +216,6 @@ class _IgnoreStamp:
             write_atomic(self.file, self.current)  # 0600, never through a planted link
 
 
-def _drop_now_ignored(walk: Walk) -> None:
-    gone = [entry.path for entry in walk.index if walk.ignored(os.fsencode(entry.path))]
-    for path in gone:
-        C.git_index_remove(walk.index._index, os.fsencode(path), 0)
+def _now_ignored(walk: Walk) -> list[bytes]:
+    """Entries the ignore rules now leave out (dropped once the rest is stored)."""
+    return [p for p in (os.fsencode(e.path) for e in walk.index) if walk.ignored(p)]

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import pygit2
 
-from rewindfs.errors import Busy
+from rewindfs.errors import Busy, Refused
 from rewindfs.store.history import refupdate
 from rewindfs.store.history.chain import STATS_TRAILER, Checkpoint, walk
 from rewindfs.store.history.files.treestats import tree_stats
@@ -59,10 +59,16 @@ def plan_position(repo: pygit2.Repository, h16: str, checkpoint: Checkpoint) -> 
     return MIDDLE, at
 
 
-def delete(repo: pygit2.Repository, layout: Layout, h16: str, checkpoint: Checkpoint
-           ) -> Deleted:
+def delete(repo: pygit2.Repository, layout: Layout, h16: str, checkpoint: Checkpoint,
+           expect: tuple[str, int] | None = None) -> Deleted:
+    """`expect`: the plan_position a person confirmed; a deletion that would now do
+    otherwise (a checkpoint came after it: other ids would change) is refused."""
     with file_lock(layout.lock_file(h16)):
-        position, _ = plan_position(repo, h16, checkpoint)
+        position, newer = plan_position(repo, h16, checkpoint)
+        if expect is not None and (position, newer) != expect:
+            raise Refused("the project's history changed since the question (a checkpoint "
+                          "came after it), so deleting would now do otherwise; nothing was "
+                          "deleted: run the command again")
         chain = walk(repo, Layout.project_ref(h16))
         ids = [str(c.id) for c in chain]
         done = Deleted(checkpoint.id, position)

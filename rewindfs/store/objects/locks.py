@@ -4,13 +4,16 @@
 `flock` locks belong to an open file description, so they are released by the
 kernel when the holder exits or crashes: a lock file left on disk is harmless
 and never needs cleaning up. Two threads of one process each open the file
-themselves, so they exclude each other too.
+themselves, so they exclude each other too. An exclusive holder writes its pid and
+what it is doing (`acting_as`: `rewind restore`) into the file, so a waiter that
+gives up can say what is locked, by whom, and what to do.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -74,25 +77,63 @@ def reporting_waits(notice: Callable[[Path, int | None], AbstractContextManager[
         _waits.reset(token)
 
 
+_activity: list[str] = []  # what this process is doing (acting_as), written with its pid
+
+
+def acting_as(what: str) -> None:
+    """Name what this process does (`rewind restore`): written beside its pid into each
+    lock it takes exclusively, for whoever waits for one (one line, 80 characters)."""
+    _activity[:] = [" ".join(what.split())[:80]]
+
+
 def holder(path: Path) -> int | None:
     """The pid that last took `path` exclusively (written by file_lock), if still alive."""
+    found = holder_of(path)
+    return found[0] if found else None
+
+
+def holder_of(path: Path) -> tuple[int, str] | None:
+    """(pid, what it said it was doing, or "") of the process that last took `path`
+    exclusively, if still alive."""
     try:
-        pid = int(path.read_text().split()[0])
-        os.kill(pid, 0)
-        return pid
-    except (OSError, ValueError, IndexError):
+        pid, _, doing = path.read_text(errors="replace").strip().partition(" ")
+        os.kill(int(pid), 0)
+        return int(pid), doing
+    except (OSError, ValueError):
         return None
 
 
+_H16 = re.compile(r"[0-9a-f]{16}")
+_NAMED = {"store": "the checkpoint store", "gc": "the store's garbage collection",
+          "shallow": "the store's history boundary", "writers": "the store's writers",
+          "writers-gate": "the store's writers"}
+
+
+def busy(path: Path, what: str | None = None) -> Busy:
+    """The error for a lock not had in time: what is locked (`what`, else named from the
+    lock file's name), by which process doing what, and what to do."""
+    if what is None:
+        base, _, part = path.name.removesuffix(".lock").partition(".")
+        what = (f"the {part} of project {base}" if part else f"project {base}") \
+            if _H16.fullmatch(base) else _NAMED.get(base, f"the lock {path}")
+    found = holder_of(path)
+    who = "another process" if found is None else \
+        f"process {found[0]} ({found[1]})" if found[1] else f"process {found[0]}"
+    return Busy(f"{what} is in use by {who}; nothing was done: try again once that has "
+                "finished")
+
+
 @contextmanager
-def file_lock(path: Path, *, shared: bool = False, timeout: float | None = None) -> Iterator[int]:
+def file_lock(path: Path, *, shared: bool = False, timeout: float | None = None,
+              what: str | None = None) -> Iterator[int]:
     """Hold an flock on `path` (a private file, created if missing, never through a planted
     symlink) for the duration of the block; yields the descriptor that holds it.
 
     timeout=None waits forever (or as long as `waiting_at_most` allows); otherwise raise
-    Busy after `timeout` seconds.
-    An exclusive holder writes its pid into the file, so a waiter can say whom it
-    waits for.
+    Busy after `timeout` seconds, saying what is locked (`what`: for people, such as
+    "the project /src/app"), by whom and what to do.
+    An exclusive holder writes its pid (and what it is doing) into the file, so a waiter
+    can say whom it waits for.
     """
     if timeout is None:
         timeout = _patience.get()
@@ -115,12 +156,13 @@ def file_lock(path: Path, *, shared: bool = False, timeout: float | None = None)
                     break
                 except BlockingIOError:
                     if time.monotonic() >= deadline:
-                        raise Busy(f"{path.name} is locked by another process") from None
+                        raise busy(path, what) from None
                     time.sleep(0.01)
         if not shared:
             try:
                 os.ftruncate(fd, 0)
-                os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+                doing = f" {_activity[0]}" if _activity else ""
+                os.pwrite(fd, f"{os.getpid()}{doing}\n".encode(errors="replace"), 0)
             except OSError:
                 pass  # only informative
         yield fd
@@ -128,4 +170,5 @@ def file_lock(path: Path, *, shared: bool = False, timeout: float | None = None)
         os.close(fd)
 
 
-__all__ = ["file_lock", "patience", "remove_stale_lock", "waiting_at_most", "write_atomic"]
+__all__ = ["acting_as", "busy", "file_lock", "holder", "holder_of", "patience",
+           "remove_stale_lock", "waiting_at_most", "write_atomic"]

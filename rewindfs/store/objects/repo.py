@@ -80,7 +80,8 @@ class Project:
         Once held, git-style lock files of this project's refs left by a killed writer
         are cleared (else every later checkpoint fails on `<ref>.lock exists`).
         """
-        with file_lock(self.store.layout.lock_file(self.h16)):
+        with file_lock(self.store.layout.lock_file(self.h16),
+                       what=f"the project {self.workdir}"):
             self.clear_stale_ref_locks()
             yield
 
