@@ -1,7 +1,7 @@
 """`rewind ui` while it stays open (issue 41), under textual's headless pilot on real stores:
 Ctrl-C quits, ages and the files pane follow the clock and the working tree, a store
-`rewind clear` removed is never built again by the screen's own reading, and the
-confirmation fits a 60x15 terminal."""
+`rewind clear` removed is never built again by the screen's own reading, the
+confirmation fits a 60x15 terminal, and a one-line file is drawn cut."""
 
 from __future__ import annotations
 
@@ -123,3 +123,36 @@ async def test_the_confirmation_fits_60x15(demo):
         await pilot.press("n")
         await settle(pilot)
         assert status(app) == "nothing changed"
+
+
+@pilot_test
+async def test_a_one_line_file_is_drawn_cut(demo):
+    """The diff pane's bound is lines (5,000) and bytes (1 MiB): an 880 kB minified file
+    is one line under both, and drawing it whole took the screen most of a minute."""
+    home, workdir = demo
+    (workdir / "min.js").write_text("var a=1;" * 110_000)
+    app = make_app(home, workdir, clock=lambda: uidemo.NOW)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("enter", "j")  # app.py, min.js, notes.md
+        await settle(pilot)
+        assert app.files_pane.selected.path == b"min.js"
+        drawn = str(app.query_one("#diff").render())
+        assert "+var a=1;var a=1;" in drawn and "more characters on this line" in drawn
+        assert len(drawn) < 10_000, len(drawn)
+
+
+@pilot_test
+async def test_a_files_pane_that_cannot_be_read_again_says_why(demo):
+    """The files pane read again failing: said where the answer would have been (what it
+    listed is true no longer), not dropped."""
+    import shutil
+
+    home, workdir = demo
+    app = make_app(home, workdir, clock=lambda: uidemo.NOW, live=0.05)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        assert app.files_pane.files is not None
+        shutil.rmtree(workdir)  # the project gone: nothing to compare with
+        await wait_for(pilot, lambda: app.files_pane.files is None)
+        assert "error:" in str(app.query_one("#files").get_option_at_index(0).prompt)
