@@ -32,6 +32,7 @@ class Live:
         """In the app's __init__."""
         self._reloading = False
         self._ticks = 0
+        self._live_error: str | None = None  # what the last look for checkpoints met
 
     def check_live(self) -> None:
         """Each tick: new checkpoints, the ages, and now and then the files pane."""
@@ -49,10 +50,16 @@ class Live:
             self.refresh_files()
 
         def done(tip: str | None) -> None:
+            self._live_error = None
             if source is self.source and tip != self.tip and not self._reloading:
                 self.reload(f"new checkpoint {tip[:8]}" if tip else "history changed")
 
-        self.background("live", source.tip, done, lambda line: None)
+        def failed(line: str) -> None:  # said once, not at every tick
+            if line != self._live_error:
+                self._live_error = line
+                self.say(f"cannot look for new checkpoints: {line}", error=True)
+
+        self.background("live", source.tip, done, failed)
 
     def refresh_files(self) -> None:
         """The files pane read again when it compares with the working tree: shown anew
@@ -72,7 +79,11 @@ class Live:
             if now is not None and now != chosen:
                 self.load_diff()
 
-        self.background("files", lambda: source.files(cp, step, None), done, lambda line: None)
+        def failed(line: str) -> None:
+            if self.files_pane.files is files:  # what it lists may be true no longer
+                self.files_pane.show_error(line)
+
+        self.background("files", lambda: source.files(cp, step, None), done, failed)
 
     def reload(self, why: str = "", keep: str | None = None, error: bool = False) -> None:
         """Read the history again (after an action, or when it changed), the selection kept."""
