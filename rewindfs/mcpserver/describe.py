@@ -3,6 +3,8 @@ checkpoint, and a restore's plan or outcome with how to take it back."""
 
 from __future__ import annotations
 
+import os
+import shlex
 from pathlib import Path
 
 from rewindfs import restore as rs
@@ -21,15 +23,28 @@ def checkpoint_name(cp: st.Checkpoint) -> str:
 def row(cp: st.Checkpoint, now: float) -> str:
     """`3. a1b2c3d4  5m ago  before: rm x  [claude-code, turn t1]  labels: v1`"""
     number = f"{cp.number}." if cp.number else ("?" if cp.past_break else "-")
-    text = f"{number:>4} {cp.short}  {human_age(cp.time, now):>8}  {sizing.one_line(cp.reason)}"
+    text = f"{number:>4} {cp.short}  {human_age(cp.time, now):>8}  {_short(cp.reason)}"
     agent = cp.trailers.get("Rewind-Agent")
     if agent:
         turn = cp.trailers.get("Rewind-Turn")
-        text += f"  [{sizing.one_line(agent)}" + (f", turn {sizing.one_line(turn)}]"
-                                                   if turn else "]")
+        text += f"  [{_short(agent)}" + (f", turn {_short(turn)}]" if turn else "]")
     if cp.labels:
-        text += f"  labels: {', '.join(sizing.one_line(x) for x in cp.labels)}"
+        text += f"  labels: {', '.join(_short(x) for x in cp.labels)}"
     return text
+
+
+def _short(text: str) -> str:
+    return sizing.one_line(text, sizing.REASON_CHARS)
+
+
+def shell_word(word: str | bytes) -> str:
+    """`word` as a shell reads it back in a command the user may run: quoted as shlex
+    does, or a name that is not plain text in bash's and zsh's `$'...'`, with the escapes
+    quote_path writes (`$'caf\\351.txt'`)."""
+    shown = quote_path(os.fsencode(word) if isinstance(word, str) else word)
+    if not shown.startswith('"'):
+        return shlex.quote(shown)
+    return "$'" + shown[1:-1].replace("'", "\\'") + "'"
 
 
 def _names(paths: list[bytes]) -> str:

@@ -2,7 +2,8 @@
 their names (agents call them as `mcp__rewind__list_checkpoints`, ...), descriptions and
 parameters, each answering with mcpserver.tools' text or an error result.
 
-The only module that imports the `mcp` SDK (and pydantic): `rewind mcp` alone loads it.
+With mcpserver.wire, the only modules that import the `mcp` SDK (and pydantic): `rewind
+mcp` alone loads them.
 """
 
 from __future__ import annotations
@@ -29,11 +30,16 @@ and diff say what changed, read_file gives a file as it was. restore puts files 
 (dry_run first shows the plan); every restore saves the current state first, and undo \
 takes it back. Restores are allowed only when the user started this server with \
 --allow-restore. A checkpoint is named by its number, its id, a label or a time \
-('10 minutes ago'); kilo:N and opencode:N name Kilo Code's and OpenCode's own steps."""
+('10 minutes ago'); kilo:N and opencode:N name Kilo Code's and OpenCode's own steps. \
+A file name that is not plain text (not UTF-8, or holding control characters) is shown in \
+double quotes with git's escapes, "caf\\351.txt", and given back the same way, quotes \
+included."""
 
 Project = Annotated[str | None, Field(
     description="The project: a path (its directory or any path inside it). Default: the "
                 "directory the server runs in.")]
+NAMES = ('A name the tools show in double quotes ("caf\\351.txt": not UTF-8, or holding '
+         'control characters) is given so, quotes included.')
 Ref = Annotated[str, Field(
     description="A checkpoint: its number from list_checkpoints (1 = newest), its id, a "
                 "label, or a time such as '10 minutes ago'.")]
@@ -44,9 +50,11 @@ CHANGES = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempoten
 
 
 def answer(run: Callable[[], str]) -> str:
-    """A tool's text, or an error result with the one line a RewindError says."""
+    """A tool's text, or an error result with the one line a RewindError says; either with
+    no control character and no byte that is not UTF-8 (a project's directory named so:
+    shown as \\xNN, since no JSON can carry it)."""
     try:
-        return run()
+        return sizing.clean(run())
     except RewindError as exc:
         raise ToolError(sizing.one_line(str(exc))) from None
     except OSError as exc:
@@ -93,7 +101,8 @@ def build(session: Session) -> MCPServer:
     def diff(
         ref: Ref,
         path: Annotated[str | None, Field(
-            description="Only this file or directory (relative to the project).")] = None,
+            description="Only this file or directory (relative to the project). "
+                        + NAMES)] = None,
         ref2: Annotated[str | None, Field(
             description="Compare with this checkpoint instead of the working tree.")] = None,
         project: Project = None,
@@ -105,7 +114,7 @@ def build(session: Session) -> MCPServer:
     @tool(READS)
     def read_file(
         ref: Ref,
-        path: Annotated[str, Field(description="The file, relative to the project.")],
+        path: Annotated[str, Field(description="The file, relative to the project. " + NAMES)],
         project: Project = None,
     ) -> str:
         """A file as it was in checkpoint `ref` (long files are cut, binary files
@@ -117,7 +126,7 @@ def build(session: Session) -> MCPServer:
         ref: Ref,
         paths: Annotated[list[str] | None, Field(
             description="Only these files or directories (relative to the project); "
-                        "default: the whole project.")] = None,
+                        "default (left out): the whole project. " + NAMES)] = None,
         dry_run: Annotated[bool, Field(
             description="Only say what it would change; change nothing.")] = False,
         project: Project = None,
@@ -142,5 +151,10 @@ def build(session: Session) -> MCPServer:
 
 
 def serve(session: Session) -> None:
-    """Answer MCP requests on stdin/stdout until the client closes stdin."""
-    build(session).run("stdio")
+    """Answer MCP requests on stdin/stdout until the client closes stdin: every one of
+    them, a line the SDK cannot read with a JSON-RPC error (mcpserver.wire)."""
+    import anyio
+
+    from rewindfs.mcpserver import wire
+
+    anyio.run(wire.serve, build(session))

@@ -9,6 +9,7 @@ raises a RewindError with one line saying so; mcpserver.server makes it an error
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from contextlib import ExitStack
@@ -19,10 +20,18 @@ from rewindfs import store as st
 from rewindfs.cli.output.human import human_age
 from rewindfs.errors import InvalidInput, NotFound
 from rewindfs.mcpserver import sizing, steps
-from rewindfs.mcpserver.describe import checkpoint_name, restore_text, row
+from rewindfs.mcpserver.describe import checkpoint_name, restore_text, row, shell_word
 from rewindfs.mcpserver.session import Session
 from rewindfs.sources.stepref import is_step
-from rewindfs.store.history import Surprise, diffstat, page, pathlog, quote_path, since_previous
+from rewindfs.store.history import (
+    Surprise,
+    diffstat,
+    page,
+    pathlog,
+    quote_path,
+    since_previous,
+    unquote_path,
+)
 
 NAMING = ("Name a checkpoint by its number (1 = newest), its id, a label or a time such as "
           "'10 minutes ago'.")
@@ -36,13 +45,23 @@ def _repo(session: Session, workdir: Path):
 
 
 def _rel(workdir: Path, path: str) -> bytes:
-    """A path the model gives: relative to the project, or absolute inside it."""
-    return rs.project_relative(path, workdir, cwd=workdir)
+    """A path the model gives: relative to the project, or absolute inside it; in double
+    quotes, a name as the tools show one that is not plain text (`"caf\\351.txt"`)."""
+    return rs.project_relative(_name(path), workdir, cwd=workdir)
+
+
+def _name(path: str) -> str:
+    """The path a model's `path` names, as Python names files (bytes that are not UTF-8
+    held as surrogates, as os.fsdecode does)."""
+    return os.fsdecode(unquote_path(path))
 
 
 def list_checkpoints(session: Session, project: str | None, limit: int | None) -> str:
     workdir = session.project(project)
-    wanted = min(max(1, limit or sizing.LIST_DEFAULT), sizing.LIST_MAX)
+    if limit is not None and limit < 1:
+        raise InvalidInput(f"limit must be at least 1 (and is at most {sizing.LIST_MAX}), "
+                           f"not {limit}")
+    wanted = min(limit or sizing.LIST_DEFAULT, sizing.LIST_MAX)
     repo, key = _repo(session, workdir)
     shown, total = None, 0
     found = page(repo, key)
@@ -59,9 +78,12 @@ def list_checkpoints(session: Session, project: str | None, limit: int | None) -
     now = time.time()
     more = total - len(shown)
     head = f"Checkpoints of {workdir}, newest first"
-    if more:
+    if more and wanted < sizing.LIST_MAX:
         head += (f" ({len(shown)} of {total}; {more} more: pass a larger limit, up to "
                  f"{sizing.LIST_MAX}, or name older ones by time)")
+    elif more:
+        head += (f" ({len(shown)} of {total}; {more} more: at most {sizing.LIST_MAX} are "
+                 f"listed, name older ones by number ({len(shown) + 1}, ...) or by time)")
     lines = [head + ":", *(row(cp, now) for cp in shown), "",
              NAMING + " Pre-rollback snapshots (-) are saved by every restore: use their id."]
     return "\n".join(lines)
@@ -157,20 +179,26 @@ def read_file(session: Session, ref: str, path: str, project: str | None) -> str
         cp = st.resolve(repo, key, ref)
         data = pathlog.read_file(repo, cp, rel)
         where = f"{checkpoint_name(cp)} ({cp.short})"
-    advice = (f"restore(ref, paths=[{os.fsdecode(rel)!r}]) puts the whole file back, or the "
-              f"user can run `rewind cat {ref} {quote_path(rel)}`")
+    advice = (f"restore(ref, paths=[{json.dumps(quote_path(rel))}]) puts the whole file "
+              f"back, or the user can run `rewind cat {shell_word(ref)} {shell_word(rel)}`")
     return (f"{quote_path(rel)} in {where}, {len(data)} bytes:\n"
             + sizing.file_text(data, advice))
 
 
 def restore(session: Session, ref: str, paths: list[str] | None, dry_run: bool,
             project: str | None) -> str:
+    if paths is not None and not paths:
+        raise InvalidInput("paths is empty, and an empty list is not the whole project: "
+                           "name files or directories, or leave paths out to restore "
+                           "everything; nothing was changed")
     workdir = session.project(project)
-    cli = f"rewind restore {ref}" + "".join(f" {p}" for p in paths or [])
+    named = [_name(p) for p in paths] if paths else None
+    cli = f"rewind restore {shell_word(ref)}" + "".join(
+        f" {shell_word(os.fsencode(p))}" for p in named or [])
     with session.restoring(workdir, "restore", cli):
         app = session.app
-        options = rs.Options(paths=list(paths) if paths else None, cwd=workdir,
-                             limits=app.limits, extra_excludes=app.extra_excludes)
+        options = rs.Options(paths=named, cwd=workdir, limits=app.limits,
+                             extra_excludes=app.extra_excludes)
         with ExitStack() as held:
             target = held.enter_context(steps.restore_target(app.store, workdir, ref)) \
                 if is_step(ref) else ref

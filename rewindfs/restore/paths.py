@@ -31,7 +31,8 @@ def project_relative(path: str, workdir: Path, *, cwd: Path | None = None) -> by
         raise InvalidInput(f"path {path!r} escapes the project directory {workdir}")
     rel = joined[len(root.rstrip("/")) + 1 :]
     if rel.split("/")[0] == ".git":
-        raise InvalidInput(f"refusing to restore into {path!r}: .git is never checkpointed")
+        raise InvalidInput(f"{path!r} is inside .git, which is never checkpointed: no "
+                           "checkpoint holds it")
     return os.fsencode(rel)
 
 

@@ -6,6 +6,9 @@ code the commands use.
     source    what it reads of one project (no textual): rows, files, one file
     actions   what its actions do (no textual): each one's plan, then the act
     app       the textual app: three panes following the selection, workers, keys
+    live      new checkpoints, ages and the files pane kept true while it is open
+    lifecycle how it ends (q, ctrl+c, SIGTERM, SIGHUP, a bug): the terminal put back,
+              no wait for another process's lock
     flows     the actions as the app runs them: plan, y/n, act, read again
     panes     the timeline, files and diff panes
     dialogs   the plan and its y/n, a name to type, every key

@@ -70,7 +70,8 @@ def restore_plan(source: Source, cp: Checkpoint, path: bytes | None) -> Plan:
         return [head, *describe(done)]
 
     return Plan(f"restore {what} to {name_of(cp)}", describe(planned), run,
-                question=f"restore {what}?", nothing=not planned.plan.actions)
+                question=f"restore {what}?" if path is not None else
+                "restore the whole project?", nothing=not planned.plan.actions)
 
 
 def undo_plan(source: Source) -> Plan:

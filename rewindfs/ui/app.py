@@ -5,7 +5,9 @@ its one line where the answer would have been, never as a traceback.
 
 Keys (a held-out test drives them; ui.dialogs.KEYS lists every one): ↓/↑ and j/k move,
 enter opens the checkpoint's files, escape goes back, r restores, u undoes, d switches
-diff and whole file, / searches, ? shows the keys, q quits; and t, s, l, c, p (ui.flows).
+diff and whole file, / searches, ? shows the keys, q (or ctrl+c) quits; and t, s, l, c, p
+(ui.flows). How it stays true while open (ui.live) and how it ends (ui.lifecycle) are
+mixins of their own.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from textual.widgets import OptionList, Static
 
 from rewindfs.ui import styles, text
 from rewindfs.ui.flows import Flows
+from rewindfs.ui.lifecycle import Ending
+from rewindfs.ui.live import Live
 from rewindfs.ui.panes import DiffPane, FilesPane, Timeline
 from rewindfs.ui.source import Row, Source
 
@@ -30,11 +34,13 @@ CHUNK = 200  # rows read at a time once the first screen is up
 HINT = "enter files  r restore  u undo  d diff/file  / search  ? keys  q quit"
 
 
-class RewindApp(Flows, App):
+class RewindApp(Live, Flows, Ending, App):
     CSS = styles.CSS
     ENABLE_COMMAND_PALETTE = False
     BINDINGS = [
         Binding("q", "quit", "quit"),
+        # Everywhere, dialogs too (textual's own says "press ctrl+q"): ui.lifecycle.
+        Binding("ctrl+c", "copy_or_quit", "quit", show=False, priority=True),
         Binding("question_mark", "help", "keys"),
         Binding("escape", "back", "back", show=False),
         Binding("r", "restore", "restore"),
@@ -61,7 +67,8 @@ class RewindApp(Flows, App):
         self.whole = False  # diff pane: the whole file as it was (else: the diff)
         self._generation: dict[str, int] = {}
         self._open_files = False  # enter was pressed before the files were read
-        self._reloading = False
+        self.start_live()
+        self.start_ending()
         self._pinned: tuple[Any, bytes, int] | None = None  # (checkpoint, path, line)
         self._painted = False  # the first screen drawn: reading may start at once
 
@@ -93,6 +100,7 @@ class RewindApp(Flows, App):
             self._show_first(self._first, self._error)
         self.call_after_refresh(self._first_painted)
         self.timeline.list.focus()
+        self.watch_signals()
         if self.live:
             self.set_interval(self.live, self.check_live)
 
@@ -137,9 +145,10 @@ class RewindApp(Flows, App):
     # -- reading, on worker threads -----------------------------------------------------
 
     def background(self, group: str, work: Callable[[], Any], done: Callable[[Any], None],
-                   failed: Callable[[str], None]) -> None:
+                   failed: Callable[[str], None], reading: bool = True) -> None:
         """Run `work` on a thread; `done(result)` or `failed(line)` on the screen's thread,
-        unless newer work of the same group was started meanwhile."""
+        unless newer work of the same group was started meanwhile. Quitting gives up its
+        waits for other processes, and stops it when it is `reading` (ui.lifecycle)."""
         generation = self._generation.get(group, 0) + 1
         self._generation[group] = generation
 
@@ -147,13 +156,14 @@ class RewindApp(Flows, App):
             from rewindfs.store.objects import locks, notices
 
             try:
-                with locks.reporting_waits(self._waiting), notices.listening(self._notice):
+                with self.stoppable(reading), locks.reporting_waits(self._waiting), \
+                        notices.listening(self._notice):
                     result = work()
             except Exception as exc:  # noqa: BLE001 - a one-line message, never a traceback
                 line = self.one_line(exc)
-                self.call_from_thread(self._if_current, group, generation, failed, line)
+                self.tell(self._if_current, group, generation, failed, line)
                 return
-            self.call_from_thread(self._if_current, group, generation, done, result)
+            self.tell(self._if_current, group, generation, done, result)
 
         if self._painted:
             self.run_worker(run, thread=True, group=group)
@@ -165,12 +175,12 @@ class RewindApp(Flows, App):
         """Said while another process holds the project (or the store): a worker waits."""
         what = "the store" if path.stem == "store" else "this project"
         who = f"process {pid}" if pid else "another process"
-        self.call_from_thread(self.say, f"waiting for {who} to finish with {what}...")
+        self.tell(self.say, f"waiting for {who} to finish with {what}...")
         yield
 
     def _notice(self, message: str) -> None:
         """Damage met on the way that did not stop the reading (a broken history)."""
-        self.call_from_thread(self.say, f"warning: {message}", True)
+        self.tell(self.say, f"warning: {message}", True)
 
     def _if_current(self, group: str, generation: int, then: Callable, value: Any) -> None:
         if self._generation.get(group) == generation:
@@ -203,44 +213,6 @@ class RewindApp(Flows, App):
             self.load_rest(keep if keep not in self.timeline.rows else None)
 
         self.background("rows", work, done, lambda line: self.say(line, error=True))
-
-    def check_live(self) -> None:
-        """New checkpoints (an agent still running) appear without a restart."""
-        source = self.source
-
-        def done(tip: str | None) -> None:
-            if source is self.source and tip != self.tip and not self._reloading:
-                self.reload(f"new checkpoint {tip[:8]}" if tip else "history changed")
-
-        self.background("live", source.tip, done, lambda line: None)
-
-    def reload(self, why: str = "", keep: str | None = None, error: bool = False) -> None:
-        """Read the history again (after an action, or when it changed), the selection kept."""
-        source = self.source
-        selected = self.timeline.selected
-        keep = keep or (selected.cp.id if selected else None)
-
-        self._reloading = True
-
-        def work() -> list[Row]:
-            rows = source.open()
-            if source.target.workdir.is_dir():
-                source.working_tree(fresh=True)  # what the files pane compares with
-            return rows
-
-        def done(rows: list[Row]) -> None:
-            self._reloading = False
-            self.tip = rows[0].cp.id if rows else None
-            self._show_first(rows, None, keep)
-            if why:
-                self.say(why, error=error)
-
-        def failed(line: str) -> None:
-            self._reloading = False
-            self.tip = None
-            self._show_first([], line)
-
-        self.background("reload", work, done, failed)
 
     # -- following the selection ---------------------------------------------------------
 

@@ -30,7 +30,7 @@ KEYS = [
     ("/", "search file names and text through history"),
     ("p", "other projects (and those fetched from remotes)"),
     ("?", "this list"),
-    ("q", "quit"),
+    ("q  ctrl+c", "quit (ctrl+c copies instead while text is selected)"),
 ]
 
 
@@ -48,15 +48,18 @@ class Confirm(ModalScreen[bool]):
         plan = self.plan
         lines = [*map(clean, plan.lines), "",
                  "  a pre-rollback snapshot is taken first: u undoes it"]
+        # The question and its buttons stay in sight (docked at the bottom, the question
+        # wrapped), however small the terminal: the plan above them scrolls.
         with Vertical(classes="dialog"):
-            yield Static(Text(clean(plan.title), style="bold"), classes="dialog-title")
+            with Vertical(classes="answer"):
+                yield Static(Text(f"{clean(plan.question)} y/n", style="bold"),
+                             classes="question", id="question")
+                with Horizontal(classes="buttons"):
+                    yield Button("yes (y)", id="yes", compact=True)
+                    yield Button("no (n)", id="no", compact=True)
             with VerticalScroll(classes="dialog-body"):
+                yield Static(Text(clean(plan.title), style="bold"), classes="dialog-title")
                 yield Static(Text("\n".join(lines)))
-            yield Static(Text(f"{clean(plan.question)} y/n", style="bold"), classes="question",
-                         id="question")
-            with Horizontal(classes="buttons"):
-                yield Button("yes (y)", id="yes", compact=True)
-                yield Button("no (n)", id="no", compact=True)
 
     def action_answer(self, yes: bool) -> None:
         self.dismiss(yes)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.binding import Binding
@@ -68,21 +68,23 @@ class Finder(ModalScreen["Hit | None"]):
         self.query_one("#search-results", Pane).clear_options()
         self._status(f"searching for {query!r}...")
 
+        app: Any = self.app  # ui.app.RewindApp: `stoppable` and `tell` (ui.lifecycle)
+
         def run() -> None:
             batch: list[Hit] = []
             try:
-                for hit in _search(source, query):
-                    if generation != self._generation:
-                        return
-                    batch.append(hit)
-                    if len(batch) >= BATCH:
-                        self.app.call_from_thread(self._add, generation, batch)
-                        batch = []
+                with app.stoppable():
+                    for hit in _search(source, query):
+                        if generation != self._generation or app.quitting.is_set():
+                            return
+                        batch.append(hit)
+                        if len(batch) >= BATCH:
+                            app.tell(self._add, generation, batch)
+                            batch = []
             except Exception as exc:  # noqa: BLE001 - one line, never a traceback
-                line = self.app.one_line(exc)  # type: ignore[attr-defined]
-                self.app.call_from_thread(self._status, f"error: {line}")
+                app.tell(self._status, f"error: {app.one_line(exc)}")
                 return
-            self.app.call_from_thread(self._add, generation, batch, True)
+            app.tell(self._add, generation, batch, True)
 
         self.run_worker(run, thread=True, group="search")
 

@@ -80,7 +80,7 @@ class Flows:
                 return
             self.say(f"{plan.title}...")
             self.background("action", plan.run, self._acted,
-                            lambda line: self._acted_with_error(line))
+                            lambda line: self._acted_with_error(line), reading=False)
 
         self.say(f"{plan.question} y/n")
         self.push_screen(Confirm(plan), answered)
@@ -108,7 +108,8 @@ class Flows:
                 self.say("no label given: nothing changed")
                 return
             self.background("action", lambda: actions.label(source, row.cp, name),
-                            self._labelled, lambda line: self.say(line, error=True))
+                            self._labelled, lambda line: self.say(line, error=True),
+                            reading=False)
 
         self.push_screen(Ask(f"label {actions.name_of(row.cp)} as:", "a name, e.g. v1"),
                          named)

@@ -97,6 +97,16 @@ class Timeline(Vertical):
         if options:
             self.list.add_options(options)
 
+    def refresh_ages(self, now: float) -> None:
+        """Each row's age as of `now` (the rows whose age reads differently redrawn)."""
+        before, self.now = self.now, now
+        lst = self.list
+        for cp_id in self.order:
+            row = self.rows[cp_id]
+            if text.age(row.cp.time, before) != text.age(row.cp.time, now):
+                lst.replace_option_prompt(cp_id, text.timeline_row(row, now,
+                                                                   self.number_width))
+
     def select(self, cp_id: str) -> None:
         lst = self.list
         lst.highlighted = lst.get_option_index(cp_id)
@@ -134,7 +144,10 @@ class FilesPane(Vertical):
     def list(self) -> Pane:
         return self.query_one("#files", Pane)
 
-    def show(self, files: Files) -> None:
+    def show(self, files: Files, keep: bytes | None = None) -> None:
+        """`files`, the first one selected; `keep`: the file selected before (the same
+        files read again), selected still when it is listed, without a word to the app
+        (its diff is shown already)."""
         self.files = files
         count = len(files.changed)
         self._title(f"{count} file{'s' if count != 1 else ''} {files.title}")
@@ -145,7 +158,13 @@ class FilesPane(Vertical):
             return
         lst.add_options([Option(text.file_row(c), id=str(i))
                          for i, c in enumerate(files.changed)])
-        lst.highlighted = 0
+        at = next((i for i, c in enumerate(files.changed) if c.path == keep), None)
+        if at is None:
+            lst.highlighted = 0
+            return
+        with lst.prevent(OptionList.OptionHighlighted):
+            lst.highlighted = at
+        lst.scroll_to_highlight()
 
     def waiting(self, what: str) -> None:
         self.files = None

@@ -1,6 +1,6 @@
 """`rewind ui` started: the project's newest checkpoints (what the first screen shows) read
 by a child process while textual is imported (rewindfs.ui.early), then the app run on the
-terminal."""
+terminal, and ended as ui.lifecycle says."""
 
 from __future__ import annotations
 
@@ -30,7 +30,9 @@ def run(app: App, target: Target) -> None:
     found = early.result()
     if found is None:
         found = _read(app, source)
-    RewindApp(source, found[0], error=found[1]).run()
+    from rewindfs.ui import lifecycle
+
+    lifecycle.run(RewindApp(source, found[0], error=found[1]))
 
 
 def _read(app: App, source) -> tuple[list, str | None]:

@@ -63,6 +63,7 @@ class Files:
     new_tree: str
     changed: list = field(default_factory=list)  # store.history.fileview.Changed
     title: str = ""
+    live: bool = False  # `new_tree` is the working tree's (read again while shown)
 
 
 class Source:
@@ -189,14 +190,15 @@ class Source:
 
     def working_tree(self, fresh: bool = False) -> str:
         """The working tree's tree id, captured at most FRESH seconds ago (no checkpoint
-        is recorded: `rewind diff`'s capture)."""
+        is recorded: `rewind diff`'s capture), into the project's store as it is: never
+        one made (or made again, after `rewind clear`) to hold it."""
         with self.lock:
             if fresh or self._now is None or time.monotonic() - self._now[0] > FRESH:
                 workdir = self.target.workdir
                 if not workdir.is_dir():
                     raise NotFound(f"{workdir} is not a directory here to compare with")
                 tree = st.working_tree_tree(self.app.store, workdir, self.app.limits,
-                                            self.app.extra_excludes)
+                                            self.app.extra_excludes, create=False)
                 self._now = (time.monotonic(), tree)
             return self._now[1]
 
@@ -218,10 +220,11 @@ class Source:
                 upto = f"#{newer.number}" if newer is not None and newer.number else \
                     newer.short if newer is not None else "now"
                 found = Files(cp, True, cp.tree_id, later,
-                              title=f"the step after {name} changed ({name} -> {upto})")
+                              title=f"the step after {name} changed ({name} -> {upto})",
+                              live=newer is None)
             else:
                 found = Files(cp, False, cp.tree_id, self.working_tree(),
-                              title=f"changed since {name} (r restores)")
+                              title=f"changed since {name} (r restores)", live=True)
             found.changed = fileview.listing(repo, found.old_tree, found.new_tree)
             return found
 

@@ -35,7 +35,8 @@ ModalScreen { align: center middle; background: $background 60%; }
           border: round $accent; background: $surface; padding: 0 1; }
 .dialog-title { text-style: bold; height: auto; }
 .dialog-body { height: auto; max-height: 16; }
-.question { text-style: bold; height: 1; margin-top: 1; }
+.answer { dock: bottom; height: auto; }
+.question { text-style: bold; height: auto; margin-top: 1; }
 .buttons { height: 1; width: 100%; margin-bottom: 1; }
 .buttons Button { width: auto; margin-right: 2; }
 .dialog Input { margin: 1 0 0 0; }

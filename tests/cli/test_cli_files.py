@@ -11,8 +11,9 @@ import subprocess
 
 import pytest
 
+from rewindfs.errors import InvalidInput
 from rewindfs.store import take
-from rewindfs.store.history.files.quoting import quote_path
+from rewindfs.store.history.files.quoting import quote_path, unquote_path
 
 
 @pytest.fixture
@@ -168,6 +169,18 @@ def test_quote_path_rules():
     assert quote_path(b"back\\slash") == '"back\\\\slash"'
     assert quote_path(b"esc\x1b[31m") == '"esc\\033[31m"'
     assert quote_path(os.fsdecode(b"caf\xe9")) == '"caf\\351"'  # surrogate-escaped str
+
+
+def test_unquote_path_reads_back_what_quote_path_writes():
+    """The MCP tools take a name as they show it (issue 41): every byte round trips."""
+    names = [b"plain/name.txt", "caf\u00e9.txt".encode(), b"caf\xe9.txt", b"tab\there",
+             b'say "hi"', b"back\\slash", b"esc\x1b[31m", bytes(range(1, 256)), b'"q"']
+    for name in names:
+        assert unquote_path(quote_path(name)) == name, name
+    assert unquote_path("notes.txt") == b"notes.txt"  # not in quotes: the name itself
+    for bad in ('"caf\\351.txt', '"caf\\9.txt"', '"a\\400"', '"open\\"', '"a"b"', '"'):
+        with pytest.raises(InvalidInput, match="not a whole quoted name"):
+            unquote_path(bad)
 
 
 def test_odd_file_names_quoted_in_output(run_rewind, project, store):

@@ -65,8 +65,13 @@ class Server:
 
     # -- the wire ---------------------------------------------------------------------
     def send(self, message: dict[str, Any]) -> None:
+        # json.dumps writes a lone surrogate as the escape `\udcff`, as a client would.
+        self.send_raw(json.dumps(message).encode())
+
+    def send_raw(self, line: bytes) -> None:
+        """One line as it is (whatever it holds), then the newline that ends it."""
         assert self.proc is not None
-        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
+        self.proc.stdin.write(line + b"\n")
         self.proc.stdin.flush()
 
     def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
@@ -90,16 +95,25 @@ class Server:
 
     def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
         """The result of one request (a JSON-RPC error raises McpError)."""
-        ident = next(self.ids)
-        self.send({"jsonrpc": "2.0", "id": ident, "method": method,
-                   **({"params": params} if params is not None else {})})
-        while True:
-            message = self.receive()
-            if message.get("id") == ident:
-                break  # (notifications and log messages in between are skipped)
+        message = self.answer(method, params)
         if "error" in message:
             raise McpError(f"{method}: {message['error']}")
         return message["result"]
+
+    def answer(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The whole answer to one request: its result or its JSON-RPC error."""
+        ident = next(self.ids)
+        self.send({"jsonrpc": "2.0", "id": ident, "method": method,
+                   **({"params": params} if params is not None else {})})
+        return self.answer_to(ident)
+
+    def answer_to(self, ident: int | str | None) -> dict[str, Any]:
+        """The next message answering `ident` (None: an error the server could not tie to
+        a request); notifications and log messages in between are skipped."""
+        while True:
+            message = self.receive()
+            if message.get("id") == ident and ("result" in message or "error" in message):
+                return message
 
     # -- tools ------------------------------------------------------------------------
     def tools(self) -> list[dict[str, Any]]:

@@ -60,7 +60,7 @@ if TYPE_CHECKING:
     )
     from rewindfs.store.history.files.changestats import since_previous, stats, total_size
     from rewindfs.store.history.files.diff import DiffResult, working_tree_tree
-    from rewindfs.store.history.files.quoting import quote_path
+    from rewindfs.store.history.files.quoting import quote_path, unquote_path
     from rewindfs.store.history.files.trees import EXECUTABLE, Change, Entry
     from rewindfs.store.history.labels import (
         LABEL_RE,
@@ -113,6 +113,7 @@ __all__, __getattr__, __dir__ = face(_HERE, {
     "validate_label": f"{_HERE}.labels",
     "CheckpointMeta": f"{_HERE}.metadata.meta",
     "quote_path": f"{_HERE}.files.quoting",
+    "unquote_path": f"{_HERE}.files.quoting",
     "redact": f"{_HERE}.redaction",
     "resolve": f"{_HERE}.references",
     "holding": f"{_HERE}.references",

@@ -56,18 +56,21 @@ def take(
 
 
 @contextmanager
-def locked(store: Store, workdir) -> Iterator[Project]:
+def locked(store: Store, workdir, *, create: bool = True) -> Iterator[Project]:
     """The project at `workdir`, held exclusively (threads and processes) for the block.
 
     The store's writers lock is held (shared) too: an explicit gc waits for the
     block to end before it prunes (see store.objects.writers). Within
     `locks.waiting_at_most`, getting there waits that long at most (Busy: nothing was
-    done); once held, the block's own waits are not cut short.
+    done); once held, the block's own waits are not cut short. `create` False: a store
+    or project that is not there (never made, or removed by `rewind clear`) is NotFound,
+    never made here.
     """
     wd = guard_workdir(workdir, store.layout)
-    store.project(wd)  # a missing store is created (with its modes) before any lock file
+    store.project(wd, create=create)  # a missing store is created (with its modes) first
     with writers.writing(store.layout):
-        project = store.project(wd)  # again: `rewind clear` may have run while we waited
+        # Again: `rewind clear` may have run while we waited.
+        project = store.project(wd, create=create)
         wait = locks.patience()
         if not project.mutex.acquire(timeout=-1 if wait is None else wait):
             raise Busy(f"{wd} is being checkpointed or restored by another thread")

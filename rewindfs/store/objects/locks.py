@@ -14,6 +14,7 @@ from __future__ import annotations
 import fcntl
 import os
 import re
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -51,15 +52,36 @@ _waits: ContextVar[Callable[[Path, int | None], AbstractContextManager[object]] 
 # behind another process's long restore.
 _patience: ContextVar[float | None] = ContextVar("lock_patience", default=None)
 
+# Within `giving_up_when(event)`, a lock another process holds is waited for until `event`
+# is set, then Busy: a thread of `rewind ui` that quits never waits for another process
+# (a thread cannot be interrupted by a signal, so the wait polls instead).
+_give_up: ContextVar[threading.Event | None] = ContextVar("lock_give_up", default=None)
+GIVE_UP_POLL = 0.05  # seconds between tries of a lock a waiter may give up
+
 
 @contextmanager
 def waiting_at_most(seconds: float | None) -> Iterator[None]:
-    """None: wait without end again (inside a block that must not be cut short)."""
+    """None: wait without end again (inside a block that must not be cut short, which
+    gives up no wait either: see giving_up_when)."""
     token = _patience.set(None if seconds is None else max(0.0, seconds))
+    given = _give_up.set(None) if seconds is None else None
     try:
         yield
     finally:
+        if given is not None:
+            _give_up.reset(given)
         _patience.reset(token)
+
+
+@contextmanager
+def giving_up_when(event: threading.Event) -> Iterator[None]:
+    """A lock waited for without end inside the block is given up (Busy) once `event`
+    is set; a block that holds its locks (waiting_at_most(None)) finishes as it would."""
+    token = _give_up.set(event)
+    try:
+        yield
+    finally:
+        _give_up.reset(token)
 
 
 def patience() -> float | None:
@@ -147,7 +169,7 @@ def file_lock(path: Path, *, shared: bool = False, timeout: float | None = None,
                 notice = _waits.get()
                 with notice(path, holder(path)) if notice else nullcontext(), \
                         liveness.patient():  # another process decides how long
-                    fcntl.flock(fd, mode)
+                    _wait_for(fd, mode, path)
         else:
             deadline = time.monotonic() + timeout
             while True:
@@ -170,5 +192,20 @@ def file_lock(path: Path, *, shared: bool = False, timeout: float | None = None,
         os.close(fd)
 
 
-__all__ = ["acting_as", "busy", "file_lock", "holder", "holder_of", "patience",
+def _wait_for(fd: int, mode: int, path: Path) -> None:
+    """flock(fd, mode), as long as it takes, or until the waiter gives up (Busy)."""
+    event = _give_up.get()
+    if event is None:
+        fcntl.flock(fd, mode)
+        return
+    while not event.wait(GIVE_UP_POLL):
+        try:
+            fcntl.flock(fd, mode | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            continue
+    raise Busy(f"gave up waiting for {path.name}, which another process holds")
+
+
+__all__ = ["acting_as", "busy", "file_lock", "giving_up_when", "holder", "holder_of", "patience",
            "remove_stale_lock", "waiting_at_most", "write_atomic"]

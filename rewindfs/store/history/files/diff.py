@@ -47,15 +47,16 @@ def _wanted(path: bytes, paths: list[bytes] | None) -> bool:
 
 
 def working_tree_tree(store: Store, workdir, limits: Limits | None = None,
-                      extra_excludes: tuple[str, ...] = ()) -> str:
+                      extra_excludes: tuple[str, ...] = (), *, create: bool = True) -> str:
     """Capture the working tree as it is now (no checkpoint is recorded) and return its tree id.
 
     `extra_excludes` must be the ones checkpoints use: the exclude file is shared with
-    them, and files only they exclude would otherwise show up as differences.
+    them, and files only they exclude would otherwise show up as differences. `create`
+    False: NotFound rather than a store (or project) made to hold the capture.
     """
     from rewindfs.store.history.snapshot import locked
 
-    with locked(store, workdir) as project:
+    with locked(store, workdir, create=create) as project:
         return capture_locked(project, limits, extra_excludes)
 
 

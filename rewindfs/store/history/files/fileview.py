@@ -1,7 +1,7 @@
 """One file as a person reads it (`rewind ui`'s diff pane): its change between two trees,
 or its content in one, bounded: a file over `limit` bytes or a binary one is summarized
 from its size alone (the object's header), never read whole; a patch or text longer than
-`max_lines` is cut there and says so.
+`max_lines` is cut there and says so, and so is a line longer than MAX_LINE characters.
 
 A change is git's patch of the two blobs alone (no diff of the rest of the trees), so
 what it costs is what that one file costs.
@@ -18,6 +18,7 @@ from pygit2.enums import DeltaStatus, FileMode
 from rewindfs.store.history.files import trees
 
 LIMIT = 1024 * 1024  # bytes of one side of a change (or a file) read to show it
+MAX_LINE = 2000  # characters of one line shown (a minified file's one line: cut there)
 MAX_LINES = 5000  # lines of a patch or a file shown
 BINARY_PROBE = 8000  # git's rule: a NUL byte in the first 8000 bytes makes a file binary
 
@@ -148,10 +149,19 @@ def _size_of(repo: pygit2.Repository, blob) -> int:
 
 
 def _cut(text: str, max_lines: int) -> tuple[str, int]:
+    """The first `max_lines` lines of `text`, each cut past MAX_LINE characters (saying
+    how many more it has), and how many lines were left out."""
     lines = text.splitlines(keepends=True)
-    if len(lines) <= max_lines:
-        return text, 0
-    return "".join(lines[:max_lines]), len(lines) - max_lines
+    shown = [_short(line) for line in lines[:max_lines]]
+    return "".join(shown), max(0, len(lines) - max_lines)
+
+
+def _short(line: str) -> str:
+    if len(line) <= MAX_LINE:
+        return line
+    body = line.rstrip("\r\n")
+    return (f"{body[:MAX_LINE]} … ({len(body) - MAX_LINE} more characters on this line)"
+            + line[len(body):])
 
 
 def _size(n: int) -> str:

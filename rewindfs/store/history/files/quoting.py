@@ -5,11 +5,17 @@ A name that is printable UTF-8 without `"` or `\\` prints as it is (git with
 `\\t \\n \\" \\\\` and friends, other control characters and bytes that are not
 printable UTF-8 as three-digit octal (`"caf\\351.txt"` for a Latin-1 name), so a
 terminal never receives raw control bytes and every name stays one line.
+
+`unquote_path` reads such a name back (the MCP tools take the names they show): text in
+double quotes is a quoted name, with exactly the escapes `quote_path` writes.
 """
 
 from __future__ import annotations
 
 import os
+import re
+
+from rewindfs.errors import InvalidInput
 
 _ESCAPES = {7: "\\a", 8: "\\b", 9: "\\t", 10: "\\n", 11: "\\v", 12: "\\f", 13: "\\r",
             34: '\\"', 92: "\\\\"}
@@ -53,3 +59,30 @@ def _utf8_char(raw: bytes, i: int) -> tuple[str | None, int]:
         except UnicodeDecodeError:
             continue
     return None, 1
+
+
+_UNESCAPES = {text[1]: code for code, text in _ESCAPES.items()}
+_QUOTED = re.compile(r'"((?:[^"\\]|\\[0-3][0-7]{2}|\\[abtnvfr"\\])*)"', re.DOTALL)
+_PARTS = re.compile(r'\\([0-3][0-7]{2})|\\([abtnvfr"\\])|([^"\\]+)', re.DOTALL)
+
+
+def unquote_path(text: str) -> bytes:
+    """The name `quote_path` shows as `text` (`"caf\\351.txt"` -> b"caf\\xe9.txt"); text
+    that does not start with a double quote is the name itself. InvalidInput for a quoted
+    name `quote_path` could not have written."""
+    if not text.startswith('"'):
+        return os.fsencode(text)
+    whole = _QUOTED.fullmatch(text)
+    if whole is None:
+        raise InvalidInput(f"{text[:100]!r} is not a whole quoted name: one starts and ends "
+                           'with a double quote and escapes only \\" \\\\ \\a \\b \\t \\n \\v '
+                           '\\f \\r and bytes in three octal digits ("caf\\351.txt")')
+    out = bytearray()
+    for octal, letter, plain in _PARTS.findall(whole.group(1)):
+        if octal:
+            out.append(int(octal, 8))
+        elif letter:
+            out.append(_UNESCAPES[letter])
+        else:
+            out += os.fsencode(plain)
+    return bytes(out)
