@@ -7,6 +7,7 @@ reach outside the project, and one that cannot be read is said, not a failed che
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 from pathlib import Path
@@ -105,7 +106,7 @@ def test_what_the_person_left_out_stays_out_and_is_named(store, tmp_path, files_
 
 
 def test_an_index_path_never_reaches_outside_the_project(store, tmp_path, files_of):
-    """A planted index naming a path through a symlinked directory, or `..`: not read."""
+    """A planted index naming a file through a symlinked directory: not read."""
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "secret.txt").write_text("not project content\n")
@@ -113,15 +114,36 @@ def test_an_index_path_never_reaches_outside_the_project(store, tmp_path, files_
     make_git_repo(root, {"build/a.py": b"a\n"})
     (root / "build" / "link").symlink_to(outside)
     repo = pygit2.Repository(str(root))
-    oid = repo.create_blob(b"x")
     index = repo.index
     index.read()
-    for path in ("build/link/secret.txt", "../outside/secret.txt"):
-        index.add(pygit2.IndexEntry(path, oid, pygit2.enums.FileMode.BLOB))
+    index.add(pygit2.IndexEntry("build/link/secret.txt", repo.create_blob(b"x"),
+                                pygit2.enums.FileMode.BLOB))
     index.write()
     files = files_of(take(store, root, "first").commit)
     assert files[b"build/a.py"][1] == b"a\n"
     assert not any(b"secret" in p for p in files), sorted(files)
+
+
+def test_an_index_naming_a_path_up_and_out_is_not_used(store, tmp_path, files_of):
+    """`..` in git's index: libgit2 refuses the whole index, and the checkpoint says so."""
+    (tmp_path / "outside.txt").write_text("not project content\n")
+    root = tmp_path / "proj"
+    make_git_repo(root, {"build/a.py": b"a\n", "b.py": b"b\n"})
+    repo = pygit2.Repository(str(root))
+    index = repo.index
+    index.read()
+    index.add(pygit2.IndexEntry("zz/outside.txt", repo.create_blob(b"x"),
+                                pygit2.enums.FileMode.BLOB))
+    index.write()
+    # libgit2 and git refuse to write `..` into an index: its bytes, with their checksum
+    data = (root / ".git" / "index").read_bytes()[:-20].replace(b"zz/outside", b"../outside")
+    (root / ".git" / "index").write_bytes(data + hashlib.sha1(data).digest())
+    result = take(store, root, "first")
+    files = files_of(result.commit)
+    assert files[b"b.py"][1] == b"b\n"
+    assert not any(b"outside" in p for p in files), sorted(files)
+    [said] = result.skipped_files["git_index"]
+    assert "could not be read" in said, said
 
 
 def test_an_unreadable_git_index_is_said_and_the_checkpoint_taken(store, tmp_path, files_of):

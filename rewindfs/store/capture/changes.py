@@ -55,10 +55,7 @@ def find(project: Project, index: pygit2.Index, limits: Limits, paths: list[byte
             return walk
         except TooManyFiles:
             index.read(True)  # drop the partial staging
-            raise Refused(
-                f"{project.workdir} has more than {limits.max_files} files "
-                "(raise max_files or add ignore rules)"
-            ) from None
+            raise too_many(project, limits) from None
         except interrupts.Interrupted:
             index.read(True)
             raise
@@ -76,6 +73,11 @@ def find(project: Project, index: pygit2.Index, limits: Limits, paths: list[byte
             index.read(True)
             raise StoreError(f"could not capture {project.workdir}: {exc}") from exc
     raise AssertionError("unreachable")
+
+
+def too_many(project: Project, limits: Limits) -> Refused:
+    return Refused(f"{project.workdir} has more than {limits.max_files} files "
+                   "(raise max_files or add ignore rules)")
 
 
 def _remove_below(index: pygit2.Index, rel: bytes) -> bool:
