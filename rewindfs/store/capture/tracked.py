@@ -297,3 +297,26 @@ def _within(rel: bytes, paths: list[bytes] | None) -> bool:
     if paths is None:
         return True
     return any(not p or rel == p or rel.startswith(p + b"/") for p in paths)
+
+
+def git_ignores(workdir: Path, paths: list[str]) -> set[str]:
+    """Those of `paths` (project-relative; a directory ends with "/") that git's own
+    ignore rules ignore in the repository holding `workdir` (none without one)."""
+    try:
+        gitdir = pygit2.discover_repository(str(workdir))
+        repo = pygit2.Repository(gitdir) if gitdir else None
+        top = repo.workdir if repo is not None else None
+    except (pygit2.GitError, OSError, ValueError):
+        return set()
+    if repo is None or top is None:
+        return set()
+    rel = os.path.relpath(workdir, os.path.realpath(top))
+    prefix = "" if rel == "." else rel + "/"
+    out = set()
+    for path in paths:
+        try:
+            if repo.path_is_ignored(prefix + path):
+                out.add(path)
+        except (pygit2.GitError, ValueError):
+            continue
+    return out

@@ -34,12 +34,12 @@ import pygit2
 from pygit2.ffi import C, ffi
 
 from rewindfs.errors import StoreError
-from rewindfs.store.capture import changes, deepdirs, interrupts, omitted
+from rewindfs.store.capture import changes, deepdirs, interrupts
 from rewindfs.store.capture.changes import unreadable_dirs
 from rewindfs.store.capture.storing import index_dirs, pack_trees, store_found
 from rewindfs.store.capture.tracked import Tracked
 from rewindfs.store.capture.walk import Limits, TooManyFiles, Walk
-from rewindfs.store.objects import gitextra, heal, indexfile, mounts
+from rewindfs.store.objects import gitextra, heal, indexfile, mounts, omitted
 from rewindfs.store.objects.locks import remove_stale_lock, write_atomic
 from rewindfs.store.objects.repo import Project
 

@@ -103,3 +103,13 @@ def summary(found: list[LeftOut], total: int, most: int = 10,
     shown = ", ".join(phrase(e, size_text) for e in found[:most])
     more = total - min(len(found), most)
     return shown + (f" and {more} more" if more > 0 else "")
+
+
+def remembered(layout, h16: str) -> list[LeftOut]:
+    """What the project's captures leave out of it now, as the last one found it
+    (objects.omitted): for a caller that took no checkpoint (nothing changed since)."""
+    from rewindfs.store.objects import omitted
+
+    found = omitted.load(layout.worktree_admin(h16))
+    return [LeftOut(kind, path, size) for kind in KINDS
+            for path, size in sorted(found.get(kind, {}).items())]

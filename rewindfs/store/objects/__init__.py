@@ -10,6 +10,8 @@ May import: nothing else in the store (the bottom room).
     liveness     whether a process is getting anywhere (work, chosen waits, stall limit)
     writers      rewindfs writers (shared) vs an explicit gc or clear (exclusive)
     ignore       the exclude files the store writes: what a checkpoint leaves out
+    omitted      what a project's captures left out (over the cap, tracked but
+                 excluded), remembered between captures
     readfilter   the `rewind-read` attribute: libgit2 never memory-maps a working file
     mounts       which filesystems are mounted where (/proc/self/mountinfo)
     firstuse     the one-time chores when a store is created
