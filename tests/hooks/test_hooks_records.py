@@ -2,7 +2,8 @@
 `rewind doctor` work from the install records (every config file ever written), not from
 the variables of today's environment: a hook installed with CLAUDE_CONFIG_DIR,
 XDG_CONFIG_HOME, CODEX_HOME or GEMINI_CLI_HOME set is found, reported (also when the Python
-it runs is gone) and taken out without them. And Gemini CLI's settings.json, which holds
+it runs is gone) and taken out without them; `rewind doctor` says when a hook's last run
+failed. And Gemini CLI's settings.json, which holds
 both the hook and the MCP server, comes back byte for byte in either uninstall order."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
+from hookproc import claude_payload, hook_env, run_hook
 
 USER_FILE = '{\n  "theme": "dark",\n  "general": {"vim": true}\n}\n'
 # agent: (its variable, the value's folder under the test's tmp_path, the file in it)
@@ -47,7 +49,10 @@ def test_a_hook_installed_under_the_agents_variable_is_found_without_it(
     # Without the variable: status names the file and says the hook is active.
     found = [r for r in rows(run_rewind, plain) if r["agent"] == agent and
              r["path"] == str(config)]
-    assert found and found[0]["installed"] and found[0]["active"], rows(run_rewind, plain)
+    assert found and found[0]["installed"], rows(run_rewind, plain)
+    # (Codex runs a hook once it is trusted in its /hooks: not yet, says status)
+    assert found[0]["active"] or agent == "codex" and found[0]["codex_trust"] != "trusted", \
+        found
     shown = run_rewind("hooks", "status", env=plain, check=True).stdout
     assert str(config) in shown, shown
     # ... and uninstall takes it out, the file back as it was.
@@ -104,12 +109,14 @@ def test_records_of_older_installs_name_no_agent_and_are_found(run_rewind, tmp_p
     assert not (moved / "settings.json").exists()
 
 
+@pytest.mark.parametrize("had_one", [True, False], ids=["a-users-file", "no-file"])
 @pytest.mark.parametrize("first", ["hooks", "mcp"])
 def test_gemini_settings_come_back_byte_for_byte_in_either_uninstall_order(
-        first: str, user, home: Path) -> None:
+        first: str, had_one: bool, user, home: Path) -> None:
     settings = user.home / ".gemini" / "settings.json"
-    settings.parent.mkdir()
-    settings.write_text(USER_FILE)
+    if had_one:
+        settings.parent.mkdir()
+        settings.write_text(USER_FILE)
     user("hooks", "install", "gemini")
     user("hooks", "install", "gemini", "--mcp")
     both = json.loads(settings.read_text())
@@ -117,5 +124,28 @@ def test_gemini_settings_come_back_byte_for_byte_in_either_uninstall_order(
     order = [[], ["--mcp"]] if first == "hooks" else [["--mcp"], []]
     for flags in order:
         user("hooks", "uninstall", "gemini", *flags)
-    assert settings.read_text() == USER_FILE
+    if had_one:
+        assert settings.read_text() == USER_FILE
+    else:   # install made the file and its folder: both gone again
+        assert not settings.parent.exists()
     assert not list((home / "rewind-hooks" / "installed").glob("*.json"))
+
+
+def test_doctor_says_a_hooks_last_run_failed(run_rewind, tmp_path: Path, home: Path,
+                                             user_home: Path) -> None:
+    """A hook whose last run failed with a store error: not "ok ... active"."""
+    run_rewind("hooks", "install", "claude-code", check=True)
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "package.json").write_text("{}\n")
+    (home / "checkpoints").write_text("not a folder\n")   # the store cannot be made
+    run_hook("claude-code", claude_payload(project, "rm -rf build"), project,
+             hook_env(home, HOME=str(user_home), REWIND_HOOK_HELPER="0"))
+    log = (home / "rewind-hooks" / "hook.log").read_text()
+    assert " claude-code error " in log, log   # the scenario: its last run failed
+    done = run_rewind("doctor", "--json")
+    [row] = [c for c in json.loads(done.stdout)["checks"] if c["name"] == "claude-code"]
+    assert row["status"] == "fail" and "last run failed" in row["detail"], row
+    assert done.returncode == 1
+    plain = run_rewind("doctor").stdout
+    assert "ok    claude-code" not in plain, plain
