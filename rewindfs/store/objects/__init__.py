@@ -26,6 +26,7 @@ May import: nothing else in the store (the bottom room).
     notices      damage that does not stop a command, said once (a broken history)
     heal         damaged objects the next checkpoint writes again
     indexfile    a project index's header checked before libgit2 reads it
+    probe        whether a checkpoint could write the store now: tried (`rewind doctor`)
     verify/      the store's files read and verified in Python, to name what is damaged:
                  check (`rewind check`), checkgit, checkfiles, problems, packs, loose
 """
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
         notices,
         odbguard,
         private,
+        probe,
         writers,
     )
     from rewindfs.store.objects.catfile import BlobPipe
@@ -79,4 +81,4 @@ __all__, __getattr__, __dir__ = face(_HERE, {
     "Store": f"{_HERE}.repo",
     "refuse_inside_mount": f"{_HERE}.mounts",
 }, modules=("verify.check", "verify.lastcheck", "damage", "durable", "liveness", "locks",
-            "marker", "mounts", "notices", "odbguard", "private", "writers"))
+            "marker", "mounts", "notices", "odbguard", "private", "probe", "writers"))
