@@ -157,3 +157,22 @@ def test_an_unreadable_git_index_is_said_and_the_checkpoint_taken(store, tmp_pat
     assert files_of(result.commit)[b"b.py"][1] == b"b\n"
     [said] = result.skipped_files["git_index"]
     assert str(index) in said, said
+
+
+def test_a_capture_of_named_paths_takes_a_tracked_file_the_excludes_match(store, tmp_path,
+                                                                           files_of):
+    """What the hooks do when the stamp names the changed paths: the edited tracked file
+    is captured anew, not kept as it was."""
+    from rewindfs.store.history import locked, take_locked
+
+    root = tmp_path / "proj"
+    make_git_repo(root, TRACKED)
+    take(store, root, "first")
+    put(root, "app/env/prod.py", b"DB = 'edited'\n")
+    put(root, "app/build/new.py", b"new\n")   # not tracked: stays out
+    with locked(store, root) as project:
+        result = take_locked(project, "scoped", paths=[b"app/env/prod.py", b"app/build"])
+    files = files_of(result.commit)
+    assert files[b"app/env/prod.py"][1] == b"DB = 'edited'\n"
+    assert files[b"app/build/steps.py"][1] == b"steps = [1]\n"
+    assert b"app/build/new.py" not in files

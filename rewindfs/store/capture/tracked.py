@@ -43,6 +43,7 @@ from rewindfs.store.objects.repo import TRACKED_EXCLUDE_FILE, Project
 MAX_INDEX_BYTES = 256 << 20   # a git index larger than this is not read (about 2.5M files)
 CACHE_FILE = "tracked.json"
 SKIP_WORKTREE = 1 << 14       # an entry a sparse checkout keeps out of the working tree
+GITLINK = 0o160000            # a submodule: its own repository says what it tracks
 log = logger(__name__)
 
 
@@ -77,11 +78,20 @@ class Tracked:
         key, cached = self._cache()
         if key == self.key:
             self.paths = cached
-        elif not self._read(cached):
-            return
+        else:
+            try:
+                if not self._read(cached):
+                    return
+            except (pygit2.GitError, OSError, ValueError) as exc:
+                self.unread = f"{index_path} could not be compared: {exc}"
+                self.key = None
+                return
         walk = self.walk
-        candidates = [p for p in self.paths if _within(p, paths) and not walk.tracked(p)
-                      and p not in self._found()]
+        # A captured file changed is the walk's to find; but one named alone (a capture
+        # of a few paths) is staged by name, where the excludes still hide it.
+        named = set(paths or ())
+        candidates = [p for p in self.paths if _within(p, paths) and p not in self._found()
+                      and (p in named or not walk.tracked(p))]
         keep = []
         for rel in sorted(candidates):
             if blocking_parent(walk.root, rel) is not None:
@@ -190,7 +200,7 @@ class Tracked:
         if not self.prefix and gitextra.AVAILABLE:
             with gitextra.index_to_index(walk.repo, self.index, walk.index) as deltas:
                 for delta in deltas:
-                    if delta.status == gitextra.DELETED:
+                    if delta.status == gitextra.DELETED and delta.old_file.mode != GITLINK:
                         rel = ffi.string(delta.old_file.path)
                         if rel not in found and self._in_git(rel):
                             yield rel
@@ -210,7 +220,8 @@ class Tracked:
             if not path.startswith(prefix):
                 break
             rel = path[len(prefix):]
-            if (entry.flags_extended & SKIP_WORKTREE or rel in found or walk.tracked(rel)):
+            if (entry.flags_extended & SKIP_WORKTREE or entry.mode == GITLINK or rel in found
+                    or walk.tracked(rel)):
                 continue
             yield rel
 
