@@ -176,3 +176,20 @@ def test_a_capture_of_named_paths_takes_a_tracked_file_the_excludes_match(store,
     assert files[b"app/env/prod.py"][1] == b"DB = 'edited'\n"
     assert files[b"app/build/steps.py"][1] == b"steps = [1]\n"
     assert b"app/build/new.py" not in files
+
+
+def test_a_capture_of_nothing_afresh_after_a_rule_changed_keeps_tracked_files(
+        store, tmp_path, files_of):
+    """A capture of no path (what a restore's pre-rollback snapshot takes) after the
+    exclude files changed drops what they now match, but not what git tracks."""
+    from rewindfs.store.history import locked, take_locked
+
+    root = tmp_path / "proj"
+    make_git_repo(root, {"lib/x.py": b"x\n", "y.py": b"y\n"})
+    take(store, root, "first")
+    with open(root / ".git" / "info" / "exclude", "a") as fh:
+        fh.write("lib/\n")   # git's own exclude: never for what git tracks
+    with locked(store, root) as project:
+        store.refresh_excludes(project)
+        result = take_locked(project, "nothing afresh", paths=[], allow_empty=True)
+    assert files_of(result.commit)[b"lib/x.py"][1] == b"x\n"

@@ -56,28 +56,24 @@ class Tracked:
         self.excluded: list[bytes] = []   # tracked files the person's rules leave out
         self.unread: str | None = None    # why git's index could not be read
         self.index: pygit2.Index | None = None
+        self.index_path = Path()
         self.prefix = b""
         self.key: list | None = None
         self.paths: set[bytes] = set()    # tracked paths the excludes match
         self.changed = False
+        self.complete = False   # `paths` known (remembered for this index, or read)
         self.found: set[bytes] | None = None
 
     # -- finding them ----------------------------------------------------------------
 
     def add_to_walk(self, paths: list[bytes] | None) -> None:
         """Hand the walk the tracked files it could not see, under `paths` (None: all)."""
-        if paths == []:
+        if paths == [] or not self._locate():
             return
-        where = _git_index_of(self.project.workdir)
-        if where is None:
-            return
-        index_path, self.prefix = where
-        if not index_path.exists():
-            return   # a repository where nothing was ever added
-        self.key = _identity(index_path, self.prefix)
+        index_path = self.index_path
         key, cached = self._cache()
         if key == self.key:
-            self.paths = cached
+            self.paths, self.complete = cached, True
         else:
             try:
                 if not self._read(cached):
@@ -114,8 +110,13 @@ class Tracked:
     def keeping(self, rels: list[bytes]) -> set[bytes]:
         """Those of `rels` (captured files the excludes now match: the exclude files
         changed) that stay: git tracks them and the person's rules do not leave them out."""
-        if not rels or self.key is None:
+        if not rels or (self.key is None and not self._locate()):
             return set()
+        if not self.complete:   # a capture of nothing afresh: what is tracked, found now
+            try:
+                self._read(self._cache()[1])
+            except (pygit2.GitError, OSError, ValueError) as exc:
+                self.unread = f"{self.index_path} could not be compared: {exc}"
         if self.index is None and self.unread is None:
             self._load_index()
         if self.index is None:
@@ -128,6 +129,15 @@ class Tracked:
         self.paths |= kept
         self.changed = True
         return kept
+
+    def _locate(self) -> bool:
+        """Find git's index (`index_path`, `prefix`, `key`); False when there is none."""
+        where = _git_index_of(self.project.workdir)
+        if where is None or not where[0].exists():
+            return False   # no repository, or one where nothing was ever added
+        self.index_path, self.prefix = where
+        self.key = _identity(self.index_path, self.prefix)
+        return True
 
     def save(self) -> None:
         """Remember the tracked files the excludes match, for the next capture."""
@@ -151,11 +161,7 @@ class Tracked:
             return None, set()
 
     def _load_index(self) -> None:
-        where = _git_index_of(self.project.workdir)
-        if where is None:
-            self.unread = "its repository is gone"
-            return
-        path = where[0]
+        path = self.index_path
         try:
             size = os.stat(path).st_size
         except OSError as exc:
@@ -185,7 +191,7 @@ class Tracked:
         for rel in self._not_captured():
             if rel not in self.paths and _safe(rel) and self.walk.ignored(rel):
                 self.paths.add(rel)
-        self.changed = True
+        self.changed = self.complete = True
         return True
 
     def _in_git(self, rel: bytes) -> bool:
