@@ -14,9 +14,8 @@ store.history.leftout.WHY:
   "/", never walked), as git decides what it deletes: plain `git clean` only what git does
   not ignore, `-x` everything it does not track, `-X` only what it ignores.
 
-Rendered in one line with store.history.leftout.summary (its `size_text`: the CLI's
-human_bytes). None when nothing is left out. Never raises: a hook must not fail over a
-notice (what went wrong is logged).
+`notice` says it in one line (None when nothing is left out). Never raises: a hook must
+not fail over a notice (what went wrong is logged).
 """
 
 from __future__ import annotations
@@ -85,3 +84,20 @@ def _cleaned(mode: str, workdir: Path) -> tuple[list, int]:
         paths = [p for p in paths if (p in by_git) == (mode == ONLY_IGNORED)]
         count = len(paths)
     return [leftout.LeftOut("ignored", p) for p in paths], count
+
+
+def notice(field: dict[str, Any] | None, most: int = 5) -> str | None:
+    """The outcome's `left_out` in one line for the agent's user (None: nothing to say):
+    `not in the checkpoint (no restore brings them back): data/train.csv (11.4 MiB, over
+    the size cap, max_file_size_mb) and 2 more`."""
+    if not field:
+        return None
+    from rewindfs.cli.output.human import human_bytes
+    from rewindfs.store.history import leftout
+
+    found = [leftout.LeftOut(f["kind"], f["path"], f.get("size")) for f in field["files"]
+             if f.get("kind") in leftout.WHY and isinstance(f.get("path"), str)]
+    if not found:
+        return None
+    return ("not in the checkpoint (no restore brings them back): "
+            + leftout.summary(found, field.get("count", len(found)), most, human_bytes))

@@ -65,6 +65,11 @@ def test_the_oversize_file_is_in_the_outcome_before_rm(home: Path, tmp_path: Pat
     assert first["left_out"] == {"count": 1, "files": [
         {"kind": "oversize", "path": "data/train.csv", "size": len(CSV),
          "why": "over the size cap, max_file_size_mb"}]}, first
+    from rewindfs.hooks.leftout import notice
+
+    assert notice(first["left_out"]) == (
+        "not in the checkpoint (no restore brings them back): data/train.csv (11.4 MiB, "
+        "over the size cap, max_file_size_mb)")
     # Nothing changed since: no checkpoint (the stamp says so), the same notice.
     wait_for(lambda: stamped(home), "the stamp the checkpoint leaves behind")
     again = outcome(home, root, "rm -rf app data", "t2")
