@@ -4,7 +4,8 @@ with the one command that fixes what is wrong.
 A check is "ok", "warn" (something to fix, checkpoints are still taken), "off" (not
 set up: the mount, an agent's hook; the user's choice) or "fail" (checkpoints would not
 be taken: no store can be written, pygit2 does not load, an installed hook cannot run).
-Everything is read, nothing is changed, and nothing heavy is imported: the builds'
+Everything is read and nothing is changed (but for the store's probe: a file a checkpoint
+would write, written and removed at once), and nothing heavy is imported: the builds'
 versions come from their metadata (pyfuse3 and trio stay unimported), pygit2 is imported
 because a pygit2 that does not load is the first thing that blocks checkpoints.
 """
@@ -12,7 +13,6 @@ because a pygit2 that does not load is the first thing that blocks checkpoints.
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -21,8 +21,10 @@ from rewindfs import __version__
 
 OK, WARN, OFF, FAIL = "ok", "warn", "off", "fail"
 LOW_SPACE = 256 * 1024 * 1024     # free bytes under which checkpoints are at risk
+LOW_INODES = 64                   # free inodes under which a checkpoint may not fit
 SIZE_WALK = 200_000               # store files counted at most (a size, not an audit)
 INSTALL_FIX = "./scripts/install (from a clone of rewindfs)"
+FUSERMOUNT_DIRS = ("/usr/bin", "/bin", "/usr/local/bin", "/usr/sbin", "/sbin")
 
 
 @dataclass
@@ -90,13 +92,19 @@ def pyfuse3_build() -> Check:
 
 
 def fuse(allow_other: bool = False) -> Check:
-    from rewindfs.fs.lifecycle import FuseUnavailable, check_fuse
+    from rewindfs.fs.lifecycle import FUSERMOUNT, FuseUnavailable, check_fuse
 
     try:
         fusermount = check_fuse()
     except FuseUnavailable as exc:
-        return Check("fuse", OFF, f"no mount here: {exc}",
-                     "sudo apt-get install fuse3" if "not found" in str(exc) else None)
+        if "not found" not in str(exc):
+            return Check("fuse", OFF, f"no mount here: {exc}", None)
+        found = next((d for d in FUSERMOUNT_DIRS
+                      if os.access(os.path.join(d, FUSERMOUNT), os.X_OK)), None)
+        if found is None:
+            return Check("fuse", OFF, f"no mount here: {exc}", "sudo apt-get install fuse3")
+        return Check("fuse", OFF, f"no mount here: {FUSERMOUNT} is in {found}, which is not "
+                                  "on PATH", f"add {found} to PATH (fuse3 is installed)")
     detail = f"/dev/fuse usable, fusermount3 at {fusermount}"
     if allow_other:
         try:
@@ -131,22 +139,23 @@ def _size(store: Path) -> tuple[int, bool]:
 
 
 def store(base: Path) -> Check:
+    """The store tried as a checkpoint uses it (store.objects.probe: a write, a rename, a
+    lock where a checkpoint does them; free bytes and inodes), then its size and checks."""
     from rewindfs.cli.output.human import human_age, human_bytes
+    from rewindfs.store.objects import probe
 
-    existing = base
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent
-    try:
-        free = shutil.disk_usage(existing).free
-    except OSError as exc:
-        return Check("store", FAIL, f"{base}: {exc.strerror}", None)
-    if not os.access(existing, os.W_OK):
-        return Check("store", FAIL, f"{existing} is not writable: no checkpoint can be taken",
-                     f"sudo chown -R {os.getuid()} {existing}")
-    space = f"{human_bytes(free)} free"
-    if free < LOW_SPACE:
-        return Check("store", FAIL, f"{base}: only {space}", "rewind prune (or free space)")
     layout_store = base / "store"
+    tried = probe.try_store(layout_store)
+    if not tried.ok:
+        return Check("store", FAIL, f"{tried.detail}: no checkpoint can be taken", tried.fix)
+    space = f"{human_bytes(tried.free_bytes)} free"
+    if tried.free_inodes is not None:
+        space += f", {tried.free_inodes} inodes"
+    if tried.free_bytes < LOW_SPACE:
+        return Check("store", FAIL, f"{base}: only {space}", "rewind prune (or free space)")
+    if tried.free_inodes is not None and tried.free_inodes < LOW_INODES:
+        return Check("store", FAIL, f"{base}: only {space}",
+                     "delete files on its filesystem (rewind prune drops old checkpoints)")
     if not (layout_store / "HEAD").exists():
         return Check("store", OK, f"{layout_store}: none yet (the first checkpoint makes it); "
                                   f"{space}")
@@ -180,28 +189,60 @@ def helper() -> Check:
 
 
 def agents() -> list[Check]:
-    from rewindfs.hooks import install, runner
+    """A line for each agent's hook wherever one was installed (the install records name
+    every config file, whatever the environment says now: hooks.records), saying whether
+    it runs and whether its last run failed."""
+    from rewindfs.hooks import hooklog, install, records
     from rewindfs.hooks.payloads import AGENTS
 
+    log = hooklog.entries() if hooklog.refusal() is None else []
+    projects = [r for r in records.recorded() if r.project is not None]
     out = []
     for agent in AGENTS:
-        found = install.installed(agent)
-        where = found.spec.path
-        if not found.found:
-            if found.problem:
-                out.append(Check(agent, FAIL, f"{where}: {found.problem}", None))
-            else:
-                out.append(Check(agent, OFF, "no hook", f"rewind hooks install {agent}"))
-            continue
-        runs = f"runs {runner.what(found.python)}" if found.python else ""
-        if found.problem:
-            fix = ("trust it in Codex's /hooks" if found.trust not in (None, "trusted")
-                   else f"rewind hooks install {agent}")
-            out.append(Check(agent, FAIL, f"{where}: {found.problem}", fix))
-        else:
-            trust = ", trusted" if found.trust == "trusted" else ""
-            out.append(Check(agent, OK, f"active{trust}, {runs} ({where})"))
+        places = [(None, path) for path in records.every(agent)] + [
+            (r.project, r.path) for r in projects if r.agent == agent]
+        lines = [line for project, path in places
+                 if (line := _agent_line(agent, project, path, install, records, log))]
+        out += lines or [Check(agent, OFF, "no hook", f"rewind hooks install {agent}")]
     return out
+
+
+def _agent_line(agent: str, project: Path | None, path: Path, install, records,
+                log: list[tuple[str, str, str, str]]) -> Check | None:
+    from rewindfs.hooks import runner
+
+    found = install.installed(agent, project, path)
+    if not found.found:
+        return Check(agent, FAIL, f"{path}: {found.problem}", None) if found.problem else None
+    again = records.placing(agent, project, path)
+    if found.problem:
+        fix = ("trust it in Codex's /hooks" if found.trust not in (None, "trusted") else again)
+        return Check(agent, FAIL, f"{path}: {found.problem}", fix)
+    runs = f"runs {runner.what(found.python)}" if found.python else ""
+    trust = ", trusted" if found.trust == "trusted" else ""
+    failed = _last_run_failed(agent, log)
+    if failed is not None:
+        when, message = failed
+        return Check(agent, FAIL, f"active{trust}, {runs} ({path}), but its last run failed "
+                                  f"({when}): {message}",
+                     "what it says (the store line above when it names the store); the next "
+                     "checkpoint the hook takes clears this")
+    return Check(agent, OK, f"active{trust}, {runs} ({path})")
+
+
+def _last_run_failed(agent: str, log: list[tuple[str, str, str, str]]
+                     ) -> tuple[str, str] | None:
+    """(when, what) of the hook's last run, when it failed (an error, or a checkpoint
+    skipped for time); None when it worked or never ran."""
+    from rewindfs.hooks import hooklog
+
+    mine = [e for e in log if e[1] == agent]
+    if not mine:
+        return None
+    when, _agent, level, message = mine[-1]
+    failed = level == hooklog.ERROR or (level == hooklog.SKIPPED
+                                        and not message.startswith("ignored"))
+    return (when, message) if failed else None
 
 
 def remotes(base: Path) -> list[Check]:

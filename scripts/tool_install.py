@@ -396,10 +396,16 @@ def uninstall(args: argparse.Namespace) -> None:
         if not args.yes and not confirm("Remove them, then rewind? [y/N] "):
             say("nothing removed")
             sys.exit(1)
-        for agent, project, _path in hooks:
-            done = subprocess.run([str(rewind), "hooks", "uninstall", agent,
-                                   *(["--project", project] if project else [])],
-                                  capture_output=True, text=True)
+        for agent, project, path in hooks:
+            where = ["--project", project] if project else []
+            # That very file (`--file`: the records name it, whatever the environment
+            # says now); a tool older than `--file` (a usage error) removes the one its
+            # environment names.
+            done = subprocess.run([str(rewind), "hooks", "uninstall", agent, *where,
+                                   "--file", path], capture_output=True, text=True)
+            if done.returncode == 2 and "--file" in done.stderr:
+                done = subprocess.run([str(rewind), "hooks", "uninstall", agent, *where],
+                                      capture_output=True, text=True)
             if done.returncode != 0:
                 fail(f"could not remove {agent}'s hook: {done.stderr.strip()[-300:]}; "
                      "nothing else removed")

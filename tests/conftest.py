@@ -296,15 +296,17 @@ def run_rewind(child_env, fork_server) -> Callable[..., subprocess.CompletedProc
 
 
 @contextmanager
-def small_tmpfs(mnt: Path, size: str) -> Iterator[Path]:
-    """A tmpfs of `size` (mount's size=, such as 1m) mounted at `mnt`, unmounted
-    afterwards; skips, saying why, where it cannot be mounted (it needs root)."""
+def small_tmpfs(mnt: Path, size: str, options: str = "") -> Iterator[Path]:
+    """A tmpfs of `size` (mount's size=, such as 1m; more mount `options`, such as
+    nr_inodes=400) mounted at `mnt`, unmounted afterwards; skips, saying why, where it
+    cannot be mounted (it needs root)."""
     if os.geteuid() != 0:
         print("SKIPPED: mounting a size-limited tmpfs needs root")
         pytest.skip("mounting a size-limited tmpfs needs root")
     mnt.mkdir(exist_ok=True)
-    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0755", "tmpfs",
-                           str(mnt)], capture_output=True, text=True)
+    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0755"
+                           + (f",{options}" if options else ""), "tmpfs", str(mnt)],
+                          capture_output=True, text=True)
     if proc.returncode != 0:
         print(f"SKIPPED: cannot mount a tmpfs: {proc.stderr.strip()}")
         pytest.skip(f"cannot mount a tmpfs: {proc.stderr.strip()}")

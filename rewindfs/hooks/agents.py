@@ -129,3 +129,14 @@ def without_ours(entries: list[Any]) -> list[Any]:
             entry = {**entry, "hooks": kept}
         out.append(entry)
     return out
+
+
+def hook_commands(entry: Any) -> list[str]:
+    """Every hook command in a config's JSON (at any depth)."""
+    if isinstance(entry, dict):
+        command = entry.get("command")
+        return ([command] if isinstance(command, str) else []) + [
+            c for value in entry.values() for c in hook_commands(value)]
+    if isinstance(entry, list):
+        return [c for value in entry for c in hook_commands(value)]
+    return []

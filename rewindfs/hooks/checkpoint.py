@@ -62,8 +62,12 @@ def take(call: ToolCall, reason: str, turn: str, root: str = "",
         from rewindfs.sources import auto as imports
 
         imports.start(settings.home, layout, workdir, settings.auto_import)
+    from rewindfs.hooks import leftout
+
     return {"taken": result.taken, "hash": result.commit, "directory": str(workdir),
-            "scoped": len(found[2]) if found else None}
+            "scoped": len(found[2]) if found else None,
+            "left_out": leftout.of_checkpoint(call.command, workdir, result.skipped_files,
+                                              result.sizes)}
 
 
 def _checkpoint(settings: config.Settings, store: Store, workdir: Path, reason: str,

@@ -19,6 +19,10 @@ from rewindfs.errors import Refused
 from rewindfs.hooks import hooklog
 from rewindfs.store.objects import private
 
+# The installs that record what they found in a file: the hooks' ("") and the MCP
+# server's (hooks.mcpinstall.KIND); Gemini CLI keeps both in one settings.json.
+KINDS = ("", "mcp")
+
 
 def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
@@ -68,6 +72,29 @@ def write_record(path: Path, record: dict[str, Any], kind: str = "") -> None:
     except hooklog.Unsafe as exc:
         raise Refused(str(exc)) from None
     private.write_atomic(record_path(path, kind), json.dumps(record))
+
+
+def hand_over(path: Path, kind: str, leaving: dict[str, Any] | None, before: bytes,
+              after: bytes) -> None:
+    """`kind`'s install was taken out of `path` (`before` -> `after`) while another one
+    made after it is still there, untouched since: that one's record now says the file
+    was, before it, what it was before `kind`'s install. Its uninstall then puts back the
+    very bytes from before both, whichever of the two is taken out first."""
+    if not leaving or leaving.get("written") is None:
+        return
+    for other in KINDS:
+        if other == kind:
+            continue
+        record = read_record(path, other)
+        if not record or record.get("written") != digest(before):
+            continue
+        original = record.get("original")
+        if original is None or digest(original.encode("utf-8", "surrogateescape")) != \
+                leaving["written"]:
+            continue   # not installed straight on top of `kind`'s: it keeps its own record
+        record.update(original=leaving.get("original"), written=digest(after),
+                      created_dirs=leaving.get("created_dirs") or [])
+        write_record(path, record, other)
 
 
 def read(path: Path) -> bytes | None:

@@ -13,25 +13,24 @@ rewindfs's own hook entries. Writes are atomic and go through a symlink to its t
 from __future__ import annotations
 
 import json
-import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from rewindfs.errors import InvalidInput, Refused
-from rewindfs.hooks import configfile, hooklog, plugin, runner
-from rewindfs.hooks.agents import Spec, hook_command, is_ours, spec, without_ours
+from rewindfs.hooks import configfile, plugin, runner
+from rewindfs.hooks.agents import Spec, hook_command, hook_commands, is_ours, spec, without_ours
 from rewindfs.hooks.configrecord import digest as _digest
 from rewindfs.hooks.configrecord import dump as _dump
 from rewindfs.hooks.configrecord import forget as _forget
+from rewindfs.hooks.configrecord import hand_over
 from rewindfs.hooks.configrecord import missing_dirs as _missing_dirs
 from rewindfs.hooks.configrecord import parse as _parse
 from rewindfs.hooks.configrecord import read as _read
 from rewindfs.hooks.configrecord import read_record as _read_record
 from rewindfs.hooks.configrecord import rmdir_if_empty as _rmdir_if_empty
 from rewindfs.hooks.configrecord import write_record as _write_record
-from rewindfs.hooks.payloads import AGENTS
 
 
 @dataclass
@@ -115,14 +114,19 @@ def install(agent: str, project: Path | None = None, other_owner: bool = False) 
                   "original": None if original is None else
                   original.decode("utf-8", "surrogateescape")}
     configfile.make_dirs(s.path)
+    # Whose and where, whatever the environment uninstall and status run in (hooks.records)
+    record.update(agent=agent, project=str(project) if project is not None else None)
     record["written"] = _digest(new)
     _write_record(s.path, record)
     configfile.write(s.path, new, other_owner)
     return Outcome(agent, s.path, True, f"installed in {s.path}")
 
 
-def uninstall(agent: str, project: Path | None = None, other_owner: bool = False) -> Outcome:
-    s = spec(agent, project)
+def uninstall(agent: str, project: Path | None = None, other_owner: bool = False,
+              path: Path | None = None) -> Outcome:
+    """`path`: that config file of the agent's (one the records name: hooks.records)
+    instead of the one the environment names now."""
+    s = _spec_at(agent, project, path)
     raw = _read(s.path)
     if raw is None:
         _forget(s.path)
@@ -152,7 +156,9 @@ def uninstall(agent: str, project: Path | None = None, other_owner: bool = False
         _forget(s.path)
         return Outcome(agent, s.path, False, f"not installed in {s.path}")
     added = (record or {}).get("added") or []
-    configfile.write(s.path, _dump(_without_ours(s, data, added), raw), other_owner)
+    new = _dump(_without_ours(s, data, added), raw)
+    configfile.write(s.path, new, other_owner)
+    hand_over(s.path, "", record, raw, new)   # the MCP server's install, made after ours
     _forget(s.path)
     return Outcome(agent, s.path, True, f"removed rewindfs's hooks from {s.path} "
                                         "(the rest of the file as you left it)")
@@ -177,8 +183,9 @@ class Installed:
     python: str | None = None
 
 
-def installed(agent: str, project: Path | None = None) -> Installed:
-    s = spec(agent, project)
+def installed(agent: str, project: Path | None = None, path: Path | None = None
+              ) -> Installed:
+    s = _spec_at(agent, project, path)
     raw = _read(s.path)
     if raw is None:
         return Installed(s, False)
@@ -192,7 +199,7 @@ def installed(agent: str, project: Path | None = None) -> Installed:
         data = _parse(s.path, raw)
     except Refused as exc:
         return Installed(s, False, str(exc))
-    ours = [c for c in _commands(data) if runner.python_of(c) is not None]
+    ours = [c for c in hook_commands(data) if runner.python_of(c) is not None]
     if not _installed_in(data) or not ours:
         return Installed(s, False)
     current = hook_command(agent)
@@ -207,40 +214,9 @@ def installed(agent: str, project: Path | None = None) -> Installed:
     return Installed(s, True, problem, trust, runner.python_of(command))
 
 
-def recorded() -> list[tuple[str, Path | None, Path]]:
-    """(agent, project or None, config file) of every install this user's records name
-    (other projects' hooks included), for removing them all (scripts/install)."""
-    folder = hooklog.hooks_dir() / "installed"
-    try:
-        names = sorted(os.listdir(folder))
-    except OSError:
-        return []
-    out = []
-    for name in names:
-        try:
-            path = Path(json.loads((folder / name).read_text())["path"])
-        except (OSError, ValueError, KeyError, TypeError):
-            continue
-        for agent in AGENTS:
-            # DIR/.claude/settings.json, DIR/.opencode/plugin/rewindfs.js
-            depth = 3 if spec(agent).kind == "plugin" else 2
-            project = path.parents[depth - 1] if len(path.parents) >= depth else None
-            if spec(agent).path == path:
-                out.append((agent, None, path))
-            elif project is not None and spec(agent, project).path == path:
-                out.append((agent, project, path))
-    return list(dict.fromkeys(out))
-
-
-def _commands(entry: Any) -> list[str]:
-    """Every hook command in a config's JSON (at any depth)."""
-    if isinstance(entry, dict):
-        command = entry.get("command")
-        return ([command] if isinstance(command, str) else []) + [
-            c for value in entry.values() for c in _commands(value)]
-    if isinstance(entry, list):
-        return [c for value in entry for c in _commands(value)]
-    return []
+def _spec_at(agent: str, project: Path | None, path: Path | None) -> Spec:
+    s = spec(agent, project)
+    return s if path is None or path == s.path else replace(s, path=path)
 
 
 def check_project(project: str | None) -> Path | None:
@@ -252,5 +228,4 @@ def check_project(project: str | None) -> Path | None:
     return path
 
 
-__all__ = ["Installed", "Outcome", "check_project", "install", "installed", "recorded",
-           "uninstall"]
+__all__ = ["Installed", "Outcome", "check_project", "install", "installed", "uninstall"]

@@ -182,6 +182,7 @@ def uninstall(agent: str, project: Path | None = None, other_owner: bool = False
     if new is None:
         return Outcome(agent, s.path, False, f"MCP server not installed in {s.path}")
     configfile.write(s.path, new, other_owner)
+    rec.hand_over(s.path, KIND, record, raw, new)   # the hooks' install, made after ours
     return Outcome(agent, s.path, True, f"MCP server removed from {s.path} (the rest of the "
                                         "file as you left it)")
 

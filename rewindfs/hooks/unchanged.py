@@ -22,12 +22,15 @@ def changes(root: str) -> tuple[str, str, list[bytes]] | None:
                          capture_key(workdir))
 
 
-def log_unchanged(root: str, step_id: str, turn: str, commit: str, tree: str
-                  ) -> dict[str, Any]:
-    """Nothing changed: the step begins at the newest checkpoint, as begin_step logs it."""
+def log_unchanged(root: str, step_id: str, turn: str, commit: str, tree: str,
+                  command: str = "") -> dict[str, Any]:
+    """Nothing changed: the step begins at the newest checkpoint, as begin_step logs it.
+    `command`: what runs next (the newest checkpoint's left-out files it may destroy)."""
     from rewindfs.agent.stepbegin import append_begin, valid_id
+    from rewindfs.hooks import leftout
 
     step_id, turn = valid_id(step_id, "step"), valid_id(turn, "turn")
     with steplog.session(Layout.for_home(), project_hash(Path(root))) as log:
         append_begin(log, step_id, turn, tree, commit)
-    return {"taken": False, "hash": commit, "directory": root, "stamp": True}
+    return {"taken": False, "hash": commit, "directory": root, "stamp": True,
+            "left_out": leftout.of_project(command, Path(root))}

@@ -7,9 +7,10 @@ and `rewind doctor --json` answer from ~/.local/bin; the tool's environment hold
 pytest nor any agent CLI; `rewind hooks install claude-code` writes a hook that runs the
 tool's interpreter; a second install (an upgrade, the sources changed) keeps it; with the
 clone deleted, the real Claude Code (offline, tests/agentsim) still gets its checkpoint
-before `rm`; and `--uninstall --yes` takes the hook out and leaves no file of the
-install behind. Stock mode (PyPI's pygit2, no libfuse3 headers) installs everything but
-the mount, which says in one line how to get it.
+before `rm`; and `--uninstall --yes` takes the hooks out (one installed with
+CLAUDE_CONFIG_DIR too, run without it) and leaves no file of the install behind. Stock
+mode (PyPI's pygit2, no libfuse3 headers) installs everything but the mount, which says in
+one line how to get it.
 
 Nothing reaches the network: uv runs offline (REWIND_OFFLINE=1) from the cache setup
 filled, pinned to the versions this venv holds.
@@ -203,6 +204,11 @@ def _install_use_and_uninstall(fresh: Fresh, clone: Path, tmp_path: Path,
     [row] = [r for r in json.loads(fresh.rewind("hooks", "status", "--json").stdout)["agents"]
              if r["agent"] == "claude-code"]
     assert row["active"] and row["runs"].startswith("the rewind tool"), row
+    # A second Claude Code profile (CLAUDE_CONFIG_DIR), which the uninstall below, run
+    # without that variable, finds all the same (issue 47).
+    moved = fresh.home / "claude-work"
+    done = fresh.run("rewind", "hooks", "install", "claude-code", CLAUDE_CONFIG_DIR=str(moved))
+    assert done.returncode == 0 and (moved / "settings.json").exists(), done.stderr
 
     # An upgrade in place: new sources, the same environment, the hook as it was.
     with open(clone / "rewindfs" / "__init__.py", "a") as fh:
@@ -235,6 +241,8 @@ def _install_use_and_uninstall(fresh: Fresh, clone: Path, tmp_path: Path,
     done = fresh.run(again / "scripts" / "install", "--uninstall", "--yes")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "claude-code" in done.stdout, done.stdout
+    assert str(moved / "settings.json") in done.stdout, done.stdout
+    assert not moved.exists(), sorted(_files(moved))
     after = _files(fresh.home)
     assert not (installed_files | {".claude/settings.json"}) & after, \
         (installed_files | {".claude/settings.json"}) & after

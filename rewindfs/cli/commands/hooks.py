@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import click
 
 from rewindfs.cli.help import examples
+from rewindfs.cli.options import refuse_together
+from rewindfs.errors import InvalidInput
 from rewindfs.hooks import hooklog
 from rewindfs.hooks.payloads import AGENTS
 
@@ -78,23 +81,41 @@ def install(agent: str, project: str | None, other_owner: bool, mcp: bool,
 
 
 @hooks.command(epilog=examples("rewind hooks uninstall claude-code",
-                               "rewind hooks uninstall claude-code --mcp"))
+                               "rewind hooks uninstall claude-code --mcp",
+                               "rewind hooks uninstall claude-code --file ~/work/.claude/"
+                               "settings.json"))
 @click.argument("agent", type=AGENT)
 @PROJECT
 @OTHER_OWNER
 @MCP
-def uninstall(agent: str, project: str | None, other_owner: bool, mcp: bool) -> None:
+@click.option("--file", "file", metavar="FILE", default=None,
+              help="Only this config file of AGENT's hook (one `rewind hooks status` "
+                   "names); default: every one install wrote, whatever the environment "
+                   "(CLAUDE_CONFIG_DIR, XDG_CONFIG_HOME, ...) says now.")
+def uninstall(agent: str, project: str | None, other_owner: bool, mcp: bool,
+              file: str | None) -> None:
     """Remove exactly what `rewind hooks install AGENT` (with --mcp: `... --mcp`) added."""
     from rewindfs.hooks import install as inst
+    from rewindfs.hooks import records
 
     where = inst.check_project(project)
     if mcp:
+        refuse_together(**{"--mcp": mcp, "--file": file})
         from rewindfs.hooks import mcpinstall
 
         click.echo(f"{agent}: {mcpinstall.uninstall(agent, where, other_owner).message}")
         return
-    outcome = inst.uninstall(agent, where, other_owner)
-    click.echo(f"{agent}: {outcome.message}")
+    paths = records.every(agent, where)
+    if file is not None:
+        chosen = Path(file).expanduser().absolute()
+        if chosen not in paths:
+            raise InvalidInput(f"{chosen} is no config file rewindfs installed {agent}'s hook "
+                               f"into (`rewind hooks status` names them)")
+        paths = [chosen]
+    for path in paths:
+        outcome = inst.uninstall(agent, where, other_owner, path)
+        if outcome.changed or path == paths[0]:
+            click.echo(f"{agent}: {outcome.message}")
 
 
 @hooks.command(epilog=examples("rewind hooks status", "rewind hooks status --project ."))
@@ -104,35 +125,39 @@ def status(project: str | None, as_json: bool) -> None:
     """Where each agent's hooks are, whether they are active, which Python they run (the
     rewind tool's, a checkout's), and the last error."""
     from rewindfs.hooks import install as inst
-    from rewindfs.hooks import mcpinstall, runner
+    from rewindfs.hooks import mcpinstall, records, runner
 
     where = inst.check_project(project)
     folder = hooklog.refusal()   # a hooks folder others can change: not read, not used
     log = hooklog.entries() if folder is None else []
     rows = []
     for agent in AGENTS:
-        found = inst.installed(agent, where)
         mine = [e for e in log if e[1] == agent]
         errors = [e for e in mine if e[2] in (hooklog.ERROR, hooklog.SKIPPED)]
         done = [e for e in mine if e[2] == hooklog.INFO]
         mcp_path, mcp = mcpinstall.installed(agent, where)
-        rows.append({"agent": agent, "path": str(found.spec.path), "installed": found.found,
-                     "mcp": None if mcp is None else {"path": str(mcp_path),
-                                                      "allow_restore": mcp},
-                     "active": found.found and not found.problem,
-                     "problem": found.problem or None, "codex_trust": found.trust,
-                     "python": found.python,
-                     "runs": runner.what(found.python) if found.python else None,
-                     "last_checkpoint": " ".join((done[-1][0], done[-1][3])) if done else None,
-                     "last_error": " ".join((errors[-1][0], errors[-1][3])) if errors else None})
+        paths = records.every(agent, where) if folder is None else [None]
+        for path in paths:
+            found = inst.installed(agent, where, path)
+            if path is not None and path != paths[0] and not found.found:
+                continue   # a recorded file the hook is no longer in
+            rows.append({
+                "agent": agent, "path": str(found.spec.path), "installed": found.found,
+                "mcp": None if mcp is None else {"path": str(mcp_path), "allow_restore": mcp},
+                "active": found.found and not found.problem,
+                "problem": found.problem or None, "codex_trust": found.trust,
+                "python": found.python,
+                "runs": runner.what(found.python) if found.python else None,
+                "last_checkpoint": " ".join((done[-1][0], done[-1][3])) if done else None,
+                "last_error": " ".join((errors[-1][0], errors[-1][3])) if errors else None})
     from rewindfs.hooks import helper
 
     pid = helper.running() if folder is None else None
     if as_json:
         recorded = [] if folder is not None else [
-            {"agent": agent, "project": str(proj) if proj else None, "path": str(path),
-             "python": inst.installed(agent, proj).python}
-            for agent, proj, path in inst.recorded()]
+            {"agent": r.agent, "project": str(r.project) if r.project else None,
+             "path": str(r.path), "python": inst.installed(r.agent, r.project, r.path).python}
+            for r in records.recorded()]
         click.echo(json.dumps({"log": str(hooklog.log_path()), "helper": pid,
                                "folder_problem": folder, "agents": rows,
                                "recorded": recorded}, indent=2))

@@ -18,6 +18,7 @@ from rewindfs.cli.app import App, cli_relative, path_base
 from rewindfs.cli.commands.complete import complete_reference
 from rewindfs.cli.help import examples
 from rewindfs.cli.options import dir_option, json_option, refuse_together
+from rewindfs.cli.output import leftout as left_out
 from rewindfs.cli.output.feedback import restore_progress
 from rewindfs.cli.output.human import human_age, visible
 from rewindfs.cli.output.plain import styled
@@ -310,6 +311,7 @@ def _report(app: App, result: rs.RestoreResult, paths, as_json: bool, headline: 
             data["paths"] = list(paths)
         if result.plan.gone:
             data["already_gone"] = names(result.plan.gone)
+        data["left_out"] = left_out.as_json(_left_out(result, paths)[0])
         data.update(extras)
         click.echo(json.dumps(data, indent=2))
     else:
@@ -321,6 +323,12 @@ def _report(app: App, result: rs.RestoreResult, paths, as_json: bool, headline: 
             console.print(visible(headline), soft_wrap=True)  # a path, a reason: written out
         for line in describe(result):
             console.print(_styled(console, line), soft_wrap=True)
+        found, total = _left_out(result, paths)
+        in_place = result.outcome is None or result.pre_rollback is not None
+        for line in left_out.lines(found, total, f"not in {_target(result)}, so not "
+                                   "restored ({count} file(s) it left out):",
+                                   result.directory if in_place else None):
+            console.print(line, soft_wrap=True, markup=False, highlight=False)
         if extras.get("state"):
             docs = visible(", ".join(sorted(extras["state"])))
             console.print(f"  agent state at {result.target.short}: {docs} "
@@ -370,6 +378,14 @@ def describe(result: rs.RestoreResult) -> list[str]:
         lines.append(f"  pre-rollback snapshot {result.pre_rollback[:8]}: `rewind undo` "
                      "puts everything back")
     return [visible(line) for line in lines]
+
+
+def _left_out(result: rs.RestoreResult, paths) -> tuple[list, int]:
+    """What the checkpoint restored left out (under the PATHS restored, when named)."""
+    within = None
+    if paths and result.pre_rollback is not None:
+        within = _project_paths(tuple(paths), result.directory)
+    return left_out.of(result.target.trailers, within)
 
 
 def _listing(items: list[bytes]) -> str:

@@ -16,13 +16,14 @@ from rewindfs.cli.app import App
 from rewindfs.cli.commands.complete import complete_reference
 from rewindfs.cli.help import examples
 from rewindfs.cli.options import dir_option, json_option, output_options, refuse_together
+from rewindfs.cli.output import leftout as left_out
 from rewindfs.cli.output.human import visible
 from rewindfs.cli.target import Target, remote_option
 from rewindfs.cli.target import resolve as resolve_target
 from rewindfs.errors import InvalidInput, RewindError
 from rewindfs.restore.paths import project_relative
 from rewindfs.sources.stepref import is_step
-from rewindfs.store.history import pathlog, resolve_with_path, timeref
+from rewindfs.store.history import leftout, pathlog, resolve_with_path, timeref
 
 PREVIEW = 160  # characters of a state document shown without --full
 SHOW_PATHS = 10
@@ -66,6 +67,8 @@ def show(app: App, reference: str, directory: str | None, full: bool, remote: st
         return
     report = checkpoint_report(app.store, workdir, reference,
                                target.key if target.fetched else None)
+    found, total = left_out.of(report["trailers"])
+    report.update(left_out=left_out.as_json(found), left_out_count=total)
     if target.fetched:
         report.update(target.describe())
     if as_json:
@@ -141,6 +144,10 @@ def format_report(r: dict[str, Any], full: bool = False) -> list[str]:
         lines.append("  state:")
         for name, doc in sorted(r["state"].items()):
             lines.append(f"    {name}: {_document(doc, full)}")
+    lines += left_out.lines([leftout.LeftOut(e["kind"], e["path"], e["size"])
+                             for e in r["left_out"]], r["left_out_count"],
+                            "left out: {count} file(s) left out of this checkpoint (no "
+                            "restore brings them back):")
     if r["actions"]:
         lines.append("  external actions since the previous checkpoint:")
         for a in r["actions"]:

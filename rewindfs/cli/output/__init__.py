@@ -8,6 +8,7 @@ rich is imported only by what prints through it (cli.output.consoles).
     listing       what `rewind list` shows
     logtable      `rewind log`'s rows
     taken         what `rewind checkpoint` says
+    leftout       what a checkpoint left out, as `rewind show` and `rewind restore` say it
     bars, feedback   progress of captures and restores; lock waits
     human         sizes and ages for people
 """

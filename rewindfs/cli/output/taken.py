@@ -18,6 +18,8 @@ SKIPPED = {
     "unreadable": "unreadable path(s)",
     "changing": "file(s) that kept changing while read (previous version kept)",
     "too_deep": "directory(ies) nested too deep to capture",
+    "excluded": "file(s) git tracks that .rewindignore, extra_excludes or the secret defaults "
+                "leave out",
 }
 
 
@@ -55,6 +57,12 @@ def warnings(result: SnapshotResult) -> list[str]:
     for why, paths in result.skipped_files.items():
         if why == "private_keys":
             out.append(secret_files.warning([quote_path(p) for p in paths]))
+            continue
+        if why == "git_index":
+            from rewindfs.cli.output.human import visible
+
+            out.extend(f"files git tracks that the excludes match may be missing: "
+                       f"{visible(p)}" for p in paths)
             continue
         shown = ", ".join(quote_path(p) for p in paths[:10])
         out.append(f"skipped {len(paths)} {SKIPPED.get(why, why)}: {shown}"

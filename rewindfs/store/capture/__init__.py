@@ -5,6 +5,7 @@ May import: objects.
     workdir       capturing a working directory (the entry point: `capture`)
     changes       finding what changed since the last capture, retried on a changing tree
     walk          one pass over the tree: size cap, max_files, nested repositories
+    tracked       files git tracks, captured whatever the excludes say (git's index read)
     storing       storing what the walk found: packs, a few loose objects, index entries
     fileread      one working-tree file read as a blob, or a truthful refusal
                   (changing, unreadable); never mmap
@@ -27,14 +28,17 @@ from rewindfs.faces import face
 if TYPE_CHECKING:
     from rewindfs.store.capture import interrupts, secret_files
     from rewindfs.store.capture.progress import Progress, reporting_progress
+    from rewindfs.store.capture.tracked import git_ignores
     from rewindfs.store.capture.walk import DEFAULT_LIMITS, Limits
-    from rewindfs.store.capture.workdir import Capture, capture
+    from rewindfs.store.capture.workdir import Capture, capture, ignored_now
 
 _HERE = "rewindfs.store.capture"
 __all__, __getattr__, __dir__ = face(_HERE, {
     "Capture": f"{_HERE}.workdir",
     "capture": f"{_HERE}.workdir",
+    "ignored_now": f"{_HERE}.workdir",
     "DEFAULT_LIMITS": f"{_HERE}.walk",
+    "git_ignores": f"{_HERE}.tracked",
     "Limits": f"{_HERE}.walk",
     "Progress": f"{_HERE}.progress",
     "reporting_progress": f"{_HERE}.progress",

@@ -31,14 +31,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import pygit2
-from pygit2.ffi import C
+from pygit2.ffi import C, ffi
 
 from rewindfs.errors import StoreError
 from rewindfs.store.capture import changes, deepdirs, interrupts
 from rewindfs.store.capture.changes import unreadable_dirs
 from rewindfs.store.capture.storing import index_dirs, pack_trees, store_found
-from rewindfs.store.capture.walk import Limits, Walk
-from rewindfs.store.objects import gitextra, heal, indexfile, mounts
+from rewindfs.store.capture.tracked import Tracked
+from rewindfs.store.capture.walk import Limits, TooManyFiles, Walk
+from rewindfs.store.objects import gitextra, heal, indexfile, mounts, omitted
 from rewindfs.store.objects.locks import remove_stale_lock, write_atomic
 from rewindfs.store.objects.repo import Project
 
@@ -47,16 +48,22 @@ from rewindfs.store.objects.repo import Project
 class Capture:
     tree_id: pygit2.Oid
     file_count: int
+    # Over the size cap, in the whole project (a capture of a few paths included: omitted)
     oversize: list[str] = field(default_factory=list)
     unreadable: list[str] = field(default_factory=list)  # directories end with "/"
     changing: list[str] = field(default_factory=list)  # kept changing while read
     too_deep: list[str] = field(default_factory=list)  # directories not descended into
     nested_repos: list[str] = field(default_factory=list)
+    # Tracked by git, left out by the person's rules (.rewindignore, secrets: tracked)
+    excluded: list[str] = field(default_factory=list)
+    git_index: list[str] = field(default_factory=list)  # why git's index was not read
+    sizes: dict[str, int] = field(default_factory=dict)  # of the oversize and excluded
 
     def skipped(self) -> dict[str, list[str]]:
         """What was left out (or kept at its previous version), by reason."""
-        kinds = (("oversize", self.oversize), ("unreadable", self.unreadable),
-                 ("changing", self.changing), ("too_deep", self.too_deep))
+        kinds = (("oversize", self.oversize), ("excluded", self.excluded),
+                 ("unreadable", self.unreadable), ("changing", self.changing),
+                 ("too_deep", self.too_deep), ("git_index", self.git_index))
         return {k: v for k, v in kinds if v}
 
 
@@ -76,16 +83,19 @@ def _capture(project: Project, limits: Limits, paths: list[bytes] | None) -> Cap
     index = _read_index(project)
     hidden = _hidden_dirs(project)
     admin = project.store.layout.worktree_admin(project.h16)
-    rules = deepdirs.rules(admin) + [r for r in map(deepdirs.literal_rule, hidden) if r]
+    rules = _rules(admin, hidden)
     listed = heal.listed_ids(project.store.layout)
     with _ignoring(project.repo, rules), _no_gc():
         walk = changes.find(project, index, limits, paths, rules, hidden, listed)
         walk.too_deep[:0] = deepdirs.still_there(admin, walk.root)
         stamp = _IgnoreStamp(project)
-        ignored = _now_ignored(walk) if walk.saw_gitignore or stamp.changed else None
-        changes.check_count(project, walk, limits, ignored or [])
         changing: list[bytes] = []
+        tracked = Tracked(project, walk, rules)
         try:
+            tracked.add_to_walk(paths)  # files git tracks that the excludes hid
+            ignored = (_now_ignored(walk, tracked) if walk.saw_gitignore or stamp.changed
+                       else None)
+            changes.check_count(project, walk, limits, ignored or [])
             store_found(project, walk, changing)  # a file that kept changing keeps its entry
             for rel in (*walk.oversize, *walk.replaced_by_dir):
                 if walk.tracked(rel):
@@ -109,6 +119,9 @@ def _capture(project: Project, limits: Limits, paths: list[bytes] | None) -> Cap
                 index.write()  # the stat cache; skipped when nothing changed (it is large)
             if listed:
                 heal.forget(project.store.layout, listed, walk.written)
+        except TooManyFiles:
+            index.read(True)
+            raise changes.too_many(project, limits) from None
         except interrupts.Interrupted:
             index.read(True)
             raise
@@ -116,16 +129,45 @@ def _capture(project: Project, limits: Limits, paths: list[bytes] | None) -> Cap
             index.read(True)
             raise StoreError(f"could not write to the checkpoint store: {exc}") from exc
     stamp.save()  # only now: the drop it stands for is in the index on disk
+    tracked.save()
+    left = omitted.update(admin, walk.root, paths, walk.oversize, tracked.excluded)
     decode = os.fsdecode
     return Capture(
         tree_id=tree_id,
         file_count=len(index),
-        oversize=[decode(p) for p in walk.oversize],
+        oversize=list(left.get(omitted.OVERSIZE, {})),
         unreadable=[decode(p) for p in walk.unreadable],
         changing=[decode(p) for p in changing],
         too_deep=[decode(p) + "/" for p in walk.too_deep],
         nested_repos=[decode(p) for p in walk.nested],
+        excluded=list(left.get(omitted.EXCLUDED, {})),
+        git_index=[tracked.unread] if tracked.unread else [],
+        sizes={p: n for found in left.values() for p, n in found.items()},
     )
+
+
+def _rules(admin, hidden: list[bytes]) -> list[bytes]:
+    """The capture's own ignore rules: directories too deep, and those never entered."""
+    return deepdirs.rules(admin) + [r for r in map(deepdirs.literal_rule, hidden) if r]
+
+
+def ignored_now(project: Project, most: int) -> tuple[list[str], int]:
+    """(up to `most` paths, how many in all) in the working tree that the excludes keep
+    out of checkpoints: what a `git clean -x` deletes that no checkpoint holds. An ignored
+    directory is one path ending with "/" (never walked: node_modules/). The caller holds
+    the project lock."""
+    admin = project.store.layout.worktree_admin(project.h16)
+    index = _read_index(project)
+    found: list[str] = []
+    count = 0
+    with _ignoring(project.repo, _rules(admin, _hidden_dirs(project))), \
+            gitextra.index_to_workdir(project.repo, index, [], ignored=True) as deltas:
+        for delta in deltas:
+            if delta.status == gitextra.IGNORED:
+                count += 1
+                if len(found) < most:
+                    found.append(os.fsdecode(ffi.string(delta.old_file.path)))
+    return found, count
 
 
 @contextmanager
@@ -216,6 +258,9 @@ class _IgnoreStamp:
             write_atomic(self.file, self.current)  # 0600, never through a planted link
 
 
-def _now_ignored(walk: Walk) -> list[bytes]:
-    """Entries the ignore rules now leave out (dropped once the rest is stored)."""
-    return [p for p in (os.fsencode(e.path) for e in walk.index) if walk.ignored(p)]
+def _now_ignored(walk: Walk, tracked: Tracked) -> list[bytes]:
+    """Entries the excludes now leave out (dropped once the rest is stored), less those
+    git tracks and the person's rules keep."""
+    gone = [p for p in (os.fsencode(e.path) for e in walk.index) if walk.ignored(p)]
+    kept = tracked.keeping(gone)
+    return [p for p in gone if p not in kept]

@@ -15,6 +15,7 @@ May import: objects, capture.
     bounds        what a tree holds, measured without walking what it repeats; the bounds
                   a fetched tree must keep to be read whole
     trailers      commit messages: the reason, then trailers
+    leftout       what a checkpoint left out of its project: its record, said in words
     stamp         "nothing changed since the newest checkpoint" from metadata and the ref
     compose       restore targets made of several trees
     shallow       where history stops (git's `shallow` file)
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
         bounds,
         compose,
         delete,
+        leftout,
         projects,
         redaction,
         stamp,
@@ -130,4 +132,4 @@ __all__, __getattr__, __dir__ = face(_HERE, {
 }, modules=("metadata.actions", "adopt", "bounds", "compose", "delete", "files.diffstat",
             "metadata.ledger", "metadata.meta", "metadata.carrying", "files.fileview",
             "files.modes", "files.pathlog", "projects", "files.search", "stamp",
-            "metadata.steplog", "timeref", "files.trees", "redaction"))
+            "metadata.steplog", "timeref", "files.trees", "redaction", "leftout"))

@@ -147,6 +147,7 @@ class SnapshotResult:
     tree: str | None = None  # the captured tree (what the working tree holds now)
     skipped_files: dict[str, list[str]] = field(default_factory=dict)
     adopted_from: str | None = None  # the moved project's old path, whose history continues
+    sizes: dict[str, int] = field(default_factory=dict)  # of skipped files, when known
 
     @property
     def skipped(self) -> bool:

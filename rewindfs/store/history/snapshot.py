@@ -19,13 +19,13 @@ from rewindfs.errors import Busy, StoreError
 from rewindfs.store.capture import interrupts
 from rewindfs.store.capture.walk import DEFAULT_LIMITS, Limits
 from rewindfs.store.capture.workdir import Capture, capture
-from rewindfs.store.history import adopt, projects, refupdate
+from rewindfs.store.history import adopt, leftout, projects, refupdate
 from rewindfs.store.history.chain import STATS_TRAILER, TIME_TRAILER
 from rewindfs.store.history.checkpoint import SnapshotResult
 from rewindfs.store.history.files.treestats import tree_stats
 from rewindfs.store.history.prune import enforce_max_snapshots
 from rewindfs.store.history.signature import signature
-from rewindfs.store.history.trailers import compose_message
+from rewindfs.store.history.trailers import compose_message, parse_message
 from rewindfs.store.objects import locks, writers
 from rewindfs.store.objects.repo import STALE_LOCK_SECONDS, Project, Store, guard_workdir
 
@@ -122,6 +122,7 @@ def take_locked(
         tree=str(cap.tree_id),
         skipped_files=cap.skipped(),
         adopted_from=moved.old_workdir if moved is not None else None,
+        sizes=cap.sizes,
     )
 
 
@@ -133,6 +134,13 @@ def tip(project: Project) -> pygit2.Commit | None:
         raise StoreError(f"project ref {project.ref} is broken: {exc}") from exc
 
 
+def _leaves_out_more(parent: pygit2.Commit, left_out: str | None) -> bool:
+    """Whether what the project holds and a checkpoint does not changed since `parent`
+    (the newest checkpoint must say it, even with the same tree)."""
+    _subject, trailers = parse_message(parent.message)
+    return leftout.lasting(trailers.get(leftout.LEFT_OUT_TRAILER)) != leftout.lasting(left_out)
+
+
 def _tip_hex(project: Project) -> str | None:
     head = tip(project)
     return str(head.id) if head is not None else None
@@ -142,6 +150,9 @@ def _commit(
     project: Project, cap: Capture, reason: str, trailers: dict[str, str], allow_empty: bool
 ) -> pygit2.Oid | None:
     repo = project.repo
+    left_out = leftout.encode(leftout.entries(cap.skipped(), cap.sizes))
+    if left_out is not None:
+        trailers = {**trailers, leftout.LEFT_OUT_TRAILER: left_out}
     # A ref lock left by a killed writer is cleared once it is STALE_LOCK_SECONDS old,
     # so waiting on "locked" is bounded by that rather than by the attempt count.
     locked_until = time.monotonic() + STALE_LOCK_SECONDS + 1.0
@@ -150,9 +161,11 @@ def _commit(
         attempts += 1
         ref = repo.references.get(project.ref)
         parent = ref.peel(pygit2.Commit) if ref is not None else None
-        if parent is not None and parent.tree_id == cap.tree_id and not allow_empty:
+        if parent is not None and parent.tree_id == cap.tree_id and not allow_empty \
+                and not _leaves_out_more(parent, left_out):
             return None
-        if parent is None and cap.file_count == 0 and not allow_empty:
+        if parent is None and cap.file_count == 0 and not allow_empty \
+                and not leftout.lasting(left_out):
             return None
         # Recorded now, while the parent is at hand, so listing never has to diff.
         change = tree_stats(repo, str(parent.tree_id) if parent else None, str(cap.tree_id),

@@ -10,6 +10,8 @@ May import: nothing else in the store (the bottom room).
     liveness     whether a process is getting anywhere (work, chosen waits, stall limit)
     writers      rewindfs writers (shared) vs an explicit gc or clear (exclusive)
     ignore       the exclude files the store writes: what a checkpoint leaves out
+    omitted      what a project's captures left out (over the cap, tracked but
+                 excluded), remembered between captures
     readfilter   the `rewind-read` attribute: libgit2 never memory-maps a working file
     mounts       which filesystems are mounted where (/proc/self/mountinfo)
     firstuse     the one-time chores when a store is created
@@ -24,6 +26,7 @@ May import: nothing else in the store (the bottom room).
     notices      damage that does not stop a command, said once (a broken history)
     heal         damaged objects the next checkpoint writes again
     indexfile    a project index's header checked before libgit2 reads it
+    probe        whether a checkpoint could write the store now: tried (`rewind doctor`)
     verify/      the store's files read and verified in Python, to name what is damaged:
                  check (`rewind check`), checkgit, checkfiles, problems, packs, loose
 """
@@ -48,6 +51,7 @@ if TYPE_CHECKING:
         notices,
         odbguard,
         private,
+        probe,
         writers,
     )
     from rewindfs.store.objects.catfile import BlobPipe
@@ -77,4 +81,4 @@ __all__, __getattr__, __dir__ = face(_HERE, {
     "Store": f"{_HERE}.repo",
     "refuse_inside_mount": f"{_HERE}.mounts",
 }, modules=("verify.check", "verify.lastcheck", "damage", "durable", "liveness", "locks",
-            "marker", "mounts", "notices", "odbguard", "private", "writers"))
+            "marker", "mounts", "notices", "odbguard", "private", "probe", "writers"))

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 import pygit2
 import pygit2.utils
 from pygit2 import _libgit2 as _cffi_module
-from pygit2.enums import DiffFlag, DiffOption
+from pygit2.enums import DeltaStatus, DiffFlag, DiffOption
 from pygit2.errors import check_error
 from pygit2.ffi import C, ffi
 
@@ -37,6 +37,9 @@ try:
     _get_delta.restype = ctypes.c_void_p
     _diff_free = _lib.git_diff_free
     _diff_free.argtypes = (ctypes.c_void_p,)
+    _index_to_index = _lib.git_diff_index_to_index
+    _index_to_index.argtypes = (ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p,
+                                ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
     _glob_new = _lib.git_reference_iterator_glob_new
     _glob_new.argtypes = (ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p, ctypes.c_char_p)
     _next_name = _lib.git_reference_next_name
@@ -48,6 +51,7 @@ except (OSError, AttributeError):  # pragma: no cover - a libgit2 built without 
     AVAILABLE = False
 
 FLAG_EXISTS = int(DiffFlag.EXISTS)  # a delta's file exists on that side
+DELETED, IGNORED = int(DeltaStatus.DELETED), int(DeltaStatus.IGNORED)  # a delta's status
 _ADD_ALL = DiffOption.INCLUDE_TYPECHANGE | DiffOption.INCLUDE_UNTRACKED \
     | DiffOption.RECURSE_UNTRACKED_DIRS  # what libgit2's index_add_all diffs with
 
@@ -69,10 +73,12 @@ def clear_ignore_rules(repo: pygit2.Repository) -> None:
 
 
 @contextmanager
-def index_to_workdir(repo: pygit2.Repository, index: pygit2.Index, pathspecs: list[bytes]
-                     ) -> Iterator[Iterator]:
+def index_to_workdir(repo: pygit2.Repository, index: pygit2.Index, pathspecs: list[bytes],
+                     ignored: bool = False) -> Iterator[Iterator]:
     """The changes from `index` to the working tree, as `git add -A` sees them
-    (untracked files one by one, typechanges), limited to `pathspecs` taken literally.
+    (untracked files one by one, typechanges), limited to `pathspecs` taken literally;
+    `ignored`: ignored paths too (status IGNORED; an ignored directory as one delta, its
+    path ending with "/", never walked).
 
     Yields an iterator of git_diff_delta pointers. Unlike libgit2's index_add_all,
     which builds a full patch of every delta (reading both sides) before calling back,
@@ -81,7 +87,8 @@ def index_to_workdir(repo: pygit2.Repository, index: pygit2.Index, pathspecs: li
     """
     opts = ffi.new("git_diff_options *")
     check_error(C.git_diff_options_init(opts, 1))
-    opts.flags = int(_ADD_ALL | (DiffOption.DISABLE_PATHSPEC_MATCH if pathspecs else 0))
+    opts.flags = int(_ADD_ALL | (DiffOption.DISABLE_PATHSPEC_MATCH if pathspecs else 0)
+                     | (DiffOption.INCLUDE_IGNORED if ignored else 0))
     strings = [ffi.new("char[]", p) for p in pathspecs]  # alive until the call returns
     array = ffi.new("char *[]", strings)
     opts.pathspec.strings = array
@@ -89,6 +96,24 @@ def index_to_workdir(repo: pygit2.Repository, index: pygit2.Index, pathspecs: li
     out = ffi.new("git_diff **")
     check_error(C.git_diff_index_to_workdir(out, repo._repo, index._index, opts), io=True)
     diff = _address(out[0])
+    try:
+        yield (ffi.cast("git_diff_delta *", _get_delta(diff, i))
+               for i in range(_num_deltas(diff)))
+    finally:
+        _diff_free(diff)
+
+
+@contextmanager
+def index_to_index(repo: pygit2.Repository, old: pygit2.Index, new: pygit2.Index
+                   ) -> Iterator[Iterator]:
+    """The differences from index `old` to index `new` (compared by path, object id and
+    mode, never reading a file): git_diff_delta pointers, as `index_to_workdir`."""
+    opts = ffi.new("git_diff_options *")
+    check_error(C.git_diff_options_init(opts, 1))
+    out = ctypes.c_void_p()
+    check_error(_index_to_index(ctypes.byref(out), _address(repo._repo), _address(old._index),
+                                _address(new._index), _address(opts)))
+    diff = out.value
     try:
         yield (ffi.cast("git_diff_delta *", _get_delta(diff, i))
                for i in range(_num_deltas(diff)))

@@ -56,6 +56,8 @@ STORE_CONFIG = {
 ATTRIBUTES = f"* -text -ident -filter -working-tree-encoding {readfilter.ATTRIBUTE}\n"
 STALE_LOCK_SECONDS = 2.0  # git holds config/HEAD locks for milliseconds
 TOO_DEEP_FILE = "too-deep"  # in a worktree admin dir: exclude patterns capture adds
+# In a worktree admin dir: what leaves out a file git tracks (ignore.tracked_exclude_text)
+TRACKED_EXCLUDE_FILE = "tracked-exclude"
 SUBDIRS = ("projects", "indexes", "worktrees", "locks", "refs/hermes", "info")
 
 
@@ -199,6 +201,8 @@ class Store:
         except FileNotFoundError:
             pass
         ignore.write_if_changed(admin / "exclude", text)
+        ignore.write_if_changed(admin / TRACKED_EXCLUDE_FILE,
+                                ignore.tracked_exclude_text(project.workdir, extra))
 
 
 def guard_workdir(workdir: str | os.PathLike[str], layout: Layout | None = None) -> Path:
