@@ -25,7 +25,7 @@ from rewindfs.store.objects.repo import Project
 @dataclass(frozen=True)
 class Limits:
     max_file_size: int = 10 * 1024 * 1024  # bytes; a file exactly this big is kept; 0 = no cap
-    max_files: int = 50_000
+    max_files: int = 0  # files (not counting those git tracks) a capture refuses past; 0 = no cap
 
 
 DEFAULT_LIMITS = Limits()
@@ -92,7 +92,7 @@ class Walk:
             return  # sockets, fifos, devices: not content
         if not self.tracked(rel):
             self.count += 1
-            if self.count > self.limits.max_files:
+            if self.limits.max_files and self.count > self.limits.max_files:
                 raise TooManyFiles
         self.found.append((rel, st))
         self.found_bytes += st.st_size

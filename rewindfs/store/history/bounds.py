@@ -33,13 +33,16 @@ MiB = 1024 * 1024
 # every command configures the bounds, and few need the capture code.
 MAX_DEPTH = 100
 TREE, COMMIT = 0o040000, 0o160000
+# What measuring counts to when captures have no `max_files` (its default, 0): a tree
+# fetched from a remote past this is not read whole, however big the project it came from.
+UNCAPPED_FILES = 2_000_000
 MEMO_LIMIT = 200_000  # subtrees and blob sizes remembered per process (emptied when full)
 CLOCK_EVERY = 1024  # objects read between two looks at the clock
 
 
 @dataclass(frozen=True)
 class Bounds:
-    max_files: int = 50_000  # files (and, separately, directories)
+    max_files: int = UNCAPPED_FILES  # files (and, separately, directories)
     max_file_size: int = 10 * MiB  # bytes; 0: no bound
     max_total: int = 500 * MiB  # bytes of every file together; 0: no bound
     max_depth: int = MAX_DEPTH  # path components
@@ -51,8 +54,9 @@ _current = [DEFAULT]
 
 
 def configure(max_files: int, max_file_size: int, max_total: int) -> None:
-    """The bounds of this process (the CLI's settings)."""
-    _current[0] = Bounds(max_files=max(1, int(max_files)), max_file_size=max(0, int(max_file_size)),
+    """The bounds of this process (the CLI's settings; `max_files` 0: UNCAPPED_FILES)."""
+    _current[0] = Bounds(max_files=int(max_files) if max_files > 0 else UNCAPPED_FILES,
+                         max_file_size=max(0, int(max_file_size)),
                          max_total=max(0, int(max_total)))
 
 
