@@ -6,8 +6,6 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rewindfs.store.objects import normalize_workdir
-
 if TYPE_CHECKING:
     from rewindfs.store.objects import Layout
 
@@ -28,22 +26,25 @@ def project_root(path: str | Path, registered: set[Path] | frozenset[Path] = fro
     `package.json` someone planted in a shared parent (/tmp) never makes a scratch
     directory's checkpoints take in the whole parent, the planter's files included.
     """
-    start, candidates = _candidates(path)
+    from rewindfs.store.objects import normalize_workdir  # (the hooks' scope does without)
+
+    start, candidates = _candidates(normalize_workdir(path))
     for folder in candidates:
         if folder in registered:
             return folder
     return _nearest(candidates, PROJECT_MARKERS) or start
 
 
-def marked_root(path: str | Path, markers: tuple[str, ...] = PROJECT_MARKERS) -> Path | None:
-    """The nearest directory at or above `path` holding one of `markers` (by the rules of
-    `project_root`), or None: `path` is in no project."""
+def marked_root(path: Path, markers: tuple[str, ...] = PROJECT_MARKERS) -> Path | None:
+    """The nearest directory at or above `path` (absolute, symlinks resolved) holding one
+    of `markers`, by the rules of `project_root`; None: `path` is in no project."""
     return _nearest(_candidates(path)[1], markers)
 
 
-def git_top_level(path: str | Path) -> Path | None:
-    """The work tree a git command run at `path` works on (the nearest `.git`, a
-    directory or a worktree's file), by the rules of `project_root`; None outside one."""
+def git_top_level(path: Path) -> Path | None:
+    """The work tree a git command run at `path` (absolute, symlinks resolved) works on:
+    the nearest `.git` (a directory, or a worktree's file), by the rules of
+    `project_root`; None outside one."""
     return marked_root(path, (".git",))
 
 
@@ -51,6 +52,8 @@ def hook_project(layout: Layout, path: str | Path) -> Path:
     """`working_dir_for_path`, for the agent hooks: a directory that is in no project
     (no marker above it, never checkpointed before) is refused in one line, as the home
     directory and `/` are, rather than checkpointed whole."""
+    from rewindfs.store.objects import normalize_workdir
+
     registered = _registered(layout)
     start, candidates = _candidates(normalize_workdir(path))
     for folder in candidates:
@@ -68,11 +71,11 @@ def hook_project(layout: Layout, path: str | Path) -> Path:
     return found
 
 
-def _candidates(path: str | Path) -> tuple[Path, list[Path]]:
-    """`path`'s directory, and it and its parents below the home directory."""
-    target = normalize_workdir(path)
+def _candidates(target: Path) -> tuple[Path, list[Path]]:
+    """The directory of `target` (absolute, symlinks resolved), and it and its parents
+    below the home directory."""
     start = target if target.is_dir() else target.parent
-    home = normalize_workdir(Path.home())
+    home = Path.home().resolve()
     candidates = []
     for folder in (start, *start.parents):
         if folder == home or folder in home.parents or folder == Path(folder.anchor):

@@ -64,9 +64,8 @@ def protect(call: payloads.ToolCall, reason: str, turn: str, run: Any,
 
 def _failed(call: payloads.ToolCall, where: str, exc: BaseException) -> Notice:
     text = _ERROR_NAME.sub("", str(exc), count=1) or type(exc).__name__
-    level = hooklog.INFO if type(exc).__name__ == "Refused" or "Refused: " in str(exc) \
-        else hooklog.ERROR
-    hooklog.write(call.agent, level, f"not protected: {where}: {type(exc).__name__}: {exc}")
+    hooklog.write(call.agent, hooklog.ERROR,
+                  f"not protected: {where}: {type(exc).__name__}: {exc}")
     if where not in text:
         text = f"{where}: {text}"
     return Notice(f"failed\0{where}", text)

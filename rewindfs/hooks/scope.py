@@ -35,27 +35,29 @@ class Scope:
 def beyond(command: str, cwd: str) -> Scope:
     """The projects `command`, run in `cwd`, can reach (the one `cwd` is in among them:
     the caller knows it, and skips it)."""
-    from rewindfs.store.objects import mounts
-
-    home = os.path.expanduser("~")
-    found = reach(command, cwd, home)
-    fences = [os.fsencode(os.path.realpath(hooklog.hermes_home())), *mounts.rewindfs_mounts()]
-    out, seen = Scope(), set()
+    found = reach(command, cwd, os.path.expanduser("~"))
+    roots: list[str] = []
     for kind, paths in ((git_top_level, found.git), (marked_root, found.dirs),
                         (marked_root, found.paths)):
         for path in paths:
             where = _existing(path)
-            if where is None or mounts.inside(os.fsencode(where), fences) is not None:
-                continue
-            root = kind(where)
-            if root is None or str(root) in seen:
-                continue
-            seen.add(str(root))
-            if len(out.roots) < MAX_PROJECTS:
-                out.roots.append(str(root))
-            else:
-                out.left_out += 1
+            root = kind(Path(where)) if where is not None else None
+            if root is not None and str(root) not in roots:
+                roots.append(str(root))
+    out = Scope()
+    if len(roots) > 1 or roots and roots[0] != str(marked_root(Path(_existing(cwd) or cwd))):
+        roots = _outside_checkpoints(roots)   # (read only when there is more than the cwd's)
+    out.roots, out.left_out = roots[:MAX_PROJECTS], max(0, len(roots) - MAX_PROJECTS)
     return out
+
+
+def _outside_checkpoints(roots: list[str]) -> list[str]:
+    """`roots` less those in the Hermes home (the store, the default mount) or inside a
+    rewindfs mount: what is there is a checkpoint, not a project."""
+    from rewindfs.store.objects import mounts
+
+    fences = [os.fsencode(os.path.realpath(hooklog.hermes_home())), *mounts.rewindfs_mounts()]
+    return [r for r in roots if mounts.inside(os.fsencode(r), fences) is None]
 
 
 def _existing(path: str) -> str | None:
