@@ -33,11 +33,11 @@ def test_claude_code_commands_the_classifier_missed_are_checkpointed(
         pytest.skip(missing("claude-code"))
     project = tmp_path / "proj"
     (project / "src").mkdir(parents=True)
-    (project / "build").mkdir()
+    (project / "generated").mkdir()
     (project / "g").write_text("g\n")
     (project / "src" / "main.py").write_text("print('main')\n")
-    (project / "build" / "out.o").write_text("object\n")
-    (project / "Makefile").write_text("clean:\n\trm -rf build\n")
+    (project / "generated" / "schema.sql").write_text("create table t (x int);\n")
+    (project / "Makefile").write_text("clean:\n\trm -rf generated\n")
     commands = ["ls -la", "git status", "bash -euo pipefail -c 'rm g'",
                 "python3 -c \"import shutil; shutil.rmtree('src')\"", "make clean"]
     with ModelServer([*map(Shell, commands), Say("Done.")], project=str(project)) as srv:
@@ -48,12 +48,12 @@ def test_claude_code_commands_the_classifier_missed_are_checkpointed(
     assert run.returncode == 0, (run.stderr[-2000:], srv.describe())
     # The damage: all three ran.
     assert not (project / "g").exists() and not (project / "src").exists()
-    assert not (project / "build").exists()
+    assert not (project / "generated").exists()
     cps = listed(run_rewind, project)
     # Newest first; `ls -la` and `git status` took none.
     assert [cp["reason"] for cp in cps] == [f"before: {c}" for c in reversed(commands[2:])]
     # Each restores what its command destroyed (restores add checkpoints: found by id).
-    for cp, lost in zip(cps, ("build/out.o", "src/main.py", "g"), strict=True):
+    for cp, lost in zip(cps, ("generated/schema.sql", "src/main.py", "g"), strict=True):
         number = next(c["number"] for c in listed(run_rewind, project)
                       if c["hash"] == cp["hash"])
         run_rewind("restore", str(number), "--yes", cwd=project, check=True)
