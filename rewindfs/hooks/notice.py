@@ -7,13 +7,16 @@ key. The hook's answer carries the session's new notices to the agent in the for
 protocol shows the user (`answer`), each key once per agent session (`fresh`: a folder
 in no project is said at the first command, not at every one); the log keeps every one.
 
-What each agent shows (their hook docs and sources):
-- Claude Code, Codex, Gemini CLI: `systemMessage` in the hook's JSON on stdout (Claude
-  Code shows it to the user; Codex as a warning of the hook's run; Gemini CLI as an
-  advisory message).
-- Cursor: `user_message` beside its `permission` answer.
-- OpenCode and Kilo: our plugin reads the same `systemMessage` from the hook's stdout and
-  shows it (hooks.plugin).
+What each agent shows (their hook docs and sources), and what its model reads, so that
+its answer can say it too:
+- Claude Code and Codex: `systemMessage` in the hook's JSON on stdout (Claude Code shows
+  it to the user; Codex as a warning of the hook's run, in its TUI: `codex exec` prints
+  no hook message), and PreToolUse's `additionalContext`, which the model reads.
+- Gemini CLI: `systemMessage` (an advisory message; its non-interactive mode prints it).
+- Cursor: `user_message` (to the user) and `agent_message` (to the model) beside its
+  `permission` answer.
+- OpenCode and Kilo: our plugin reads `systemMessage` from the hook's stdout, shows it in
+  a toast and puts it at the head of the tool's output (hooks.plugin).
 
 Anything can be in a notice (paths from the project tree): it is cut to one line of at
 most MAX_LINE characters with every control character replaced, so nothing reaches the
@@ -53,7 +56,10 @@ def answer(agent: str, base: str, notices: list[Notice]) -> str:
     message = "\n".join(n.line() for n in notices)
     if agent == "cursor":
         data = json.loads(base) if base else {"permission": "allow"}
-        return json.dumps({**data, "user_message": message})
+        return json.dumps({**data, "user_message": message, "agent_message": message})
+    if agent in ("claude-code", "codex"):
+        return json.dumps({"systemMessage": message, "hookSpecificOutput": {
+            "hookEventName": "PreToolUse", "additionalContext": message}})
     return json.dumps({"systemMessage": message})
 
 
