@@ -1,5 +1,10 @@
-"""Whether a shell command an AI agent is about to run may destroy work (`classify`).
+"""Reading a shell command an AI agent is about to run: whether it is known to change
+nothing (readonly, the hooks' gate), where it can reach (reach), and whether it may
+destroy work (`classify`: the words of a checkpoint's reason; the gate only with the
+`only_destructive` setting).
 
+    readonly     the allowlist of read-only programs and forms (ls, cat, git status ...)
+    reach        the directories it runs in, where its git commands run, the paths it names
     commands     the entry point: a command line cut into simple commands, each judged
                  on its argv, redirections and substitutions (the judgement calls are
                  written down there)
