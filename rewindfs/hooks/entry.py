@@ -80,6 +80,8 @@ class _Run:
         """The answer, with what this call left unprotected said to the user (each once
         per session, `remember`ed in the session's memory: hooks.notice; the deadline's
         too). The deadline's thread does not wait on the session's lock: it says all."""
+        if not (self.notices or timed_out):
+            return self.answer
         from rewindfs.hooks import notice
 
         notices = list(self.notices)

@@ -15,6 +15,16 @@ destroy work (`classify`: the words of a checkpoint's reason; the gate only with
     options      getopt-style option scanning, and rules built on options alone
 """
 
-from rewindfs.agent.classify.commands import PARSE_FAILURE, classify
+from rewindfs.faces import face
 
-__all__ = ["PARSE_FAILURE", "classify"]
+TYPE_CHECKING = False  # (typing itself: milliseconds of every hook call)
+if TYPE_CHECKING:
+    from rewindfs.agent.classify.commands import PARSE_FAILURE as PARSE_FAILURE
+    from rewindfs.agent.classify.commands import classify as classify
+
+# A face (rewindfs.faces): the hooks' gate reads most commands with the allowlist alone,
+# and the classifier's rules are imported only for those it does not clear.
+__all__, __getattr__, __dir__ = face(__name__, {
+    "PARSE_FAILURE": "rewindfs.agent.classify.commands",
+    "classify": "rewindfs.agent.classify.commands",
+})
