@@ -86,7 +86,8 @@ NOT_READ_ONLY = [
     "git branch -D old", "git stash", "git config user.name x", "git tag -d v1",
     "echo ${x:-$(rm f)}", "echo $(( a[$(rm f)] ))", "./ls", "$CMD x", "PATH=. ls",
     "GIT_EXTERNAL_DIFF=./x git diff", "env rm x", "date -s 2020-01-01", "tree -o f",
-    "rg --pre ./x foo", "sort -uo f f", "file -C", "echo 'unclosed", "ls; rm x",
+    "rg --pre ./x foo", "rg --hostname-bin ./x foo", "tree -R -H .", "hostname -Fx",
+    "sort -uo f f", "file -C", "echo 'unclosed", "ls; rm x",
     "ls $(rm x)", "diff <(ls) >(rm x)", "cat < in > out", "git grep -O foo", "exec ls",
 ]
 

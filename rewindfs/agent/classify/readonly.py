@@ -188,10 +188,6 @@ def _export(args: list[str]) -> bool:
     return True
 
 
-def _hostname(args: list[str]) -> bool:
-    return all(a.startswith("-") for a in args)   # an operand sets the host name
-
-
 # -- git: the forms that only read ------------------------------------------------------
 
 # Global options that change nothing (`-C DIR` moves where git runs: the hooks' scope sees
@@ -268,13 +264,12 @@ _RULES: dict[str, Callable[[list[str]], bool]] = {
     "find": _find,
     "sort": _without("o", ("--output", "--compress-program")),
     "uniq": _uniq,
-    "tree": _without("o", ("--output",)),
+    "tree": _without("oR", ("--output",)),   # -R writes 00Tree.html in every folder
     "date": _without("s", ("--set",)),
     "file": _without("C", ("--compile",)),
-    "rg": _without("", ("--pre",)),
+    "rg": _without("", ("--pre", "--hostname-bin")),   # each runs a program
     "env": _env,
     "command": _command,
     "export": _export,
-    "hostname": _hostname,
     "git": _git,
 }
