@@ -18,9 +18,10 @@ its answer can say it too:
 - OpenCode and Kilo: our plugin reads `systemMessage` from the hook's stdout, shows it in
   a toast and puts it at the head of the tool's output (hooks.plugin).
 
-Anything can be in a notice (paths from the project tree): it is cut to one line of at
-most MAX_LINE characters with every control character replaced, so nothing reaches the
-person's terminal but text.
+Anything can be in a notice (paths from the project tree, a command's words): it is cut
+to one line of at most MAX_LINE characters with every control character replaced, so
+nothing reaches the person's terminal but text, and its credentials are redacted (the
+store's redactor, as for every reason and log line).
 """
 
 from __future__ import annotations
@@ -53,7 +54,9 @@ def answer(agent: str, base: str, notices: list[Notice]) -> str:
     `notices` shown to the user the way `agent` shows a hook's message."""
     if not notices:
         return base
-    message = "\n".join(n.line() for n in notices)
+    from rewindfs.store.history import redact
+
+    message = redact("\n".join(n.line() for n in notices))
     if agent == "cursor":
         data = json.loads(base) if base else {"permission": "allow"}
         return json.dumps({**data, "user_message": message, "agent_message": message})

@@ -57,9 +57,28 @@ def protect(call: payloads.ToolCall, reason: str, turn: str, run: Any,
         notices.append(Notice(f"reach\0{call.cwd}", (
             f"the command reaches {scope.left_out} more project(s) than the {MAX_PROJECTS} "
             f"checkpointed before it (from {call.cwd})")))
+    if scope.outside and _destructive(call.command, run):
+        shown = scope.outside[:3]
+        notices.append(Notice(f"outside\0{chr(0).join(shown)}", (
+            f"{', '.join(shown)}{' ...' if len(scope.outside) > 3 else ''} "
+            f"{'is' if len(scope.outside) == 1 else 'are'} in no project: no checkpoint "
+            f"holds what `{call.command[:80]}` may change there")))
     if outcome is not None and others:
         outcome = {**outcome, "also": others}
     return outcome
+
+
+def _destructive(command: str, run: Any) -> bool:
+    """Whether the classifier names something destructive in `command` (what makes a
+    path outside every project worth saying), within what is left of the deadline."""
+    from rewindfs.agent.classify import classify
+    from rewindfs.hooks.deadline import within
+
+    try:
+        with within(max(min(2.0, run.left() if run is not None else 2.0), 0.001)):
+            return classify(command)[0]
+    except TimeUp:
+        return False
 
 
 def _failed(call: payloads.ToolCall, where: str, exc: BaseException) -> Notice:

@@ -9,7 +9,9 @@ link/` reaches where the link points); its project by the rules of the project m
 (agent.workdir: never the home directory or above, never a folder someone else can
 write into). What is inside the Hermes home (the store, the mount) or a rewindfs mount is
 a checkpoint, not a project, and is left out. At most MAX_PROJECTS are kept, the first
-named first; the rest are said (`left_out`).
+named first; the rest are said (`left_out`). A path it names that exists but is in no
+project (`/tmp/build`, `~/notes`, `/etc/hosts`) is no checkpoint's: those are listed
+(`outside`), for the hook to say when the command may change them.
 """
 
 from __future__ import annotations
@@ -25,11 +27,12 @@ MAX_PROJECTS = 8
 
 
 class Scope:
-    __slots__ = ("roots", "left_out")
+    __slots__ = ("roots", "left_out", "outside")
 
     def __init__(self) -> None:
         self.roots: list[str] = []   # project roots, in the order the command reaches them
         self.left_out = 0            # projects past MAX_PROJECTS
+        self.outside: list[str] = []   # existing paths it names that are in no project
 
 
 def beyond(command: str, cwd: str) -> Scope:
@@ -37,6 +40,7 @@ def beyond(command: str, cwd: str) -> Scope:
     the caller knows it, and skips it)."""
     found = reach(command, cwd, os.path.expanduser("~"))
     roots: list[str] = []
+    out = Scope()
     for kind, paths in ((git_top_level, found.git), (marked_root, found.dirs),
                         (marked_root, found.paths)):
         for path in paths:
@@ -44,7 +48,9 @@ def beyond(command: str, cwd: str) -> Scope:
             root = kind(Path(where)) if where is not None else None
             if root is not None and str(root) not in roots:
                 roots.append(str(root))
-    out = Scope()
+            elif root is None and paths is found.paths and os.path.lexists(path) and \
+                    len(out.outside) < MAX_PROJECTS:
+                out.outside.append(path)
     if len(roots) > 1 or roots and roots[0] != str(marked_root(Path(_existing(cwd) or cwd))):
         roots = _outside_checkpoints(roots)   # (read only when there is more than the cwd's)
     out.roots, out.left_out = roots[:MAX_PROJECTS], max(0, len(roots) - MAX_PROJECTS)

@@ -141,3 +141,27 @@ def test_a_project_past_the_old_max_files_is_checkpointed_by_default(
     [cp] = listed(run_rewind, big, home)
     assert cp["reason"] == "before: rm -rf src"
     assert cp["files_changed"] == 51_001   # every file, the first checkpoint
+
+
+def test_a_path_in_no_project_that_a_command_may_destroy_is_said(tmp_path: Path, home: Path,
+                                                                project: Path) -> None:
+    """`rm -rf /tmp/...` from a project: the project is checkpointed, the folder it names
+    is in none, and the user hears that it is not (with no credential of the command)."""
+    (project / "package.json").write_text("{}\n")
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    (scratch / "data.csv").write_text("1,2\n")
+    env = hook_env(home)
+    done = run_hook("claude-code", claude_payload(
+        project, f"rm -rf {scratch} && curl -H 'Authorization: Bearer sk-live-{'x' * 24}' "
+        "https://example.com"), project, env)
+    message = said(done)
+    assert message.startswith("rewind: not protected: ") and str(scratch) in message, message
+    assert "in no project" in message and "sk-live" not in message, message
+    # A command checkpointed that names the same path but destroys nothing the classifier
+    # knows of says nothing, and neither does a destructive one inside the project.
+    assert said(run_hook("claude-code", claude_payload(
+        project, f"python3 tools/stats.py {scratch}/data.csv", call="t2", session="s2"),
+        project, env)) == ""
+    assert said(run_hook("claude-code", claude_payload(project, "rm -rf src", call="t3",
+                                                       session="s3"), project, env)) == ""
