@@ -41,6 +41,17 @@ def protect(call: payloads.ToolCall, reason: str, turn: str, run: Any,
     from rewindfs.hooks.scope import MAX_PROJECTS, beyond
 
     scope = beyond(call.command, call.cwd)
+    # Said before the checkpoints, which the deadline may cut short.
+    if scope.left_out:
+        notices.append(Notice(f"reach\0{call.cwd}", (
+            f"the command reaches {scope.left_out} more project(s) than the {MAX_PROJECTS} "
+            f"checkpointed before it (from {call.cwd})")))
+    if scope.outside and _destructive(call.command, run):
+        shown = scope.outside[:3]
+        notices.append(Notice(f"outside\0{chr(0).join(shown)}", (
+            f"{', '.join(shown)}{' ...' if len(scope.outside) > 3 else ''} "
+            f"{'is' if len(scope.outside) == 1 else 'are'} in no project: no checkpoint "
+            f"holds what `{call.command[:80]}` may change there")))
     done = {outcome["directory"]} if outcome else set()
     others = []
     for root in scope.roots:
@@ -53,16 +64,6 @@ def protect(call: payloads.ToolCall, reason: str, turn: str, run: Any,
             raise
         except Exception as exc:  # noqa: BLE001 - as above
             notices.append(_failed(call, root, exc))
-    if scope.left_out:
-        notices.append(Notice(f"reach\0{call.cwd}", (
-            f"the command reaches {scope.left_out} more project(s) than the {MAX_PROJECTS} "
-            f"checkpointed before it (from {call.cwd})")))
-    if scope.outside and _destructive(call.command, run):
-        shown = scope.outside[:3]
-        notices.append(Notice(f"outside\0{chr(0).join(shown)}", (
-            f"{', '.join(shown)}{' ...' if len(scope.outside) > 3 else ''} "
-            f"{'is' if len(scope.outside) == 1 else 'are'} in no project: no checkpoint "
-            f"holds what `{call.command[:80]}` may change there")))
     if outcome is not None and others:
         outcome = {**outcome, "also": others}
     return outcome

@@ -36,9 +36,11 @@ class Scope:
 
 
 def beyond(command: str, cwd: str) -> Scope:
-    """The projects `command`, run in `cwd`, can reach (the one `cwd` is in among them:
-    the caller knows it, and skips it)."""
+    """The projects `command`, run in `cwd`, can reach besides the one `cwd` is in (the
+    caller's own), and the existing paths it names that are in no project."""
     found = reach(command, cwd, os.path.expanduser("~"))
+    here = _existing(cwd)
+    own = str(marked_root(Path(here))) if here is not None else ""
     roots: list[str] = []
     out = Scope()
     for kind, paths in ((git_top_level, found.git), (marked_root, found.dirs),
@@ -46,13 +48,13 @@ def beyond(command: str, cwd: str) -> Scope:
         for path in paths:
             where = _existing(path)
             root = kind(Path(where)) if where is not None else None
-            if root is not None and str(root) not in roots:
+            if root is not None and str(root) not in roots and str(root) != own:
                 roots.append(str(root))
             elif root is None and paths is found.paths and os.path.lexists(path) and \
                     len(out.outside) < MAX_PROJECTS:
                 out.outside.append(path)
-    if len(roots) > 1 or roots and roots[0] != str(marked_root(Path(_existing(cwd) or cwd))):
-        roots = _outside_checkpoints(roots)   # (read only when there is more than the cwd's)
+    if roots:
+        roots = _outside_checkpoints(roots)   # (read only when there is one to check)
     out.roots, out.left_out = roots[:MAX_PROJECTS], max(0, len(roots) - MAX_PROJECTS)
     return out
 

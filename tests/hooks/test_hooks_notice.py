@@ -165,3 +165,26 @@ def test_a_path_in_no_project_that_a_command_may_destroy_is_said(tmp_path: Path,
         project, env)) == ""
     assert said(run_hook("claude-code", claude_payload(project, "rm -rf src", call="t3",
                                                        session="s3"), project, env)) == ""
+
+
+def test_projects_past_the_bound_are_said(tmp_path: Path, home: Path, run_rewind) -> None:
+    """A command reaching more projects than the hook checkpoints before it (8): the first
+    8 named each have their checkpoint, and the user hears how many did not."""
+    from rewindfs.hooks.scope import MAX_PROJECTS
+
+    names = [f"p{n}" for n in range(MAX_PROJECTS + 3)]
+    for name in ["here", *names]:
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "package.json").write_text("{}\n")
+        (tmp_path / name / "data.txt").write_text(f"{name}\n")
+    here = tmp_path / "here"
+    command = "rm -rf " + " ".join(f"../{name}" for name in names)
+    # (Nine first checkpoints in one call: the deadline is not what this test is about.)
+    done = run_hook("claude-code", claude_payload(here, command), here,
+                    hook_env(home, REWIND_HOOK_TIMEOUT="600"), timeout=600)
+    message = said(done)
+    assert message.startswith("rewind: not protected: ") and "3 more project(s)" in message
+    status = json.loads(run_rewind("status", "--json", env={"HERMES_HOME": str(home)},
+                                   check=True).stdout)
+    assert sorted(p["workdir"] for p in status["projects"]) == sorted(
+        str(tmp_path / name) for name in ["here", *names[:MAX_PROJECTS]])
