@@ -120,7 +120,12 @@ KEYS: dict[str, tuple[Any, Callable[[Any], Any]]] = {
     "delete_orphans": (True, _bool),
     "min_interval_hours": (24, _number),
     # rewindfs
-    "max_files": (50_000, _count(1)),
+    # refuse a project with more files than this (0: no cap, however big: issue 43; the
+    # hooks still refuse the wrong root: the home directory, `/`, a folder in no project)
+    "max_files": (0, _count(0)),
+    # the agent hooks checkpoint only before commands the classifier finds destructive,
+    # instead of before every command not known to be harmless (hooks.gate)
+    "only_destructive": (False, _bool),
     "mountpoint": (None, _path_or_none),
     "extra_excludes": ((), _patterns),
     # push to this remote after every checkpoint, batched in the background (store.remote)

@@ -6,6 +6,16 @@ Cases (targets: ratio to the baseline, min and median of the repeats):
   harmless     `ls -la` (no checkpoint)                                   <= 2x
   unchanged    `rm -rf build` in a 5,000-file project, nothing changed      <= 5x
   one-change   `rm -rf build` after one file of 5,000 changed               <= 6x
+  fail-safe    `make test`, nothing changed: checkpointed since issue 47 (the gate checks
+               only that a command is known to change nothing), as `unchanged` costs
+  two-projects `cp -r src ../other/`, nothing changed in either: the project it names is
+               checkpointed too (issue 47's reach), one more helper call
+
+Then what the fail-safe gate costs a session (issue 47): SESSION, the commands of a
+typical coding agent's session, each judged by the old gate (the classifier) and the new
+one (the allowlist), costed at the medians above (a command that checkpoints with nothing
+changed as `unchanged`, a harmless one as `harmless`), per command and per minute at an
+agent's pace of COMMANDS_PER_MINUTE.
 
 Each repeat times the baseline and the three cases in alternating order. Wall time is
 what an agent waits; CPU time (user + system of the child) is printed too because on a
@@ -33,6 +43,25 @@ from rewindfs.hooks import helper  # noqa: E402
 from rewindfs.hooks.agents import hook_argv  # noqa: E402
 
 TARGETS = {"harmless": 2.0, "unchanged": 5.0, "one-change": 6.0}
+# A coding agent's session, as such sessions go: looking around, reading, searching, tests
+# and builds, git, scripts, a few removals (60 commands).
+SESSION = [
+    "ls -la", "git status", "cat README.md", "ls src", "rg -n 'def main' src",
+    "cat src/app.py", "git log --oneline -10", "find . -name '*.py' | head -50",
+    "grep -rn TODO src", "head -n 40 src/core.py", "python3 -m pytest -q", "git diff",
+    "npm test", "cat package.json", "make build", "git diff --stat", "wc -l src/*.py",
+    "python3 -c 'import app; print(app.VERSION)'", "ls tests", "pytest tests/test_app.py -q",
+    "git status --short", "sed -n 1,80p src/app.py", "npm run lint", "cat tests/test_app.py",
+    "rg TODO", "git show HEAD --stat", "make test", "python3 scripts/gen.py", "ls -la build",
+    "rm -rf build", "make", "git add -A", "git status", "pytest -q", "git diff --cached",
+    "cat Makefile", "find src -type f | wc -l", "node scripts/check.js", "npm install",
+    "git log -3", "grep -n import src/app.py", "ruff check .", "pip list", "which python3",
+    "python3 -m pytest -x", "cat src/util.py", "git stash list", "ls -la src/util",
+    "tail -n 50 app.log", "du -sh .", "mkdir -p tmp", "echo done", "git branch -a",
+    "pytest -q -k api", "cat .gitignore", "rm tmp/out.txt", "git diff HEAD~1",
+    "cargo build", "go test ./...", "git status",
+]
+COMMANDS_PER_MINUTE = (2, 10)   # a slow and a busy agent
 
 
 def payload(cwd: Path, command: str, n: int) -> bytes:
@@ -77,16 +106,24 @@ def main() -> None:
         hook = hook_argv("claude-code")   # what `rewind hooks install` writes
         # The first checkpoint (the whole tree) is not what a hook usually pays: take it first.
         subprocess.run(hook, input=payload(project.root, "rm -rf build", 0), env=env, check=True)
-        samples: dict[str, list[tuple[float, float]]] = {k: [] for k in ("baseline", *TARGETS)}
+        samples: dict[str, list[tuple[float, float]]] = {
+            k: [] for k in ("baseline", *TARGETS, "fail-safe", "two-projects")}
+        other = root / "other"   # a second project, beside the first
+        other.mkdir()
+        (other / "package.json").write_text("{}\n")
         runs = {
             "baseline": lambda n: timed([sys.executable, "-c", "pass"], b"", env),
             "harmless": lambda n: timed(hook, payload(project.root, "ls -la", n), env),
             "unchanged": lambda n: timed(hook, payload(project.root, "rm -rf build", n), env),
+            "fail-safe": lambda n: timed(hook, payload(project.root, "make test", n), env),
+            "two-projects": lambda n: timed(hook, payload(project.root, "cp -r src ../other/",
+                                                          n), env),
         }
         for n in range(1, args.repeats + 1):
             # The no-change case is the one store.stamp serves: a checkpoint taken (its
             # files older than stamp.RACY_NS), its stamp written (in the background).
             runs["unchanged"](0)
+            runs["two-projects"](0)
             wait_for_stamp(root / "hermes")
             wait_until(lambda: helper.running(root / "hermes" / "rewind-hooks") is not None)
             for name in (runs if n % 2 else reversed(runs)):
@@ -119,6 +156,30 @@ def main() -> None:
             print(benchlib.markdown_table(
                 ["case", "min", "median", "min ratio", "median ratio", "target"], rows))
             print()
+        session_cost({name: statistics.median(w for w, _ in pairs)
+                      for name, pairs in samples.items()})
+
+
+def session_cost(median: dict[str, float]) -> None:
+    """What each gate costs SESSION, at the medians measured."""
+    from rewindfs.agent.classify import classify
+    from rewindfs.hooks.gate import due
+
+    gates = {"old gate (the classifier)": lambda c: classify(c)[0], "fail-safe gate": due}
+    rows = []
+    for name, checkpoints in gates.items():
+        taken = sum(bool(checkpoints(c)) for c in SESSION)
+        per = (taken * median["unchanged"] + (len(SESSION) - taken) * median["harmless"]) \
+            / len(SESSION)
+        slow, busy = (per * cpm for cpm in COMMANDS_PER_MINUTE)
+        rows.append([name, f"{taken} of {len(SESSION)}", f"{per * 1000:.1f} ms",
+                     f"{slow:.2f} s ({slow / 60:.2%})", f"{busy:.2f} s ({busy / 60:.2%})"])
+    print(f"## what the gate costs a session ({len(SESSION)} commands; a checkpointed "
+          "command with nothing changed at the `unchanged` median)\n")
+    print(benchlib.markdown_table(
+        ["gate", "commands checkpointed", "hook time per command",
+         f"per minute at {COMMANDS_PER_MINUTE[0]} commands/min",
+         f"per minute at {COMMANDS_PER_MINUTE[1]} commands/min"], rows))
 
 
 if __name__ == "__main__":

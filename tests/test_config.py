@@ -25,7 +25,8 @@ def test_defaults(home):
     for key, value in HERMES_DEFAULTS.items():
         assert s.values[key] == value, key
         assert s.sources[key] == "default"
-    assert s.max_files == 50_000
+    assert s.max_files == 0   # no cap: a project of a million files is protected (issue 43)
+    assert s.only_destructive is False   # the hooks' fail-safe gate (issue 47)
     assert s.extra_excludes == ()
     assert s.base == home / "checkpoints"
     assert s.mount_dir == home / "mnt"
@@ -63,7 +64,7 @@ checkpoints:
 @pytest.mark.parametrize("text", ["", "checkpoints:\n", "other: 1\n", "# only a comment\n"])
 def test_empty_or_missing_section(home, text):
     write_config(home, text)
-    assert config.load(home, environ={}).max_files == 50_000
+    assert config.load(home, environ={}).max_files == 0
 
 
 def test_env_overrides_file_and_flags_override_env(home):
@@ -86,7 +87,8 @@ def test_env_read_from_process_environment(home, monkeypatch):
 
 
 @pytest.mark.parametrize("key,value", [
-    ("max_files", '"lots"'), ("max_files", "0"), ("max_files", "true"), ("enabled", "maybe"),
+    ("max_files", '"lots"'), ("max_files", "-1"), ("max_files", "true"), ("enabled", "maybe"),
+    ("only_destructive", "sometimes"),
     ("max_file_size_mb", "-1"), ("max_file_size_mb", "big"), ("extra_excludes", "{a: 1}"),
     ("max_snapshots", "1.5"), ("mountpoint", "[1, 2]"),
 ])

@@ -2,7 +2,11 @@
 their tools run (`rewind hook AGENT`, JSON payload on stdin), and `rewind hooks install`
 writes the agents' configuration.
 
-    entry       the hook: payload in, classifier, checkpoint when due, exit 0 (never blocks)
+    entry       the hook: payload in, gate, checkpoints when due, exit 0 (never blocks)
+    gate        a checkpoint before every command not known to change nothing
+    protect     the checkpoints: the call's project and every other one the command reaches
+    scope       the projects a command reaches (git's work tree, paths named, `cd`s)
+    notice      what is left unprotected, said in the agent's own answer
     __main__    `python -I -m rewindfs.hooks AGENT`, what installed hooks run
     isolation   the hooks run isolated from the project (interpreter flags, environment)
     deadline    bounds in time for the hook's own work (a timer signal)
@@ -22,6 +26,6 @@ writes the agents' configuration.
 The hook is a security boundary: docs/security.md says what it trusts and what not.
 
 The hook runs once per tool call, so its start-up is the product's latency: ``entry`` imports
-only the payload parsers and the classifier, and the store only when a checkpoint is due.
+only the payload parsers and the allowlist, and the store only when a checkpoint is due.
 Nothing here is imported by this package's ``__init__``.
 """

@@ -20,7 +20,7 @@ from typing import Any
 
 from rewindfs import config
 from rewindfs.agent.stepbegin import append_begin, step_trailers, valid_id
-from rewindfs.agent.workdir import working_dir_for_path
+from rewindfs.agent.workdir import hook_project
 from rewindfs.config import capture_key
 from rewindfs.hooks.payloads import ToolCall
 from rewindfs.store import (
@@ -45,7 +45,7 @@ def take(call: ToolCall, reason: str, turn: str, root: str = "",
     settings = config.load(None, {})
     layout = Layout(settings.base)
     store = Store(layout)
-    workdir = Path(root) if root else working_dir_for_path(layout, normalize_workdir(call.cwd))
+    workdir = Path(root) if root else hook_project(layout, normalize_workdir(call.cwd))
     h16 = project_hash(workdir)
     step_id, turn = valid_id(f"{call.agent}:{call.call}", "step"), valid_id(turn, "turn")
     if found is None and not root and store.exists():

@@ -1,7 +1,10 @@
 """`rewind hook AGENT`: the agent's payload on stdin, a checkpoint when one is due, exit 0.
 
-The harmless path (most tool calls) imports only json, the payload parsers and the
-classifier. The store is imported only when a checkpoint is due. Everything the hook
+The gate (hooks.gate): before a shell command, a checkpoint unless the command is known
+to change nothing (a short allowlist of read-only forms); before the first file write of
+a turn, one. The harmless path (`ls`, `git status` ...) imports only json, the payload
+parsers and the allowlist. The store is imported only when a checkpoint is due; then
+every project the command can reach is checkpointed (hooks.protect). Everything the hook
 does runs under one deadline, ``REWIND_HOOK_TIMEOUT`` seconds (default 20, well under
 every agent's own hook timeout, which `rewind hooks install` sets to 60 s): past it the
 hook logs what it was doing as skipped and exits 0 at once (the store survives a writer
@@ -19,7 +22,9 @@ helper (hooks.helper) takes it when one is up and takes the request on in time; 
 that does not is left behind and the hook takes the checkpoint itself, and at the
 deadline the helper's child still working is killed and waited for, so nothing named
 "before:" is recorded after the agent went on. Nothing goes to the agent's stdout except
-what its protocol asks for (Cursor: an allow answer); nothing to stderr.
+what its protocol asks for (Cursor: an allow answer) and, when something was left
+unprotected (a guard, an error, the deadline), the message its protocol shows the user
+(hooks.notice), once per session; nothing to stderr.
 """
 
 from __future__ import annotations
@@ -51,7 +56,8 @@ class _Run:
         self.agent, self.answer, self.limit = agent, answer, limit
         self.started = time.monotonic()
         self.doing = "reading the payload"
-
+        self.call: payloads.ToolCall | None = None
+        self.notices: list = []   # hooks.notice.Notice: what is not protected, for the answer
         self.timer: threading.Timer | None = None
 
     def left(self) -> float:
@@ -70,6 +76,25 @@ class _Run:
             self.timer.daemon = True
             self.timer.start()
 
+    def told(self, timed_out: bool = False, remember: bool = True) -> str:
+        """The answer, with what this call left unprotected said to the user (each once
+        per session, `remember`ed in the session's memory: hooks.notice; the deadline's
+        too). The deadline's thread does not wait on the session's lock: it says all."""
+        if not (self.notices or timed_out):
+            return self.answer
+        from rewindfs.hooks import notice
+
+        notices = list(self.notices)
+        if timed_out and self.call is not None:
+            notices.append(notice.Notice(f"deadline\0{self.call.cwd}", (
+                f"{self.doing} did not finish within {self.limit:g}s "
+                "(REWIND_HOOK_TIMEOUT); the command ran without it")))
+        if not notices or self.call is None:
+            return self.answer
+        if remember:
+            notices = notice.fresh(self.agent, self.call.session, notices)
+        return notice.answer(self.agent, self.answer, notices)
+
     def give_up(self) -> None:
         try:
             # (the helper's module may be half imported when the deadline strikes)
@@ -79,7 +104,7 @@ class _Run:
                           f"{self.doing} did not finish within {self.limit:g}s: skipped"
                           + ("; the helper's checkpoint was stopped before it was recorded"
                              if stopped else ""))
-            _answer(self.answer)
+            _answer(self.told(timed_out=True, remember=False))
         finally:
             os._exit(0)   # the store survives a writer stopped midway, as it survives a kill
 
@@ -89,22 +114,28 @@ def main(argv: list[str]) -> int:
     isolation.scrub_environment()   # for everything the hook starts
     run = _Run(agent, payloads.CURSOR_ALLOW if agent == "cursor" else "",
                hooklog.seconds("REWIND_HOOK_TIMEOUT", DEFAULT_TIMEOUT, MAX_TIMEOUT))
+    timed_out = False
     try:
         seconds = min(READ_SECONDS, run.limit)
         call, partial = _call(agent, seconds, *_read(seconds))
-        run.answer = call.answer
+        run.answer, run.call = call.answer, call
         handle(call, run, partial)
     except payloads.Unknown as exc:
         hooklog.write(agent, hooklog.SKIPPED, f"ignored: {exc}")
     except TimeUp as exc:   # the helper did not finish in time (it was stopped first)
         hooklog.write(agent, hooklog.SKIPPED,
                       f"{run.doing} did not finish within {run.limit:g}s: skipped; {exc}")
+        timed_out = True
     except BaseException as exc:  # noqa: BLE001 - the agent must never see a hook failure
         hooklog.write(agent, hooklog.ERROR, f"{type(exc).__name__}: {exc}")
     finally:
         if run.timer is not None:
             run.timer.cancel()
-    _answer(run.answer)
+    try:
+        _answer(run.told(timed_out))
+    except Exception as exc:  # noqa: BLE001 - the agent must never see a hook failure
+        hooklog.write(agent, hooklog.ERROR, f"answer: {type(exc).__name__}: {exc}")
+        _answer(run.answer)
     return 0
 
 
@@ -178,10 +209,10 @@ def handle(call: payloads.ToolCall, run: _Run | None = None, partial: str = ""
     if call.kind == payloads.SHELL or partial and call.kind == payloads.OTHER and (
             not call.tool or call.tool in payloads.SHELL_TOOLS):
         if run is not None:
-            run.doing = "classifying the command"
+            run.doing = "reading the command"
         why = partial or _unclassifiable(call.command)
         seconds = min(CLASSIFY_SECONDS, max(run.left(), 0.001)) if run else CLASSIFY_SECONDS
-        if not why and not _destructive(call.command, seconds):
+        if not why and not _due(call.command, seconds):
             return None
         reason = f"before: {_one_line(call.command)}" if call.command else \
             f"before: {call.tool or 'a tool'}"
@@ -195,7 +226,9 @@ def handle(call: payloads.ToolCall, run: _Run | None = None, partial: str = ""
         return None
     if why:
         reason += f" ({why}: checkpointed to be safe)"
-    outcome = _checkpoint(call, reason, turn, run)
+    from rewindfs.hooks.protect import protect
+
+    outcome = protect(call, reason, turn, run, run.notices if run is not None else [])
     try:
         if call.kind == payloads.WRITE:
             _state().mark_written(call.agent, call.session, f"{turn}\0{call.cwd}")
@@ -206,59 +239,29 @@ def handle(call: payloads.ToolCall, run: _Run | None = None, partial: str = ""
 
 
 def _unclassifiable(command: str) -> str:
-    """Why `command` is not to be classified ('' when it is)."""
+    """Why `command` is not to be read ('' when it is)."""
     if len(command) > MAX_CLASSIFY:
         return f"a {_size(len(command))} command, too long to classify"
     return ""
 
 
-def _destructive(command: str, seconds: float) -> bool:
-    """The classifier's verdict, within `seconds`; past them (or should it fail),
-    destructive: a checkpoint too many costs less than one missing."""
-    from rewindfs.agent.classify import classify
+def _due(command: str, seconds: float) -> bool:
+    """The gate's verdict (hooks.gate: a checkpoint unless the command is known to change
+    nothing), within `seconds`; past them (or should it fail), due: a checkpoint too
+    many costs less than one missing."""
     from rewindfs.hooks.deadline import within
+    from rewindfs.hooks.gate import due
 
     try:
         with within(seconds):
-            return classify(command)[0]
+            return due(command)
     except TimeUp:
-        hooklog.write("-", hooklog.INFO, f"a {_size(len(command))} command not classified "
+        hooklog.write("-", hooklog.INFO, f"a {_size(len(command))} command not read "
                       f"within {seconds:g}s: checkpointed to be safe")
         return True
-    except Exception as exc:  # noqa: BLE001 - a classifier bug must not cost a checkpoint
-        hooklog.write("-", hooklog.ERROR, f"classifier: {type(exc).__name__}: {exc}")
+    except Exception as exc:  # noqa: BLE001 - a gate bug must not cost a checkpoint
+        hooklog.write("-", hooklog.ERROR, f"gate: {type(exc).__name__}: {exc}")
         return True
-
-
-def _checkpoint(call: payloads.ToolCall, reason: str, turn: str, run: _Run | None):
-    started = time.monotonic()
-    if run is not None:
-        run.doing = f"checkpoint of {call.cwd} ({reason})"
-    from rewindfs.hooks import helper
-
-    state = _state()
-    root = state.root_of(call.agent, call.session, call.cwd)
-    # Waiting on the helper is bounded by the socket's timeouts; work done here (which
-    # may get stuck in libgit2) by the deadline's thread, armed only then.
-    outcome = helper.take(call, reason, turn, root,
-                          max(run.left(), 0.001) if run is not None else DEFAULT_TIMEOUT,
-                          run.arm if run is not None else None)
-    if not root:
-        try:
-            state.remember_root(call.agent, call.session, call.cwd, outcome["directory"])
-        except Exception as exc:  # noqa: BLE001 - remembered next time
-            hooklog.write(call.agent, hooklog.ERROR, f"session memory not saved: "
-                          f"{type(exc).__name__}: {exc}")
-    took = time.monotonic() - started
-    scoped = outcome.get("scoped")
-    what = ("checkpoint" if outcome.get("taken") else
-            "nothing changed (stamp) since the last checkpoint" if outcome.get("stamp") else
-            "unchanged since the last checkpoint")
-    hooklog.write(call.agent, hooklog.INFO,
-                  f"{what} of {outcome.get('directory')} ({reason}; turn {turn}; "
-                  f"{'' if scoped is None else f'{scoped} changed path(s) looked at; '}"
-                  f"{'by the helper; ' if outcome.get('helper') else ''}{took:.2f}s)")
-    return outcome
 
 
 def _size(n: int) -> str:

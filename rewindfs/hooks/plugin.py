@@ -6,6 +6,11 @@ isolated command: hooks.agents.hook_argv) and waits for it without blocking the 
 event loop (an asynchronous spawn awaited, killed past the agents' hook timeout);
 `chat.message` gives it the user message that names the current turn. It never throws and
 never changes the tool's arguments.
+
+What the hook leaves unprotected (its answer's `systemMessage`, hooks.notice) is shown to
+the user twice over: as a warning toast in the TUI (not awaited: headless, `opencode run`
+never answers it), and at the head of that tool call's output (`tool.execute.after`),
+which the agent prints and its model reads, so the agent's own answer can say it.
 """
 
 from __future__ import annotations
@@ -27,30 +32,39 @@ import {{ spawn }} from "node:child_process";
 const ARGV = {json.dumps(argv)};
 const TIMEOUT_MS = {HOOK_TIMEOUT_S * 1000};
 
-// The hook, awaited (the tool runs after its checkpoint) while the event loop runs on.
+// The hook, awaited (the tool runs after its checkpoint) while the event loop runs on;
+// resolves to what it says the user must hear ("" for nothing).
 function runHook(payload) {{
   return new Promise((resolve) => {{
     let child;
     try {{
-      child = spawn(ARGV[0], ARGV.slice(1), {{ stdio: ["pipe", "ignore", "ignore"] }});
+      child = spawn(ARGV[0], ARGV.slice(1), {{ stdio: ["pipe", "pipe", "ignore"] }});
     }} catch (e) {{
-      resolve();
+      resolve("");
       return;
     }}
+    let out = "";
     const timer = setTimeout(() => {{
       try {{ child.kill("SIGKILL"); }} catch (e) {{}}
-      resolve();
+      resolve("");
     }}, TIMEOUT_MS);
-    const done = () => {{ clearTimeout(timer); resolve(); }};
+    const done = () => {{
+      clearTimeout(timer);
+      let said = "";
+      try {{ said = String(JSON.parse(out).systemMessage || ""); }} catch (e) {{}}
+      resolve(said);
+    }};
     child.on("error", done);
     child.on("close", done);
+    child.stdout.on("data", (chunk) => {{ if (out.length < 65536) out += chunk; }});
     child.stdin.on("error", () => {{}});
     child.stdin.end(payload);
   }});
 }}
 
-export const Rewindfs = async ({{ directory }}) => {{
+export const Rewindfs = async ({{ directory, client }}) => {{
   const turns = {{}};
+  const notices = {{}};
   return {{
     "chat.message": async (input, output) => {{
       try {{
@@ -65,7 +79,24 @@ export const Rewindfs = async ({{ directory }}) => {{
           tool: input.tool, sessionID: input.sessionID, callID: input.callID, args,
           directory: args.workdir || directory, turn: turns[input.sessionID] || "",
         }});
-        await runHook(payload);
+        const said = await runHook(payload);
+        if (said) {{
+          notices[input.callID] = said;
+          try {{
+            Promise.resolve(client && client.tui && client.tui.showToast({{
+              body: {{ title: "rewind", message: said, variant: "warning" }},
+            }})).catch(() => {{}});
+          }} catch (e) {{}}
+        }}
+      }} catch (e) {{}}
+    }},
+    "tool.execute.after": async (input, output) => {{
+      try {{
+        const said = notices[input.callID];
+        if (said && output) {{
+          delete notices[input.callID];
+          output.output = said + "\\n" + (typeof output.output === "string" ? output.output : "");
+        }}
       }} catch (e) {{}}
     }},
   }};

@@ -13,11 +13,11 @@ from rewindfs.hooks.agents import hook_command
 
 
 def claude_payload(cwd: Path, command: str, call: str = "t1", session: str = "s1",
-                   tool: str = "Bash", **tool_input: str) -> bytes:
+                   tool: str = "Bash", turn: str = "p1", **tool_input: str) -> bytes:
     """A Claude Code PreToolUse payload (as its docs and the real CLI send it)."""
     return json.dumps({
         "session_id": session, "transcript_path": "/dev/null", "cwd": str(cwd),
-        "permission_mode": "default", "hook_event_name": "PreToolUse", "prompt_id": "p1",
+        "permission_mode": "default", "hook_event_name": "PreToolUse", "prompt_id": turn,
         "tool_name": tool, "tool_input": {"command": command, **tool_input},
         "tool_use_id": call}).encode()
 

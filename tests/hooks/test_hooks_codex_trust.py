@@ -34,6 +34,7 @@ def test_codex_trust_as_codex_sees_it(tmp_path: Path, home: Path, run_rewind,
     project = tmp_path / "proj"
     project.mkdir()
     (project / "important.txt").write_text("keep me\n")
+    (project / "package.json").write_text("{}\n")
     with ModelServer([Shell("rm important.txt"), Say("All done.")], project=str(project)) as srv:
         codex = Agent("codex", tmp_path / "agent-home", project, srv, bypass_hook_trust=False)
         env = {k: v for k, v in codex.env().items() if k in ("HOME", "CODEX_HOME")}

@@ -41,7 +41,7 @@ def hook(home: Path, cwd: Path, command: str, call: str, **env: str) -> list[str
         timeout=60, cwd="/", env={"PATH": os.environ["PATH"], "HERMES_HOME": str(home),
                          "HOME": str(home.parent), **env})
     assert done.returncode == 0 and done.stderr == "", done.stderr
-    return json.loads(done.stdout)
+    return json.loads(done.stdout.splitlines()[-1])   # (after the hook's answer, if any)
 
 
 def helper_of(home: Path) -> int | None:

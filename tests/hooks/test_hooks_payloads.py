@@ -183,9 +183,11 @@ def test_unknown_agent_and_failed_checkpoint_never_fail_the_agent(tmp_path: Path
                                                                   home: Path) -> None:
     done = hook("vim", {"cwd": "/"}, home)
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
-    # A destructive command in a directory that is not a project (the home dir): logged.
+    # A destructive command in a directory that is not a project (the home dir): logged,
+    # and said to the agent's user (issue 43).
     done = hook("claude-code", claude(home.parent, "Bash", {"command": "rm -rf x"}), home)
-    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert (done.returncode, done.stderr) == (0, b"")
+    assert json.loads(done.stdout)["systemMessage"].startswith("rewind: not protected: ")
     log = (home / "rewind-hooks" / "hook.log").read_text().splitlines()
     assert "unknown agent 'vim'" in log[0] and " claude-code error " in log[-1], log
 
@@ -194,12 +196,18 @@ def test_checkpoint_past_the_deadline_is_skipped_and_logged(proj: Path, home: Pa
                                                            run_rewind) -> None:
     # A deadline nothing can meet (it covers the whole hook: reading the payload,
     # classifying, the checkpoint): the hook gives up, logs what it was doing as skipped
-    # and exits 0.
+    # and exits 0. Once it knows the call, it tells the agent's user the command ran
+    # unprotected (issue 43).
     done = hook("claude-code", claude(proj, "Bash", {"command": "rm -rf src"}), home,
                 env={"REWIND_HOOK_TIMEOUT": "0.001"})
-    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert (done.returncode, done.stderr) == (0, b"")
     log = (home / "rewind-hooks" / "hook.log").read_text()
     assert "did not finish within 0.001s: skipped" in log
+    if "reading the payload did not finish" in log:
+        assert done.stdout == b""
+    else:
+        message = json.loads(done.stdout)["systemMessage"]
+        assert message.startswith("rewind: not protected: ") and "within 0.001s" in message
     assert checkpoints(run_rewind, proj) == []
 
 

@@ -1,7 +1,9 @@
 """A marker planted by another user never makes a hook checkpoint someone else's directory
 (issue 33, case 9): a `package.json` user nobody puts in a shared sticky parent (as /tmp
 is), or in a directory nobody owns, is not adopted as the project root of a marker-less
-scratch directory below it; the hook's checkpoint holds the scratch directory only."""
+scratch directory below it. The scratch directory is then in no project, which the hook
+refuses and says (issue 43); checkpointed once by hand, it is protected, and the hook's
+checkpoint holds the scratch directory only."""
 
 from __future__ import annotations
 
@@ -50,10 +52,17 @@ def test_a_planted_marker_is_not_adopted(parent_kind: str, shared_parent: Path,
     scratch.mkdir()
     (scratch / "notes.txt").write_text("my notes\n")
 
-    run_hook("claude-code", claude_payload(scratch, "rm notes.txt"), scratch, hook_env(home))
+    done = run_hook("claude-code", claude_payload(scratch, "rm notes.txt"), scratch,
+                    hook_env(home))
+    message = json.loads(done.stdout)["systemMessage"]
+    assert f"{scratch} is in no project" in message, message   # not the planted parent's
     env = {"HERMES_HOME": str(home)}
+    run_rewind("checkpoint", "-m", "mine", cwd=scratch, env=env, check=True)
+    (scratch / "notes.txt").write_text("my notes, edited\n")
+    run_hook("claude-code", claude_payload(scratch, "rm notes.txt", call="t2"), scratch,
+             hook_env(home))
     status = json.loads(run_rewind("status", "--json", env=env, check=True).stdout)
     assert [p["workdir"] for p in status["projects"]] == [str(scratch)]
-    [cp] = json.loads(run_rewind("list", "--json", cwd=scratch, env=env, check=True).stdout)
+    cp, _ = json.loads(run_rewind("list", "--json", cwd=scratch, env=env, check=True).stdout)
     assert cp["reason"] == "before: rm notes.txt"
     assert sorted(files_of(cp["hash"])) == [b"notes.txt"]

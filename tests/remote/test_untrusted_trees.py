@@ -56,7 +56,8 @@ def test_a_tree_bomb_is_listed_in_one_line_and_never_walked(tmp_path: Path):
         assert run.code == 0, (args, run.stderr[-2000:])
         if args[-1] == "--json":
             listed = json.loads(run.stdout)[0]["checkpoints"]
-            assert listed[0]["over_bounds"] == "4,294,967,296 files (max_files is 50,000)"
+            assert listed[0]["over_bounds"] == \
+                "4,294,967,296 files (at most 2,000,000 with max_files 0)"
             assert "over_bounds" not in listed[1]  # the normal one below it
         elif args[0] == "list":
             said = [line for line in run.stdout.splitlines() if "over the bounds" in line]
@@ -70,7 +71,7 @@ def test_a_tree_bomb_is_listed_in_one_line_and_never_walked(tmp_path: Path):
                         (["diff", "2", "1", "-C", "@evil/app"], "compared")):
         run = bounded(args, env, DEADLINE)
         within(run)
-        one_line(run, f"is not {doing}", "4,294,967,296 files (max_files is 50,000)")
+        one_line(run, f"is not {doing}", "4,294,967,296 files (at most 2,000,000 with max_files 0)")
     assert not out.exists()
     # The normal checkpoint below it is within its bounds: restored as ever.
     run = bounded(["restore", "2", "-C", "@evil/app", "--to", out], env, DEADLINE)

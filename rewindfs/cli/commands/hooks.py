@@ -27,8 +27,8 @@ PROJECT = click.option("--project", "project", metavar="DIR", default=None,
     "rewind hooks uninstall gemini",
 ))
 def hooks() -> None:
-    """Checkpoint before agents' destructive tool calls: Claude Code, Codex, Gemini CLI,
-    Cursor, OpenCode, Kilo."""
+    """Checkpoint before agents' tool calls that may change files: Claude Code, Codex,
+    Gemini CLI, Cursor, OpenCode, Kilo."""
 
 
 OTHER_OWNER = click.option(

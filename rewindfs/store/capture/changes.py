@@ -78,7 +78,7 @@ def find(project: Project, index: pygit2.Index, limits: Limits, paths: list[byte
 def check_count(project: Project, walk: Walk, limits: Limits, dropping: list[bytes]) -> None:
     """Refuse a capture that would leave more than max_files files (`dropping`: entries
     dropped after the walk as now ignored): nothing is written, the index as it was."""
-    if walk.files(dropping) > limits.max_files:
+    if limits.max_files and walk.files(dropping) > limits.max_files:
         walk.index.read(True)
         raise too_many(project, limits)
 

@@ -27,7 +27,7 @@ from rewindfs.store.objects.repo import Project
 @dataclass(frozen=True)
 class Limits:
     max_file_size: int = 10 * 1024 * 1024  # bytes; a file exactly this big is kept; 0 = no cap
-    max_files: int = 50_000
+    max_files: int = 0  # files a capture may leave in its tree (past it: refused); 0 = no cap
 
 
 DEFAULT_LIMITS = Limits()
@@ -102,7 +102,7 @@ class Walk:
             return  # sockets, fifos, devices: not content
         if not self.tracked(rel):
             self.new += 1
-            if self.new > self.limits.max_files:
+            if self.limits.max_files and self.new > self.limits.max_files:
                 raise TooManyFiles  # too many whatever else goes: no need to look further
         self.found.append((rel, st))
         self.found_bytes += st.st_size

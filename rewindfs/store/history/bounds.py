@@ -33,17 +33,21 @@ MiB = 1024 * 1024
 # every command configures the bounds, and few need the capture code.
 MAX_DEPTH = 100
 TREE, COMMIT = 0o040000, 0o160000
+# What measuring counts to when captures have no `max_files` (its default, 0): a tree
+# fetched from a remote past this is not read whole, however big the project it came from.
+UNCAPPED_FILES = 2_000_000
 MEMO_LIMIT = 200_000  # subtrees and blob sizes remembered per process (emptied when full)
 CLOCK_EVERY = 1024  # objects read between two looks at the clock
 
 
 @dataclass(frozen=True)
 class Bounds:
-    max_files: int = 50_000  # files (and, separately, directories)
+    max_files: int = UNCAPPED_FILES  # files (and, separately, directories)
     max_file_size: int = 10 * MiB  # bytes; 0: no bound
     max_total: int = 500 * MiB  # bytes of every file together; 0: no bound
     max_depth: int = MAX_DEPTH  # path components
     seconds: float = 60.0  # measuring longer than this counts as over
+    capped: bool = False  # max_files set (else max_files is UNCAPPED_FILES, no setting's)
 
 
 DEFAULT = Bounds()
@@ -51,9 +55,16 @@ _current = [DEFAULT]
 
 
 def configure(max_files: int, max_file_size: int, max_total: int) -> None:
-    """The bounds of this process (the CLI's settings)."""
-    _current[0] = Bounds(max_files=max(1, int(max_files)), max_file_size=max(0, int(max_file_size)),
-                         max_total=max(0, int(max_total)))
+    """The bounds of this process (the CLI's settings; `max_files` 0: UNCAPPED_FILES)."""
+    _current[0] = Bounds(max_files=int(max_files) if max_files > 0 else UNCAPPED_FILES,
+                         max_file_size=max(0, int(max_file_size)),
+                         max_total=max(0, int(max_total)), capped=max_files > 0)
+
+
+def _files_rule(b: Bounds) -> str:
+    """Where the files bound comes from, for a refusal's words."""
+    return f"max_files is {b.max_files:,}" if b.capped else \
+        f"at most {b.max_files:,} with max_files 0"
 
 
 def current() -> Bounds:
@@ -103,7 +114,7 @@ def measure(repo: pygit2.Repository, tree_id: str, bounds: Bounds | None = None)
 def over(size: Size, b: Bounds) -> str | None:
     """Why `size` is over bounds `b` (the first bound it passes), or None."""
     if size.files > b.max_files:
-        return f"{size.files:,} files (max_files is {b.max_files:,})"
+        return f"{size.files:,} files ({_files_rule(b)})"
     if size.dirs > b.max_files:
         return f"{size.dirs:,} directories (at most max_files, {b.max_files:,})"
     if size.depth > b.max_depth:
@@ -191,7 +202,7 @@ def _tick(reads: list[int], deadline: float, b: Bounds) -> None:
     reads[0] += 1
     if reads[0] % CLOCK_EVERY == 0:
         if reads[0] > 4 * b.max_files + CLOCK_EVERY:
-            raise _GiveUp(f"more than {b.max_files:,} files (max_files is {b.max_files:,})")
+            raise _GiveUp(f"more than {b.max_files:,} files ({_files_rule(b)})")
         if time.monotonic() > deadline:
             raise _GiveUp(f"more than can be measured in {b.seconds:.0f} s")
 
