@@ -19,6 +19,7 @@ from pygit2.ffi import C, ffi
 
 from rewindfs.store.capture import deepdirs, interrupts
 from rewindfs.store.capture.progress import PROGRESS_EVERY, Progress, reporter
+from rewindfs.store.objects import gitextra
 from rewindfs.store.objects.repo import Project
 
 
@@ -39,13 +40,14 @@ class Walk:
     """What one pass over the working tree found (the add_all callback, named paths,
     nested repositories)."""
 
-    def __init__(self, project: Project, index: pygit2.Index, limits: Limits):
+    def __init__(self, project: Project, index: pygit2.Index, limits: Limits,
+                 outside: int = 0):
         self.root = os.fsencode(str(project.workdir))
         self.saw_gitignore = False
         self.repo = project.repo
         self.index = index
         self.limits = limits
-        self.count = len(index)
+        self.count = len(index) + outside  # files outside the index: see changes.find
         self.found: list[tuple[bytes, os.stat_result]] = []  # files and links to store
         self.found_bytes = 0
         self.oversize: list[bytes] = []
@@ -175,10 +177,7 @@ class Walk:
             self.admit(rel)
 
     def ignored(self, rel: bytes) -> bool:
-        try:
-            return self.repo.path_is_ignored(os.fsdecode(rel))
-        except (UnicodeError, ValueError):
-            return False
+        return gitextra.path_is_ignored(self.repo, rel)
 
     def add_nested(self, top: bytes) -> None:
         for dirpath, dirnames, filenames in os.walk(self.root + b"/" + top):

@@ -34,7 +34,7 @@ import pygit2
 from pygit2.ffi import C
 
 from rewindfs.errors import StoreError
-from rewindfs.store.capture import changes, deepdirs, interrupts
+from rewindfs.store.capture import changes, changesource, deepdirs, graft, interrupts
 from rewindfs.store.capture.changes import unreadable_dirs
 from rewindfs.store.capture.storing import index_dirs, pack_trees, store_found
 from rewindfs.store.capture.walk import Limits, Walk
@@ -52,6 +52,7 @@ class Capture:
     changing: list[str] = field(default_factory=list)  # kept changing while read
     too_deep: list[str] = field(default_factory=list)  # directories not descended into
     nested_repos: list[str] = field(default_factory=list)
+    grafted: bool = False  # from a watch's changed paths (graft), not a walk of the tree
 
     def skipped(self) -> dict[str, list[str]]:
         """What was left out (or kept at its previous version), by reason."""
@@ -67,9 +68,84 @@ def capture(project: Project, limits: Limits, paths: list[bytes] | None = None) 
     entry stays as the last capture saw it. The caller holds the project lock.
     Raises Refused when the project has more than `limits.max_files` files
     (nothing is written then). Ctrl-C stops it within moments, index untouched.
+
+    When a watch is registered (changesource) and knows what changed since a capture
+    it trusts, only the changed paths are read and grafted onto that capture's tree
+    (`_capture_since`): the same tree a walk would give, without walking. Whenever it
+    cannot be sure, the walk runs.
     """
     with interrupts.deferred():
-        return _capture(project, limits, paths)
+        plan = changesource.begin(project, limits)
+        cap = None
+        if plan is not None and plan.since is not None:
+            cap = _capture_since(project, limits, paths, plan.since)
+        if cap is None:
+            cap = _capture(project, limits, paths)
+        if plan is not None and (paths is None or cap.grafted):
+            changesource.done(project, plan, limits, cap)
+        return cap
+
+
+def _capture_since(project: Project, limits: Limits, paths: list[bytes] | None,
+                   since: graft.Since) -> Capture | None:
+    """The capture from `since` (its tree and the paths changed since), or None when
+    only a walk can tell: other limits, an ignore file changed, damaged objects to
+    write again, or anything failing on the way (the walk then runs and says why)."""
+    scoped = graft.scopes([*since.paths, *(paths or [])])
+    layout = project.store.layout
+    if since.limits != limits or scoped == [b""] or any(
+            p.rpartition(b"/")[2] in graft.IGNORE_FILES for p in scoped):
+        return None
+    stamp = _IgnoreStamp(project)
+    if stamp.changed or not stamp.saved or heal.listed_ids(layout):
+        return None
+    hidden = _hidden_dirs(project)
+    rules = deepdirs.rules(layout.worktree_admin(project.h16)) + [
+        r for r in map(deepdirs.literal_rule, hidden) if r]
+    trees = graft.Trees(project.repo)
+    index = pygit2.Index()
+
+    def reset() -> None:
+        index.clear()
+        graft.seed(trees, since.tree, index, scoped)
+
+    try:
+        seeded = graft.seed(trees, since.tree, index, scoped)
+        with _ignoring(project.repo, rules), _no_gc():
+            walk = changes.find(project, index, limits, scoped, rules, hidden, set(), reset,
+                                outside=since.count - seeded)
+            walk.too_deep[:0] = deepdirs.still_there(layout.worktree_admin(project.h16),
+                                                     walk.root)
+            changing: list[bytes] = []
+            store_found(project, walk, changing)
+            for rel in (*walk.oversize, *walk.replaced_by_dir):
+                if walk.tracked(rel):
+                    C.git_index_remove(index._index, rel, 0)
+            if walk.saw_gitignore:  # a directory moved in with its own: only it is ruled
+                _drop_now_ignored(walk)
+            part = index.write_tree(project.repo).raw
+            tree = graft.graft(trees, since.tree, part, scoped)
+    except interrupts.Interrupted:
+        raise
+    except (OSError, pygit2.GitError, ValueError, KeyError, StoreError):
+        return None
+    decode, kept = os.fsdecode, set(scoped)
+
+    def carried(kind: str, found: list[bytes]) -> list[str]:
+        old = [p for p in since.skipped.get(kind, [])
+               if not graft.under(os.fsencode(p.rstrip("/")), kept)]
+        return sorted(old + [decode(p) for p in found])
+
+    return Capture(
+        tree_id=pygit2.Oid(raw=tree),
+        file_count=since.count - seeded + len(index),
+        oversize=carried("oversize", walk.oversize),
+        unreadable=carried("unreadable", walk.unreadable),
+        changing=[decode(p) for p in changing],
+        too_deep=[decode(p) + "/" for p in walk.too_deep],
+        nested_repos=[decode(p) for p in walk.nested],
+        grafted=True,
+    )
 
 
 def _capture(project: Project, limits: Limits, paths: list[bytes] | None) -> Capture:

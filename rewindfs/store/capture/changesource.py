@@ -1,0 +1,61 @@
+"""Where a capture learns what changed since an earlier one: a watch, when one is registered.
+
+The store knows nothing of watching. The resident process (rewindfs.resident) watches
+the projects it has checkpointed and, in each process it forks to do a checkpoint or
+serve a command, registers a `Source` here. Every capture then asks it first (`begin`):
+the source answers with a `Plan`: what changed since a capture it trusts (a
+graft.Since, or None when it does not know: the capture walks the tree), and a token
+that, handed back with the finished capture (`done`), lets the watch take that capture
+as the next one it trusts. No source registered (a command run in its own process, the
+Python API, Hermes): `begin` is None and every capture walks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from rewindfs.store.capture.graft import Since
+    from rewindfs.store.capture.walk import Limits
+    from rewindfs.store.capture.workdir import Capture
+    from rewindfs.store.objects.repo import Project
+
+
+@dataclass(frozen=True)
+class Plan:
+    since: Since | None   # what changed since a trusted capture (None: walk)
+    token: Any            # the source's, handed back by `done`
+
+
+class Source(Protocol):
+    def begin(self, workdir: Path, limits: Limits) -> Plan | None: ...
+
+    def done(self, workdir: Path, token: Any, limits: Limits, capture: Capture) -> None: ...
+
+
+_source: Source | None = None
+
+
+def register(source: Source | None) -> None:
+    """The watch this process's captures ask (None: none, every capture walks)."""
+    global _source
+    _source = source
+
+
+def begin(project: Project, limits: Limits) -> Plan | None:
+    if _source is None:
+        return None
+    try:
+        return _source.begin(project.workdir, limits)
+    except Exception:  # noqa: BLE001 - a watch that fails is a watch not trusted: walk
+        return None
+
+
+def done(project: Project, plan: Plan, limits: Limits, capture: Capture) -> None:
+    if _source is not None:
+        try:
+            _source.done(project.workdir, plan.token, limits, capture)
+        except Exception:  # noqa: BLE001 - the capture stands; the watch forgets its base
+            pass
