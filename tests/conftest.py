@@ -613,7 +613,7 @@ def stop_hooks_helper(home: Path) -> None:
         if not entry.name.isdigit():
             continue
         try:
-            if (b"rewindfs.hooks.helper" in Path(entry.path, "cmdline").read_bytes()
+            if (b"rewindfs.resident" in Path(entry.path, "cmdline").read_bytes()
                     and ours in Path(entry.path, "environ").read_bytes().split(b"\0")):
                 os.kill(int(entry.name), signal.SIGKILL)
         except OSError:  # gone meanwhile

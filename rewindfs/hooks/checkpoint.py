@@ -31,6 +31,7 @@ from rewindfs.store import (
     normalize_workdir,
     project_hash,
 )
+from rewindfs.store.capture import changesource
 from rewindfs.store.history import carrying, stamp, steplog
 from rewindfs.store.maintenance import Policy, auto
 from rewindfs.store.remote import autopush
@@ -48,7 +49,7 @@ def take(call: ToolCall, reason: str, turn: str, root: str = "",
     workdir = Path(root) if root else working_dir_for_path(layout, normalize_workdir(call.cwd))
     h16 = project_hash(workdir)
     step_id, turn = valid_id(f"{call.agent}:{call.call}", "step"), valid_id(turn, "turn")
-    if found is None and not root and store.exists():
+    if found is None and not root and store.exists() and not changesource.active():
         found = stamp.changes(layout.store, h16, workdir, capture_key(workdir, settings.home))
     result = _checkpoint(settings, store, workdir, reason, found,
                          {AGENT_TRAILER: call.agent, SESSION_TRAILER: call.session,
@@ -81,7 +82,7 @@ def _checkpoint(settings: config.Settings, store: Store, workdir: Path, reason: 
     if result.taken and settings.auto_push:  # queued; pushed by a detached process
         autopush.trigger(store.layout, settings.auto_push, result.project,
                          settings.auto_push_delay, settings.remote_timeout)
-    if result.commit and result.tree:
+    if result.commit and result.tree and not changesource.active():  # (else the watch knows)
         stamp.record_later(store.layout.store, result.project, workdir, result.commit,
                            result.tree, started, key, result.skipped_files,
                            found[0] if found else None)

@@ -118,7 +118,8 @@ def test_an_idle_helper_exits_and_none_starts_when_off(project: Path, home: Path
 ORPHANED = r"""
 import ctypes, json, os, signal, socket, subprocess, sys, time
 from pathlib import Path
-from rewindfs.hooks import helper, helperwire
+from rewindfs.hooks import helper
+from rewindfs.resident import wire as helperwire
 
 def until(what, check):
     deadline = time.monotonic() + 60
@@ -129,7 +130,7 @@ def until(what, check):
 ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: orphans below are ours
 signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})  # kept pending, to be seen
 folder = Path(sys.argv[1])
-proc = subprocess.Popen([sys.executable, "-m", "rewindfs.hooks.helper"])
+proc = subprocess.Popen([sys.executable, "-m", "rewindfs.resident"])
 until("the helper", lambda: helper.running(folder) == proc.pid)
 fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
 sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

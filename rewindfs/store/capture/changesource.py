@@ -44,6 +44,12 @@ def register(source: Source | None) -> None:
     _source = source
 
 
+def active() -> bool:
+    """Whether a watch is registered (then a stat walk to prove nothing changed, the
+    stat stamp's, costs more than asking it)."""
+    return _source is not None
+
+
 def begin(project: Project, limits: Limits) -> Plan | None:
     if _source is None:
         return None

@@ -16,6 +16,7 @@ not UTF-8 survive.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -55,6 +56,22 @@ def scopes(paths: Iterable[bytes]) -> list[bytes]:
             return [b""]   # the whole tree: not a graft at all (the caller walks it)
         if out and (path == out[-1] or path.startswith(out[-1] + b"/")):
             continue
+        out.append(path)
+    return out
+
+
+def nested_tops(root: bytes, scoped: list[bytes]) -> list[bytes]:
+    """Each of `scoped` that lies inside a nested repository (a directory of the project
+    holding `.git`) replaced by that repository's top: a walk takes a nested repository
+    whole (walk.add_nested), so a graft must look at it whole too."""
+    out = []
+    for path in scoped:
+        parts = path.split(b"/")[:-1]
+        for i in range(1, len(parts) + 1):
+            top = b"/".join(parts[:i])
+            if os.path.lexists(root + b"/" + top + b"/.git"):
+                path = top
+                break
         out.append(path)
     return out
 

@@ -91,7 +91,8 @@ def _capture_since(project: Project, limits: Limits, paths: list[bytes] | None,
     """The capture from `since` (its tree and the paths changed since), or None when
     only a walk can tell: other limits, an ignore file changed, damaged objects to
     write again, or anything failing on the way (the walk then runs and says why)."""
-    scoped = graft.scopes([*since.paths, *(paths or [])])
+    root = os.fsencode(str(project.workdir))
+    scoped = graft.scopes(graft.nested_tops(root, [*since.paths, *(paths or [])]))
     layout = project.store.layout
     if since.limits != limits or scoped == [b""] or any(
             p.rpartition(b"/")[2] in graft.IGNORE_FILES for p in scoped):

@@ -247,7 +247,7 @@ def tree_content(entries: Iterable[tuple[int, bytes, bytes]]) -> bytes:
 
 
 def _join(entries: Iterable[tuple[bytes, bytes, bytes]]) -> bytes:
-    return b"".join(b"%s %s\0%s" % entry for entry in entries)
+    return b"".join(b"%s %s\0%s" % (mode, name, oid) for mode, name, oid in entries)
 
 
 def _tree_object(pack: PackWriter, entries: list) -> bytes:
