@@ -119,14 +119,17 @@ class Walk:
             self.saw_gitignore = True
         full = self.root + b"/" + rel
         try:
-            os.lstat(full)
+            # A parent that is a link now comes first: what lies behind it (a link that
+            # loops, say, which lstat would report as an error) is not project content.
+            vanished = blocking_parent(self.root, rel) is not None
+            if not vanished:
+                os.lstat(full)
         except (FileNotFoundError, NotADirectoryError):
             vanished = True
         except OSError:
             self.unreadable.append(rel)  # a parent we may not search
             return
         else:
-            vanished = blocking_parent(self.root, rel) is not None
             if not vanished:
                 parent = full.rpartition(b"/")[0]
                 if not os.access(parent, os.R_OK | os.X_OK):
