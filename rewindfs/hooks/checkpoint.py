@@ -67,6 +67,31 @@ def take(call: ToolCall, reason: str, turn: str, root: str = "",
             "scoped": len(found[2]) if found else None}
 
 
+SESSION_REASON = "session start: the project before the session's first command"
+
+
+def workdir_of(call: ToolCall) -> Path | None:
+    """The project a tool call's directory belongs to (None: none to checkpoint)."""
+    settings = config.load(None, {})
+    try:
+        return working_dir_for_path(Layout(settings.base), normalize_workdir(call.cwd))
+    except (OSError, ValueError):
+        return None
+
+
+def limits() -> tuple[int, int]:
+    settings = config.load(None, {})
+    return settings.max_file_size_bytes, settings.max_files
+
+
+def session_start(call: ToolCall, workdir: Path) -> None:
+    """The checkpoint a session's start takes in the background (resident.server): the
+    project as the agent found it, with no step of its own."""
+    settings = config.load(None, {})
+    _checkpoint(settings, Store(Layout(settings.base)), workdir, SESSION_REASON, None,
+                {AGENT_TRAILER: call.agent, SESSION_TRAILER: call.session})
+
+
 def _checkpoint(settings: config.Settings, store: Store, workdir: Path, reason: str,
                 found: tuple[str, str, list[bytes]] | None, trailers: dict[str, str] | None
                 ) -> SnapshotResult:

@@ -218,3 +218,28 @@ def start() -> None:
     from rewindfs.hooks.isolation import start_helper
 
     start_helper()
+
+
+def warm(call: Any) -> None:
+    """An agent's session began (its first prompt): ask the resident process to watch the
+    project and take its first checkpoint in the background (resident.server), so the
+    session's first command needs only what changed. Never waits for it; with no
+    resident process running, one is started for the next call."""
+    if not enabled():
+        return
+    sock = helperwire.connect(START_SECONDS / 4)
+    if sock is None:
+        start()
+        return
+    try:
+        sock.settimeout(START_SECONDS)
+        fields = [getattr(call, f) for f in call.__slots__]
+        fields[call.__slots__.index("command")] = ""
+        send(sock, {"kind": "warm", "call": fields, "reason": "", "turn": call.turn,
+                    "root": "", "code": code_key(), "home": str(hooklog.hermes_home()),
+                    "env": helperwire.settings()})
+        receive(sock)
+    except OSError:
+        pass
+    finally:
+        sock.close()

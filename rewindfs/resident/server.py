@@ -69,6 +69,7 @@ class Server:
         self.poller.register(listener, select.POLLIN)
         self.running: dict[int, tuple[int, socket.socket]] = {}   # pidfd -> (pid, conn)
         self.clients: dict[int, int] = {}                          # conn fd -> pidfd
+        self.served = 0   # commands run for clients (`status`: a test knows it was served)
 
     # -- the loop --------------------------------------------------------------------------
 
@@ -140,6 +141,7 @@ class Server:
             return False
         if kind == "cli":
             checked = wire.check_cli(request, fds)
+            self.served += 1
             pid = self.fork(conn, lambda: _cli_child(conn, checked, fds, self.listener))
             pidfd = os.pidfd_open(pid) if portable.linux("pidfd") else None
             if pidfd is None:
@@ -149,6 +151,11 @@ class Server:
             self.clients[conn.fileno()] = pidfd
             self.poller.register(conn, select.POLLRDHUP)
             return True
+        if kind == "warm":   # a session began: its project watched, a first checkpoint
+            checked = wire.check({**request, "kind": None}, _call_fields())
+            self.fork(conn, lambda: _warm_child(checked))
+            wire.send(conn, {"ok": True})
+            return False
         if kind in ("since", "captured", "watch", "status"):
             wire.send(conn, self.watch_request(kind, request))
             return False
@@ -198,7 +205,8 @@ class Server:
         if self.watcher is None:
             return {"ok": False, "error": "this process watches nothing (no inotify)"}
         if kind == "status":
-            return {"ok": True, "projects": self.watcher.status()}
+            return {"ok": True, "projects": self.watcher.status(), "served": self.served,
+                    "pid": self.me}
         workdir = wire.checked_path(request, "workdir")
         if kind == "watch":
             self.watcher.plan(workdir, wire.checked_limits(request))
@@ -283,6 +291,47 @@ def _hook_child(conn: socket.socket, request: dict[str, Any], server_pid: int) -
             wire.send(conn, {"ok": False, "error": f"{type(exc).__name__}: {exc}"})
         except OSError:
             pass
+
+
+WARM_SECONDS = 120.0   # for the watch of a session's project to be in place
+
+
+def _warm_child(request: dict[str, Any]) -> None:
+    """The project of a session that began: watched, then its checkpoint taken once the
+    watch is in place (the capture the watch's next ones build on). A command of the
+    session that comes meanwhile waits for it (the project lock): a "before" is a before."""
+    import time
+
+    from rewindfs.hooks import checkpoint
+    from rewindfs.hooks.payloads import ToolCall
+    from rewindfs.resident.source import ask
+
+    try:
+        for name in [k for k in os.environ if wire.is_setting(k)]:
+            del os.environ[name]
+        os.environ.update(request["env"])
+        _register_source()
+        call = ToolCall(*request["call"])
+        workdir = checkpoint.workdir_of(call)
+        if workdir is None:
+            return
+        limits = checkpoint.limits()
+        deadline = time.monotonic() + WARM_SECONDS
+        found = ask({"kind": "status"}) or {}
+        if any(p.get("root") == str(workdir) and p.get("state") == "ready"
+               for p in found.get("projects", [])):
+            return   # watched already: its checkpoints cost what changed
+        ask({"kind": "watch", "workdir": str(workdir), "limits": list(limits)})
+        while time.monotonic() < deadline:
+            found = ask({"kind": "status"}) or {}
+            states = {p.get("root"): p.get("state") for p in found.get("projects", [])}
+            if states.get(str(workdir)) != "starting":
+                break
+            time.sleep(0.05)
+        checkpoint.session_start(call, workdir)
+    except BaseException as exc:  # noqa: BLE001 - no one to tell but the log
+        hooklog.write("helper", hooklog.ERROR,
+                      f"first checkpoint of the session: {type(exc).__name__}: {exc}")
 
 
 def _cli_child(conn: socket.socket, request: dict[str, Any], fds: list[int],

@@ -69,16 +69,22 @@ class Remote:
               "skipped": capture.skipped(), "limits": list(limits_key(limits))})
 
 
+def ask(request: dict[str, Any]) -> dict[str, Any] | None:
+    """The resident process's answer to a watch request (None: none, or an error)."""
+    return _ask(request)
+
+
 def _ask(request: dict[str, Any]) -> dict[str, Any] | None:
     from rewindfs.resident import wire
 
     sock = wire.connect(ASK_SECONDS)
     if sock is None:
         return None
-    with sock:
-        try:
-            wire.send(sock, {**request, "code": wire.code_key()})
-            answer = wire.receive(sock, MAX_ANSWER)
-        except OSError:
-            return None
+    try:
+        wire.send(sock, {**request, "code": wire.code_key()})
+        answer = wire.receive(sock, MAX_ANSWER)
+    except OSError:
+        return None
+    finally:
+        sock.close()
     return answer if answer is not None and answer.get("ok") else None
