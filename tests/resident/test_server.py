@@ -93,6 +93,7 @@ def test_every_read_command_answers_as_in_its_own_process(served: Served) -> Non
         there = served.run(args)
         assert (there.returncode, _aged(there.stdout), _aged(there.stderr)) == \
                (here.returncode, _aged(here.stdout), _aged(here.stderr)), args
+        assert there.stdout.count("\n") == here.stdout.count("\n")
 
 
 WRITE_COMMANDS = [
@@ -128,15 +129,18 @@ def test_every_write_command_does_what_it_does_in_its_own_process(
 
 
 def _aged(text: str) -> str:
-    """`text` with its ages said alike (a second passes between two runs)."""
-    return re.sub(r"\d+ ?(s|sec|seconds?|m|min|minutes?) ago|just now", "<age>", text)
+    """`text` with its ages and sizes said alike, and its columns' padding (a second
+    passes between two runs; a cache one of them wrote counts in the store's size)."""
+    text = re.sub(r"\d+ ?(s|sec|seconds?|m|min|minutes?|h) ago|just now|next in \d+h",
+                  "<age>", text)
+    text = re.sub(r"\d+(\.\d+)? (B|KiB|MiB)\b", "<size>", text)
+    return re.sub(r"[ \t]+", " ", text)
 
 
 def _normalized(text: str) -> str:
     """`text` with its ids and sizes said alike too (commits of other moments: other ids,
     other compressed sizes)."""
-    text = re.sub(r"\b[0-9a-f]{8,40}\b", "<id>", text)
-    return _aged(re.sub(r"\d+(\.\d+)? (B|KiB|MiB)\b", "<size>", text))
+    return _aged(re.sub(r"\b[0-9a-f]{8,40}\b", "<id>", text))
 
 
 def _tree(root: Path) -> dict[str, bytes]:
@@ -146,7 +150,7 @@ def _tree(root: Path) -> dict[str, bytes]:
 
 def _history(project: Path, env: dict[str, str]) -> list[tuple]:
     rows = json.loads(rewind(["list", "--json"], project, env).stdout)
-    return [(r["reason"], r["files_changed"], r["insertions"], r["deletions"],
+    return [(_normalized(r["reason"]), r["files_changed"], r["insertions"], r["deletions"],
              r["pre_rollback"], r["labels"]) for r in rows]
 
 
