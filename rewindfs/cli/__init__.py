@@ -39,4 +39,16 @@ def main(args: list[str] | None = None, prog_name: str | None = None) -> None:
         sys.exit(served)
     from rewindfs.cli.group import run
 
+    if not client.inside and os.environ.get("REWIND_NO_SERVER") != "1":
+        # Run here, a capture still asks the resident process's watch, when one is up.
+        from rewindfs.store.capture import changesource
+
+        changesource.register_later(_resident_source)
+
     run(args, prog_name)
+
+
+def _resident_source():
+    from rewindfs.resident.source import remote_if_up
+
+    return remote_if_up()

@@ -46,15 +46,11 @@ from typing import Any
 
 from rewindfs import portable
 from rewindfs.hooks import hooklog
-from rewindfs.resident import forked, wire
+from rewindfs.resident import children, forked, wire
 
 LOCK = "helper.lock"
 DEFAULT_IDLE, MAX_IDLE = 600.0, 7 * 86400.0
-GO_SECONDS = 10.0     # for the client's go-ahead, once the child said who it is
 READ_SECONDS = 5.0    # for a connection's first message
-# A test hook: the child stops itself (SIGSTOP) once it has the go-ahead, before it
-# captures anything, so a test knows a checkpoint is under way past the hook's deadline.
-STOP_FOR_TESTS = "REWIND_TEST_STOP_HELPER_CHECKPOINT"
 
 
 class Server:
@@ -136,13 +132,13 @@ class Server:
         """Handle one request; True when `conn` stays open (a command is running)."""
         kind = request.get("kind")
         if kind is None:
-            checked = wire.check(request, _call_fields())
-            self.fork(conn, lambda: _hook_child(conn, checked, self.me))
+            checked = wire.check(request, children.call_fields())
+            self.fork(conn, lambda: children.hook(conn, checked))
             return False
         if kind == "cli":
             checked = wire.check_cli(request, fds)
             self.served += 1
-            pid = self.fork(conn, lambda: _cli_child(conn, checked, fds, self.listener))
+            pid = self.fork(conn, lambda: children.cli(conn, checked, fds, self.listener))
             pidfd = os.pidfd_open(pid) if portable.linux("pidfd") else None
             if pidfd is None:
                 return False   # (no pidfds: the child sends its own exit status)
@@ -152,8 +148,8 @@ class Server:
             self.poller.register(conn, select.POLLRDHUP)
             return True
         if kind == "warm":   # a session began: its project watched, a first checkpoint
-            checked = wire.check({**request, "kind": None}, _call_fields())
-            self.fork(conn, lambda: _warm_child(checked))
+            checked = wire.check({**request, "kind": None}, children.call_fields())
+            self.fork(conn, lambda: children.warm(checked))
             wire.send(conn, {"ok": True})
             return False
         if kind in ("since", "captured", "watch", "status"):
@@ -243,104 +239,6 @@ def _watcher(folder: Any, loaded: Any) -> Any:
     except (OSError, ImportError) as exc:
         hooklog.write("helper", hooklog.ERROR, f"no watch: {type(exc).__name__}: {exc}")
         return None
-
-
-def _call_fields() -> int:
-    from rewindfs.hooks.payloads import ToolCall
-
-    return len(ToolCall.__slots__)
-
-
-def _register_source() -> None:
-    """This child's captures ask the watch, through its parent."""
-    from rewindfs.resident.source import Remote
-    from rewindfs.store.capture import changesource
-
-    changesource.register(Remote())
-
-
-def _hook_child(conn: socket.socket, request: dict[str, Any], server_pid: int) -> None:
-    from rewindfs.hooks.helper import settle
-    from rewindfs.hooks.payloads import ToolCall
-
-    try:
-        try:
-            wire.send(conn, {"pid": os.getpid()})
-            conn.settimeout(GO_SECONDS)
-            go = wire.receive(conn)
-        except OSError:   # the hook closed the connection: it went on without us
-            go = None
-        if not go or go.get("go") is not True:
-            what = f"{request['call'][0]}: {request['reason']}"
-            hooklog.write("helper", hooklog.SKIPPED,
-                          f"request abandoned ({what}): the hook stopped waiting before "
-                          "the helper took it on; nothing recorded")
-            return
-        # The checkpoint's settings are the hook's; PATH, HOME and the home are ours.
-        for name in [k for k in os.environ if wire.is_setting(k)]:
-            del os.environ[name]
-        os.environ.update(request["env"])
-        if request["env"].get(STOP_FOR_TESTS) == "1":   # a test hook: see STOP_FOR_TESTS
-            os.kill(os.getpid(), signal.SIGSTOP)
-        _register_source()
-        outcome = settle(ToolCall(*request["call"]), request["reason"], request["turn"],
-                         request["root"])
-        wire.send(conn, {"ok": True, "outcome": outcome})
-    except BaseException as exc:  # noqa: BLE001 - the hook falls back and logs it
-        try:
-            wire.send(conn, {"ok": False, "error": f"{type(exc).__name__}: {exc}"})
-        except OSError:
-            pass
-
-
-WARM_SECONDS = 120.0   # for the watch of a session's project to be in place
-
-
-def _warm_child(request: dict[str, Any]) -> None:
-    """The project of a session that began: watched, then its checkpoint taken once the
-    watch is in place (the capture the watch's next ones build on). A command of the
-    session that comes meanwhile waits for it (the project lock): a "before" is a before."""
-    import time
-
-    from rewindfs.hooks import checkpoint
-    from rewindfs.hooks.payloads import ToolCall
-    from rewindfs.resident.source import ask
-
-    try:
-        for name in [k for k in os.environ if wire.is_setting(k)]:
-            del os.environ[name]
-        os.environ.update(request["env"])
-        _register_source()
-        call = ToolCall(*request["call"])
-        workdir = checkpoint.workdir_of(call)
-        if workdir is None:
-            return
-        limits = checkpoint.limits()
-        deadline = time.monotonic() + WARM_SECONDS
-        found = ask({"kind": "status"}) or {}
-        if any(p.get("root") == str(workdir) and p.get("state") == "ready"
-               for p in found.get("projects", [])):
-            return   # watched already: its checkpoints cost what changed
-        ask({"kind": "watch", "workdir": str(workdir), "limits": list(limits)})
-        while time.monotonic() < deadline:
-            found = ask({"kind": "status"}) or {}
-            states = {p.get("root"): p.get("state") for p in found.get("projects", [])}
-            if states.get(str(workdir)) != "starting":
-                break
-            time.sleep(0.05)
-        checkpoint.session_start(call, workdir)
-    except BaseException as exc:  # noqa: BLE001 - no one to tell but the log
-        hooklog.write("helper", hooklog.ERROR,
-                      f"first checkpoint of the session: {type(exc).__name__}: {exc}")
-
-
-def _cli_child(conn: socket.socket, request: dict[str, Any], fds: list[int],
-               listener: socket.socket) -> None:
-    """Become the client's `rewind ARGS` and run it; its exit status goes back through
-    the server, which reaps this process."""
-    from rewindfs.resident import clichild
-
-    clichild.run(conn, request, fds, listener)
 
 
 def _reap() -> None:

@@ -13,8 +13,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from rewindfs.store.capture.changesource import Plan
-from rewindfs.store.capture.graft import Since
+from rewindfs.store.capture import Plan
 
 
 def limits_key(limits: Any) -> tuple[int, int]:
@@ -25,6 +24,8 @@ def plan_of(base: Any, paths: list[bytes], token: Any, limits: Any) -> Plan | No
     """The changesource Plan for what Watcher.plan answered."""
     if token is None:
         return None
+    from rewindfs.store.capture import Since
+
     since = None if base is None else Since(base.tree, base.count, limits, tuple(paths),
                                             base.skipped, token)
     return Plan(since, token)
@@ -48,7 +49,8 @@ MAX_ANSWER = 256 * 1024 * 1024   # the changed paths of a big tree
 
 
 class Remote:
-    """In a child of the resident process: the watch, asked through its parent."""
+    """In a child of the resident process (or any `rewind` run in its own process while
+    one is up: `rewind ui`, say): the watch, asked through the resident process."""
 
     def begin(self, workdir: Path, limits: Any) -> Plan | None:
         answer = _ask({"kind": "since", "workdir": str(workdir),
@@ -59,6 +61,8 @@ class Remote:
         base = answer.get("base")
         if base is None:
             return Plan(None, token)
+        from rewindfs.store.capture import Since
+
         paths = tuple(os.fsencode(p) for p in answer.get("paths", []))
         return Plan(Since(bytes.fromhex(base["tree"]), base["count"], limits, paths,
                           base["skipped"], token), token)
@@ -67,6 +71,17 @@ class Remote:
         _ask({"kind": "captured", "workdir": str(workdir), "token": list(token),
               "tree": capture.tree_id.raw.hex(), "count": capture.file_count,
               "skipped": capture.skipped(), "limits": list(limits_key(limits))})
+
+
+def remote_if_up() -> Remote | None:
+    """A Remote when a resident process of this Hermes home answers, else None."""
+    from rewindfs.resident import wire
+
+    sock = wire.connect(0.5)
+    if sock is None:
+        return None
+    sock.close()
+    return Remote()
 
 
 def ask(request: dict[str, Any]) -> dict[str, Any] | None:

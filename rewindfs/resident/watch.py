@@ -32,7 +32,6 @@ from __future__ import annotations
 import errno
 import itertools
 import os
-import stat
 import threading
 import warnings
 from dataclasses import dataclass, field
@@ -42,6 +41,8 @@ from typing import Any
 from watchdog.observers.inotify_c import InotifyConstants as K
 from watchdog.observers.inotify_c import InotifyEvent, InotifyFD
 
+from rewindfs.resident import filesystems
+
 MASK = (K.IN_CREATE | K.IN_DELETE | K.IN_MODIFY | K.IN_ATTRIB | K.IN_CLOSE_WRITE
         | K.IN_MOVED_FROM | K.IN_MOVED_TO | K.IN_DELETE_SELF | K.IN_MOVE_SELF
         | K.IN_ONLYDIR | K.IN_DONT_FOLLOW | K.IN_EXCL_UNLINK)
@@ -49,10 +50,6 @@ CODE_MASK = (K.IN_CREATE | K.IN_DELETE | K.IN_MODIFY | K.IN_ATTRIB | K.IN_MOVED_
              | K.IN_MOVED_TO | K.IN_DELETE_SELF | K.IN_MOVE_SELF | K.IN_ONLYDIR)
 MAX_CHANGED = 100_000
 SYNC_SECONDS = 2.0
-# Filesystems on which changes made by another machine or process behind it send no
-# inotify events.
-NO_EVENTS = ("nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "virtiofs", "ceph", "glusterfs",
-             "afs", "ncpfs", "coda", "lustre", "gpfs", "beegfs")
 SKIPPED = (b".git",)   # never captured (store.objects.ignore.ALWAYS_EXCLUDED)
 STARTING, READY, LOST = "starting", "ready", "lost"
 
@@ -201,7 +198,7 @@ class Watcher:
                          name="rewind-watch").start()
 
     def _establish(self, project: Project) -> None:
-        why = _unwatchable(project.root)
+        why = filesystems.unwatchable(project.root)
         if why is None:
             try:
                 self._add_tree(project, b"")
@@ -230,8 +227,9 @@ class Watcher:
                     wd = self.fd.add_callback(path, MASK, _Events(self, project), project.cid)
             except OSError as exc:
                 if exc.errno == errno.ENOSPC:
-                    raise _Lost(f"the watch limit was reached ({_limit()} directories "
-                                "watched by this user: fs.inotify.max_user_watches)") from None
+                    limit = filesystems.watch_limit()
+                    raise _Lost(f"the watch limit was reached ({limit} directories watched "
+                                "by this user: fs.inotify.max_user_watches)") from None
                 if exc.errno in (errno.ENOENT, errno.ENOTDIR):
                     continue   # gone meanwhile: its parent's event says so
                 raise _Lost(f"{os.fsdecode(rel) or '.'} could not be watched: "
@@ -379,30 +377,3 @@ class _Cookies:
 
     def on_queue_overflow(self) -> None:
         self.watcher.on_queue_overflow()
-
-
-def _unwatchable(root: bytes) -> str | None:
-    """Why the project at `root` cannot be watched (None: it can)."""
-    from rewindfs.store.objects import mounts
-
-    try:
-        if not stat.S_ISDIR(os.lstat(root).st_mode):
-            return "the project directory is not a directory"
-    except OSError as exc:
-        return f"the project directory cannot be read: {exc.strerror}"
-    best, kind = b"", ""
-    for point, fstype in mounts.mounts():
-        inside = root == point or root.startswith(point.rstrip(b"/") + b"/")
-        if inside and len(point) >= len(best):
-            best, kind = point, fstype
-    base = kind.split(".", 1)[0]
-    if base == "fuse" or base in NO_EVENTS or kind in NO_EVENTS:
-        return f"it lies on a {kind} filesystem, whose changes made elsewhere send no events"
-    return None
-
-
-def _limit() -> str:
-    try:
-        return Path("/proc/sys/fs/inotify/max_user_watches").read_text().strip()
-    except OSError:
-        return "?"

@@ -12,54 +12,79 @@ Python API, Hermes): `begin` is None and every capture walks.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from rewindfs.store.capture.graft import Since
     from rewindfs.store.capture.walk import Limits
-    from rewindfs.store.capture.workdir import Capture
     from rewindfs.store.objects.repo import Project
 
 
-@dataclass(frozen=True)
 class Plan:
-    since: Since | None   # what changed since a trusted capture (None: walk)
-    token: Any            # the source's, handed back by `done`
+    """What a source answers a capture (a plain class: dataclasses' import would cost
+    every command)."""
+
+    __slots__ = ("since", "token")
+
+    def __init__(self, since: Since | None, token: Any):
+        self.since = since   # what changed since a trusted capture (None: walk)
+        self.token = token   # the source's, handed back by `done`
 
 
 class Source(Protocol):
     def begin(self, workdir: Path, limits: Limits) -> Plan | None: ...
 
-    def done(self, workdir: Path, token: Any, limits: Limits, capture: Capture) -> None: ...
+    def done(self, workdir: Path, token: Any, limits: Limits, capture: Any) -> None: ...
 
 
 _source: Source | None = None
+_make: Callable[[], Source | None] | None = None
 
 
 def register(source: Source | None) -> None:
     """The watch this process's captures ask (None: none, every capture walks)."""
-    global _source
-    _source = source
+    global _source, _make
+    _source, _make = source, None
+
+
+def register_later(make: Callable[[], Source | None]) -> None:
+    """`register(make())`, done by the first capture that asks (a command that captures
+    nothing never imports the source)."""
+    global _source, _make
+    _source, _make = None, make
+
+
+def _current() -> Source | None:
+    global _source, _make
+    if _make is not None:
+        make, _make = _make, None
+        try:
+            _source = make()
+        except Exception:  # noqa: BLE001 - no watch: walk
+            _source = None
+    return _source
 
 
 def active() -> bool:
     """Whether a watch is registered (then a stat walk to prove nothing changed, the
     stat stamp's, costs more than asking it)."""
-    return _source is not None
+    return _source is not None or _make is not None
 
 
 def begin(project: Project, limits: Limits) -> Plan | None:
-    if _source is None:
+    source = _current()
+    if source is None:
         return None
     try:
-        return _source.begin(project.workdir, limits)
+        return source.begin(project.workdir, limits)
     except Exception:  # noqa: BLE001 - a watch that fails is a watch not trusted: walk
         return None
 
 
-def done(project: Project, plan: Plan, limits: Limits, capture: Capture) -> None:
+def done(project: Project, plan: Plan, limits: Limits, capture: Any) -> None:
     if _source is not None:
         try:
             _source.done(project.workdir, plan.token, limits, capture)
