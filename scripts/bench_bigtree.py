@@ -128,6 +128,13 @@ class Bench:
     def start_session(self, root: Path, rep: bl.Reporter) -> float:
         """The session's first prompt, then until its background checkpoint is the watch's
         base (the hook with nothing changed no longer walks). Returns the seconds."""
+        from rewindfs.resident.source import ask
+
+        os.environ["HERMES_HOME"] = str(self.home)
+        timed([REWIND, "list"], root, self.env)   # starts the resident process, if none
+        end = time.monotonic() + 120
+        while ask({"kind": "status"}) is None and time.monotonic() < end:
+            time.sleep(0.1)
         start = time.perf_counter()
         self.hook_run(root, "start", "UserPromptSubmit")
         end = time.monotonic() + 3600

@@ -42,6 +42,7 @@ from rewindfs.resident.wire import code_key, receive, send
 LOCK = "helper.lock"
 START_SECONDS = 2.0   # for the helper to take a request on (it forks at once when it runs)
 GONE_SECONDS = 5.0    # for a killed child to be gone
+WARM_START_SECONDS = 2.0   # for a resident process started by a session's start to listen
 # The helper's child now working for this hook, for `abandon`: a pidfd, else (no pidfds)
 # its pid and the connection it holds.
 _child: int | None = None
@@ -223,14 +224,22 @@ def start() -> None:
 def warm(call: Any) -> None:
     """An agent's session began (its first prompt): ask the resident process to watch the
     project and take its first checkpoint in the background (resident.server), so the
-    session's first command needs only what changed. Never waits for it; with no
-    resident process running, one is started for the next call."""
+    session's first command needs only what changed. Never waits for the checkpoint;
+    with no resident process running, one is started and given WARM_START_SECONDS to
+    listen (a prompt, not a tool call, waits that long at most, once)."""
     if not enabled():
         return
     sock = helperwire.connect(START_SECONDS / 4)
     if sock is None:
         start()
-        return
+        import time
+
+        deadline = time.monotonic() + WARM_START_SECONDS
+        while sock is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+            sock = helperwire.connect(START_SECONDS / 4)
+        if sock is None:
+            return
     try:
         sock.settimeout(START_SECONDS)
         fields = [getattr(call, f) for f in call.__slots__]
