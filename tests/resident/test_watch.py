@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -171,4 +174,100 @@ def test_the_project_directory_moved_walks(setup: Setup, tmp_path: Path) -> None
         assert time.monotonic() < deadline
         time.sleep(0.01)
     assert "moved or removed" in setup.watcher.status()[0]["why"]
+    setup.check(expect_graft=False)
+
+
+def _lost_with(setup: Setup, words: str) -> None:
+    deadline = time.monotonic() + 60
+    while state_of(setup.watcher, setup.root) != LOST:
+        assert time.monotonic() < deadline, f"the watch was never lost ({words})"
+        cap(setup.store, setup.root, setup.watcher)   # (asks: starts it again after a loss)
+        time.sleep(0.05)
+    assert words in setup.watcher.status()[0]["why"], setup.watcher.status()
+
+
+def test_another_filesystem_inside_the_project_walks(setup: Setup) -> None:
+    """A filesystem mounted inside the project (here a tmpfs): its changes may send no
+    events to the watch of the tree around it; every capture walks."""
+    inner = setup.root / "scratch"
+    inner.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(inner)], check=True)
+    try:
+        (inner / "a.txt").write_text("on the tmpfs\n")
+        cap(setup.store, setup.root, setup.watcher)   # asks: the watch starts, finds it
+        _lost_with(setup, "scratch is another filesystem")
+        (inner / "a.txt").write_text("changed on the tmpfs\n")
+        setup.check(expect_graft=False)
+    finally:
+        subprocess.run(["umount", str(inner)], check=True)
+
+
+def test_a_project_on_fuse_walks(store, project: Path, mount, run_rewind, tmp_path: Path
+                                 ) -> None:
+    """A project on a FUSE filesystem (here a checkpoint of rewind's own mount): changes
+    made behind it send no events; it is never watched."""
+    (project / "a.txt").write_text("a\n")
+    assert run_rewind("checkpoint", cwd=project).returncode == 0
+    mnt = mount()
+    inside = (next(p for p in mnt.iterdir() if p.is_dir()) / "1").resolve()
+    (tmp_path / "cookies").mkdir()
+    watcher = Watcher(tmp_path / "cookies")
+    try:
+        key = os.fsencode(str(inside))
+        watcher.plan(key, (LIMITS.max_file_size, LIMITS.max_files))
+        deadline = time.monotonic() + 60
+        while watcher.projects[key].state != LOST:
+            assert time.monotonic() < deadline, watcher.status()
+            time.sleep(0.02)
+        assert "fuse.rewindfs filesystem" in watcher.projects[key].why
+        assert watcher.plan(key, (LIMITS.max_file_size, LIMITS.max_files))[2] is None  # walks
+    finally:
+        watcher.close()
+        run_rewind("umount", str(mnt))
+
+
+WATCH_LIMIT = r"""
+import os, sys, time
+from pathlib import Path
+from rewindfs.resident.watch import Watcher
+Path('/proc/sys/user/max_inotify_watches').write_text('10\n')
+root, cookies = sys.argv[1], sys.argv[2]
+watcher = Watcher(Path(cookies))
+key = os.fsencode(root)
+watcher.plan(key, (1000, 1000))
+deadline = time.monotonic() + 60
+while watcher.projects[key].state == 'starting' and time.monotonic() < deadline:
+    time.sleep(0.02)
+print(watcher.projects[key].state, watcher.projects[key].why)
+"""
+
+
+def test_the_watch_limit_reached_walks(tmp_path: Path) -> None:
+    """More directories than the user may watch (a user namespace whose limit is 10): the
+    watch is lost, saying which limit, and the project's captures walk."""
+    if shutil.which("unshare") is None:
+        pytest.skip("unshare (util-linux) is not installed: no user namespace for the limit")
+    root = tmp_path / "proj"
+    for i in range(30):
+        (root / f"d{i}").mkdir(parents=True)
+    (tmp_path / "cookies").mkdir()
+    out = subprocess.run(["unshare", "--user", "--map-root-user", sys.executable, "-c",
+                          WATCH_LIMIT, str(root), str(tmp_path / "cookies")],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("lost the watch limit was reached"), out.stdout
+    assert "max_user_watches" in out.stdout
+
+
+def test_too_many_changes_walk(setup: Setup, monkeypatch) -> None:
+    """More paths changed than the watch keeps (MAX_CHANGED, here lowered for the test):
+    it lets go of them, and the next capture walks."""
+    from rewindfs.resident import watch
+
+    monkeypatch.setattr(watch, "MAX_CHANGED", 50)
+    (setup.root / "many").mkdir()
+    setup.watched()
+    for i in range(60):
+        (setup.root / "many" / f"{i}.txt").write_text(f"{i}\n")
+    _lost_with(setup, "more than 50 paths changed")
     setup.check(expect_graft=False)
