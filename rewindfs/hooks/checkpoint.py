@@ -64,7 +64,7 @@ def take(call: ToolCall, reason: str, turn: str, root: str = "",
 
         imports.start(settings.home, layout, workdir, settings.auto_import)
     return {"taken": result.taken, "hash": result.commit, "directory": str(workdir),
-            "scoped": len(found[2]) if found else None}
+            "scoped": len(found[2]) if found else None, "watched": result.grafted}
 
 
 SESSION_REASON = "session start: the project before the session's first command"

@@ -18,8 +18,10 @@ import sys
 from collections.abc import Callable, Iterable
 
 # What must match between a run's environment and the server's for a fork to start as an
-# exec would: Python reads these once, at start-up or when pygit2 is imported.
-STARTUP_PREFIXES = ("PYTHON", "LC_", "LANG", "SSL_CERT_")
+# exec would: Python reads these once, at start-up (its flags and paths; the locale's
+# character set, LC_CTYPE alone) or when pygit2 is imported (the TLS certificates).
+STARTUP_PREFIXES = ("PYTHON", "SSL_CERT_")
+STARTUP_NAMES = ("LC_ALL", "LC_CTYPE", "LANG")
 PRELOAD = ("pygit2", "click", "rich.console", "rich.table", "rich.text", "rich.markup",
            "rich.pager", "rich.panel", "rich.progress", "sqlite3", "concurrent.futures",
            "isal.isal_zlib", "urllib.parse")
@@ -30,7 +32,8 @@ RESIDENT_SKIPS = ("rewindfs.fs", "rewindfs.ui", "rewindfs.mcpserver")
 
 
 def startup_env(env: dict[str, str]) -> dict[str, str]:
-    return {k: v for k, v in env.items() if k.startswith(STARTUP_PREFIXES)}
+    return {k: v for k, v in env.items()
+            if k.startswith(STARTUP_PREFIXES) or k in STARTUP_NAMES}
 
 
 def preload(skip: tuple[str, ...], mount: bool = False) -> None:

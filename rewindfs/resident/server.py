@@ -66,6 +66,7 @@ class Server:
         self.running: dict[int, tuple[int, socket.socket]] = {}   # pidfd -> (pid, conn)
         self.clients: dict[int, int] = {}                          # conn fd -> pidfd
         self.served = 0   # commands run for clients (`status`: a test knows it was served)
+        self.startup = forked.startup_env(dict(os.environ))
 
     # -- the loop --------------------------------------------------------------------------
 
@@ -106,8 +107,8 @@ class Server:
                 changed = self.code_changed()
                 if changed is not None:
                     hooklog.write("helper", hooklog.INFO,
-                                  f"{changed} changed on disk since the resident process "
-                                  "started: exiting")
+                                  f"{changed} changed on disk since the helper started: "
+                                  "exiting")
                     wire.send(conn, {"ok": False, "stale": True})
                     return False
                 keep = self.dispatch(conn, request, fds)
@@ -132,11 +133,16 @@ class Server:
         """Handle one request; True when `conn` stays open (a command is running)."""
         kind = request.get("kind")
         if kind is None:
-            checked = wire.check(request, children.call_fields())
+            checked = self.checked_call(request)
             self.fork(conn, lambda: children.hook(conn, checked))
             return False
         if kind == "cli":
             checked = wire.check_cli(request, fds)
+            if forked.startup_env(checked["env"]) != self.startup:
+                # Another locale or PYTHON* setting: a fork would not start as an exec
+                # would. The client runs it itself.
+                wire.send(conn, {"ok": False, "here": True})
+                return False
             self.served += 1
             pid = self.fork(conn, lambda: children.cli(conn, checked, fds, self.listener))
             pidfd = os.pidfd_open(pid) if portable.linux("pidfd") else None
@@ -148,7 +154,7 @@ class Server:
             self.poller.register(conn, select.POLLRDHUP)
             return True
         if kind == "warm":   # a session began: its project watched, a first checkpoint
-            checked = wire.check({**request, "kind": None}, children.call_fields())
+            checked = self.checked_call({**request, "kind": None})
             self.fork(conn, lambda: children.warm(checked))
             wire.send(conn, {"ok": True})
             return False
@@ -156,6 +162,13 @@ class Server:
             wire.send(conn, self.watch_request(kind, request))
             return False
         raise wire.BadRequest(f"bad request: unknown kind {str(kind)[:40]!r}")
+
+    def checked_call(self, request: dict[str, Any]) -> dict[str, Any]:
+        checked = wire.check(request, children.call_fields())
+        if checked["home"] != str(hooklog.hermes_home()):
+            raise wire.BadRequest("bad request: 'home' is not the Hermes home this "
+                                  "process serves")
+        return checked
 
     def fork(self, conn: socket.socket, child) -> int:
         pid = os.fork()

@@ -109,8 +109,8 @@ class Watcher:
         callback = _Code(self, dirs)
         for folder in dirs:
             try:
-                self.fd.add_callback(folder, CODE_MASK, callback, self._code_id)
-                callback.wds[folder] = True
+                wd = self.fd.add_callback(folder, CODE_MASK, callback, self._code_id)
+                callback.wds[wd] = folder
             except OSError:
                 self.code_changed = f"{os.fsdecode(folder)} (not watchable)"
 
@@ -345,17 +345,19 @@ class _Events:
 
 
 class _Code:
-    """watchdog's WatchCallback for the directories of this process's loaded files (a
-    name matched in any of them: a false alarm only restarts the process)."""
+    """watchdog's WatchCallback for the directories of this process's loaded files."""
 
     def __init__(self, watcher: Watcher, dirs: dict[bytes, set[bytes]]):
         self.watcher = watcher
-        self.names: set[bytes] = set().union(*dirs.values()) if dirs else set()
-        self.wds: dict[bytes, bool] = {}
+        self.dirs = dirs
+        self.wds: dict[int, bytes] = {}
 
     def on_event(self, event: InotifyEvent) -> None:
-        if event.is_delete_self or event.is_move_self or event.name in self.names:
-            self.watcher.code_changed = os.fsdecode(event.name) or "a watched directory"
+        folder = self.wds.get(event.wd, b"")
+        if event.is_delete_self or event.is_move_self:
+            self.watcher.code_changed = os.fsdecode(folder)
+        elif event.name in self.dirs.get(folder, ()):
+            self.watcher.code_changed = os.fsdecode(folder + b"/" + event.name)
 
     def on_watch_deleted(self, wd: int) -> None:
         self.watcher.code_changed = "a watched directory"

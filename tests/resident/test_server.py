@@ -324,3 +324,13 @@ def test_served_commands_keep_the_clients_cwd_and_environment(served: Served) ->
                          capture_output=True, text=True, timeout=60)
     assert served.served() == before + 1
     assert re.search(r"max_snapshots\W+7", out.stdout), out.stdout
+
+
+def test_another_python_start_up_runs_in_its_own_process(served: Served) -> None:
+    """A client whose Python starts otherwise than the resident process did (another
+    locale, a PYTHON* setting): a fork would not be what an exec is, so it runs its own."""
+    before = served.served()
+    for extra in ({"LC_ALL": "C"}, {"PYTHONWARNINGS": "error"}):
+        proc = rewind(["list"], served.project, {**served.env, **extra})
+        assert proc.returncode == 0 and "step 2" in proc.stdout, proc.stderr
+    assert served.served() == before

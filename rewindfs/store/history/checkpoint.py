@@ -147,6 +147,7 @@ class SnapshotResult:
     tree: str | None = None  # the captured tree (what the working tree holds now)
     skipped_files: dict[str, list[str]] = field(default_factory=dict)
     adopted_from: str | None = None  # the moved project's old path, whose history continues
+    grafted: bool = False  # captured from a watch's changed paths, not a walk of the tree
 
     @property
     def skipped(self) -> bool:

@@ -119,6 +119,7 @@ def take_locked(
         tree=str(cap.tree_id),
         skipped_files=cap.skipped(),
         adopted_from=moved.old_workdir if moved is not None else None,
+        grafted=cap.grafted,
     )
 
 
