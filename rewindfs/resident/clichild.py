@@ -99,6 +99,7 @@ def _streams() -> None:
     (the server's were made for /dev/null): line-buffered on a terminal, as an exec of
     `rewind` would have them."""
     encoding, errors = sys.stdout.encoding, sys.stdout.errors
+    unbuffered = bool(os.environ.get("PYTHONUNBUFFERED"))
     for name, fd, mode in (("stdin", 0, "rb"), ("stdout", 1, "wb"), ("stderr", 2, "wb")):
         try:
             raw = open(fd, mode, buffering=-1, closefd=False)  # noqa: SIM115
@@ -107,6 +108,7 @@ def _streams() -> None:
             continue
         stream = io.TextIOWrapper(
             raw, encoding=encoding, errors="backslashreplace" if fd == 2 else errors,
-            line_buffering=fd == 2 or (fd == 1 and os.isatty(1)))
+            line_buffering=fd == 2 or (fd == 1 and os.isatty(1)),
+            write_through=unbuffered and fd != 0)
         setattr(sys, name, stream)
         setattr(sys, f"__{name}__", stream)

@@ -22,6 +22,9 @@ from collections.abc import Callable, Iterable
 # character set, LC_CTYPE alone) or when pygit2 is imported (the TLS certificates).
 STARTUP_PREFIXES = ("PYTHON", "SSL_CERT_")
 STARTUP_NAMES = ("LC_ALL", "LC_CTYPE", "LANG")
+# PYTHON* settings a fork can take as they are: bytecode (everything is imported already)
+# and unbuffered output (the child makes its standard streams anew: resident.clichild).
+HARMLESS = ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX", "PYTHONUNBUFFERED")
 PRELOAD = ("pygit2", "click", "rich.console", "rich.table", "rich.text", "rich.markup",
            "rich.pager", "rich.panel", "rich.progress", "sqlite3", "concurrent.futures",
            "isal.isal_zlib", "urllib.parse")
@@ -31,9 +34,13 @@ MOUNT_PRELOAD = ("pyfuse3", "trio")
 RESIDENT_SKIPS = ("rewindfs.fs", "rewindfs.ui", "rewindfs.mcpserver")
 
 
-def startup_env(env: dict[str, str]) -> dict[str, str]:
+def startup_env(env: dict[str, str], tls: bool = True) -> dict[str, str]:
+    """What of `env` a fork must share with its server to start as an exec would; `tls`
+    False: not the TLS certificates (read by pygit2 for remotes alone, which the resident
+    process does not serve)."""
+    prefixes = STARTUP_PREFIXES if tls else STARTUP_PREFIXES[:1]
     return {k: v for k, v in env.items()
-            if k.startswith(STARTUP_PREFIXES) or k in STARTUP_NAMES}
+            if (k.startswith(prefixes) or k in STARTUP_NAMES) and k not in HARMLESS}
 
 
 def preload(skip: tuple[str, ...], mount: bool = False) -> None:

@@ -66,7 +66,7 @@ class Server:
         self.running: dict[int, tuple[int, socket.socket]] = {}   # pidfd -> (pid, conn)
         self.clients: dict[int, int] = {}                          # conn fd -> pidfd
         self.served = 0   # commands run for clients (`status`: a test knows it was served)
-        self.startup = forked.startup_env(dict(os.environ))
+        self.startup = forked.startup_env(dict(os.environ), tls=False)
 
     # -- the loop --------------------------------------------------------------------------
 
@@ -138,7 +138,7 @@ class Server:
             return False
         if kind == "cli":
             checked = wire.check_cli(request, fds)
-            if forked.startup_env(checked["env"]) != self.startup:
+            if forked.startup_env(checked["env"], tls=False) != self.startup:
                 # Another locale or PYTHON* setting: a fork would not start as an exec
                 # would. The client runs it itself.
                 wire.send(conn, {"ok": False, "here": True})
