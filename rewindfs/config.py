@@ -138,7 +138,7 @@ KEYS: dict[str, tuple[Any, Callable[[Any], Any]]] = {
 
 
 # REWIND_* variables that are not settings (read where they are used).
-OTHER_ENV = {"REWIND_PAGER", "REWIND_PROGRESS_DELAY",
+OTHER_ENV = {"REWIND_PAGER", "REWIND_NO_SERVER", "REWIND_PROGRESS_DELAY",
              # damaged stores: the Python loose-object reader, the CLI watchdog, and
              # scripts/setup keeping PyPI's pygit2 (docs/damaged-stores.md)
              "REWIND_LOOSE_GUARD", "REWIND_STALL_SECONDS", "REWIND_STOCK_PYGIT2",

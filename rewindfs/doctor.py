@@ -184,8 +184,31 @@ def helper() -> Check:
         return Check("helper", OFF, "the hooks' helper is off (REWIND_HOOK_HELPER=0): each "
                                     "hook takes its checkpoint itself")
     pid = resident.running()
-    return Check("helper", OK, f"running (pid {pid})" if pid else
-                 "not running (the next checkpoint a hook takes starts it)")
+    return Check("helper", OK, f"resident process running (pid {pid})" if pid else
+                 "resident process not running (the next hook or command starts it)")
+
+
+def watches() -> list[Check]:
+    """Per project the resident process has been asked about: whether its checkpoints
+    read only what changed (watched) or walk the whole tree, and why."""
+    from rewindfs.resident.source import ask
+
+    found = ask({"kind": "status"}) or {}
+    out = []
+    for project in found.get("projects", []):
+        root, state = str(project.get("root")), project.get("state")
+        if state == "ready":
+            out.append(Check(f"watch {root}", OK, f"watched ({project.get('dirs')} "
+                             "directories): checkpoints read only what changed"))
+        elif state == "starting":
+            out.append(Check(f"watch {root}", OK, "being watched: until then, checkpoints "
+                             "walk the whole tree"))
+        else:
+            fix = ("raise fs.inotify.max_user_watches (sysctl)"
+                   if "watch limit" in str(project.get("why")) else None)
+            out.append(Check(f"watch {root}", WARN, f"not watched: {project.get('why')}; "
+                             "checkpoints walk the whole tree (slower, never wrong)", fix))
+    return out
 
 
 def agents() -> list[Check]:
@@ -273,7 +296,7 @@ def remotes(base: Path) -> list[Check]:
 
 def everything(base: Path, allow_other: bool = False) -> list[Check]:
     return [install_kind(), pygit2_build(), pyfuse3_build(), fuse(allow_other), store(base),
-            helper(), *agents(), *remotes(base)]
+            helper(), *watches(), *agents(), *remotes(base)]
 
 
 def ready(checks: list[Check]) -> bool:

@@ -1,17 +1,21 @@
 """How long a whole `rewind` process takes, for every verb a person meets, against a bare
-`python -c pass` of the same interpreter in the same run (issues 21 and 32): start-up is
-the latency of every command and of every agent hook.
+`python -c pass` of the same interpreter in the same run (issues 21, 32 and 42): start-up
+is the latency of every command and of every agent hook.
 
 The project: 5,000 files and 2,000 checkpoints (the first and the last taken by `rewind
 checkpoint`, the 1,998 between written by `git fast-import`, each appending a line to
 one file, as a long agent session leaves them). Every case is a fresh process (fork +
-exec + the interpreter's start-up + rewind's), timed from spawn to exit. Repeats run
-round-robin, so load that comes and goes touches every case alike; each case reports min
-and median, and both as a ratio to the baseline's min and median. A repeat first appends
-a line to one file and waits for the file's timestamps to settle (see store.stamp's
-racy-clean rule), then runs the cases in the table's order: the read verbs, the hooks
-(a harmless command; a destructive one with no change; one after a one-file change),
-`checkpoint` (for the record), `--version`, `--help` and the baseline.
+exec + the interpreter's start-up + rewind's), timed from spawn to exit. Each verb runs
+twice: served by the resident process (warm: up and watching the project) and in its own
+process (REWIND_NO_SERVER=1: what every command cost before issue 42, and what one costs
+while no resident process is up). Repeats run round-robin, so load that comes and goes
+touches every case alike; each case reports min and median, and both as a ratio to the
+baseline's min and median. A repeat first appends a line to one file and waits for the
+file's timestamps to settle (see store.stamp's racy-clean rule), then runs the cases in
+the table's order: the read verbs, the hooks (a harmless command; a destructive one with
+no change; one after a one-file change), `checkpoint`, `--version`, `--help`, the
+baseline. Last, once per repeat: the first command after the resident process is gone
+(it runs in its own process and starts a new one).
 
     scripts/bench_latency                 # 5,000 files, 2,000 checkpoints, 20 repeats
     scripts/bench_latency --repeats 10 --out /tmp/latency.md
@@ -46,6 +50,7 @@ HOOK_CHANGED = "hook, `rm -rf build` after a one-file change"
 BASELINE = "baseline: `python -c pass`"
 SHELL_BASELINE = "baseline: `bash -c 'python -c pass'`"
 CHECKPOINTS = 2_000
+GONE = "the first `rewind list` after the resident process is gone"
 
 
 @dataclass
@@ -58,6 +63,7 @@ class Case:
     ratio: bool = False
     edit: bool = False  # a file is changed (and left to settle) before each run
     baseline: str = BASELINE  # what a ratio is taken against
+    served: bool = False  # handed to the resident process (else REWIND_NO_SERVER=1)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -80,7 +86,8 @@ def hook_payload(project: Path, command: str, n: int) -> bytes:
     }).encode()
 
 
-def cases(project: bl.Project, changed: Path, word: str) -> list[Case]:
+def cases(project: bl.Project, changed: Path, word: str, count: int = CHECKPOINTS
+          ) -> list[Case]:
     def says(text: str) -> Callable[[subprocess.CompletedProcess], str | None]:
         def check(proc: subprocess.CompletedProcess) -> str | None:
             out = proc.stdout.decode(errors="replace")
@@ -91,32 +98,40 @@ def cases(project: bl.Project, changed: Path, word: str) -> list[Case]:
 
     # As an agent runs its hook: the command `rewind hooks install` writes, through a shell.
     hook = ["bash", "-c", hook_command("claude-code", PYTHON)]
-    return [
-        Case("`rewind list`", 100, [REWIND, "list"], expect=says("2000.")),
-        Case("`rewind show 1`", 100, [REWIND, "show", "1"], expect=says("checkpoint 1")),
-        Case(f"`rewind cat 1 {changed}`", 100, [REWIND, "cat", "1", str(changed)],
-             expect=says("edit")),
-        Case(DIFF, 100, [REWIND, "diff", "--stat"], expect=says("1 file changed"), edit=True),
-        Case("`rewind diff 3 1 --stat`", 100, [REWIND, "diff", "3", "1", "--stat"],
-             expect=says("changed")),
-        Case(f"`rewind log {changed}`", 100, [REWIND, "log", str(changed)],
-             expect=says("1.")),
-        Case("`rewind status`", 100, [REWIND, "status"], expect=says("checkpoints")),
-        Case(f"`rewind grep {word} 1`", 100, [REWIND, "grep", word, "1"], expect=says(word)),
-        Case("`rewind restore --dry-run 3`", 100, [REWIND, "restore", "--dry-run", "3"],
-             expect=says("nothing was changed")),
+    verbs = [
+        ("`rewind list`", ["list"], says(f"{count}.")),
+        ("`rewind show 1`", ["show", "1"], says("checkpoint 1")),
+        (f"`rewind cat 1 {changed}`", ["cat", "1", str(changed)], says("edit")),
+        ("`rewind diff 3 1 --stat`", ["diff", "3", "1", "--stat"], says("changed")),
+        (f"`rewind log {changed}`", ["log", str(changed)], says("1.")),
+        ("`rewind status`", ["status"], says("checkpoints")),
+        (f"`rewind grep {word} 1`", ["grep", word, "1"], says(word)),
+        ("`rewind restore --dry-run 3`", ["restore", "--dry-run", "3"],
+         says("nothing was changed")),
+    ]
+    out = []
+    for served in (True, False):
+        tag = "" if served else " (own process)"
+        out += [Case(name + tag, 5.0 if served else None, [REWIND, *args], expect=check,
+                     ratio=True, served=served) for name, args, check in verbs]
+        out += [Case(DIFF + tag, 5.0 if served else None, [REWIND, "diff", "--stat"],
+                     expect=says("1 file changed"), edit=True, ratio=True, served=served),
+                Case(CHANGED + tag, 6.0 if served else None, [REWIND, "checkpoint"],
+                     expect=says("taken"), edit=True, ratio=True, served=served),
+                Case("`rewind checkpoint` with no change" + tag, 5.0 if served else None,
+                     [REWIND, "checkpoint"], expect=says("no changes"), ratio=True,
+                     served=served)]
+    return out + [
         Case("hook, a harmless command (`ls -la`)", 2.0, hook, ratio=True,
              stdin=hook_payload(project.root, "ls -la", 0), baseline=SHELL_BASELINE),
-        Case("hook, `rm -rf build` with no change", 100, hook,
-             stdin=hook_payload(project.root, "rm -rf build", 1)),
-        Case(HOOK_CHANGED, 150, hook, stdin=hook_payload(project.root, "rm -rf build", 2),
-             edit=True),
-        Case(CHANGED, None, [REWIND, "checkpoint"], expect=says("taken"), edit=True),
-        Case("`rewind checkpoint` with no change", None, [REWIND, "checkpoint"],
-             expect=says("no changes")),
+        Case("hook, `rm -rf build` with no change", 5.0, hook, ratio=True,
+             stdin=hook_payload(project.root, "rm -rf build", 1), baseline=SHELL_BASELINE),
+        Case(HOOK_CHANGED, 6.0, hook, stdin=hook_payload(project.root, "rm -rf build", 2),
+             edit=True, ratio=True, baseline=SHELL_BASELINE),
         Case("`rewind --version`", 1.5, [REWIND, "--version"], expect=says("version"),
              ratio=True),
         Case("`rewind --help`", 1.5, [REWIND, "--help"], expect=says("Usage:"), ratio=True),
+        Case(GONE, None, [REWIND, "list"], expect=says(f"{count}."), ratio=True, served=True),
         Case(BASELINE, None, [PYTHON, "-c", "pass"]),
         Case(SHELL_BASELINE, None, ["bash", "-c", f"{PYTHON} -c pass"]),
     ]
@@ -169,6 +184,27 @@ def child_env(tmp: Path, home: Path) -> dict[str, str]:
                # every checkpoint of the long history kept (the default keeps 20)
                REWIND_MAX_SNAPSHOTS=str(2 * CHECKPOINTS))
     return env
+
+
+def stop_resident(home: Path) -> None:
+    from rewindfs.hooks import helper
+
+    pid = helper.running(home / "rewind-hooks")
+    helper.stop(home / "rewind-hooks")
+    end = time.monotonic() + 10
+    while pid is not None and os.path.exists(f"/proc/{pid}") and time.monotonic() < end:
+        time.sleep(0.01)
+
+
+def wait_resident(home: Path, env: dict[str, str], cwd: Path) -> None:
+    """Until a resident process answers (and watches the project: one served command)."""
+    from rewindfs.resident.source import ask
+
+    os.environ["HERMES_HOME"] = str(home)
+    end = time.monotonic() + 60
+    while ask({"kind": "status"}) is None and time.monotonic() < end:
+        time.sleep(0.02)
+    subprocess.run([REWIND, "diff", "--stat"], cwd=cwd, env=env, capture_output=True)
 
 
 def wait_for_stamp(home: Path, since: float) -> None:
@@ -227,7 +263,8 @@ def bench(args: argparse.Namespace, tmp: Path, rep: bl.Reporter) -> int:
     time.sleep(SETTLE)
     subprocess.run([REWIND, "checkpoint", "-m", "second"], cwd=project.root, env=env,
                    check=True, capture_output=True)
-    todo = cases(project, changed, "edit")
+    wait_resident(home, env, project.root)
+    todo = cases(project, changed, "edit", args.checkpoints)
     samples: dict[str, list[float]] = {c.name: [] for c in todo}
     cpu: dict[str, list[float]] = {c.name: [] for c in todo}
     for i in range(args.repeats + 1):  # the first round warms caches (bytecode, pages)
@@ -238,8 +275,13 @@ def bench(args: argparse.Namespace, tmp: Path, rep: bl.Reporter) -> int:
                     fh.write(f"// edit {i} at {time.time_ns()}\n")
                 time.sleep(SETTLE)
             started = time.time()
-            elapsed, used = run_case(case, project.root, env)
-            if case.name in (CHANGED, HOOK_CHANGED):
+            if case.name == GONE:
+                stop_resident(home)
+            elapsed, used = run_case(case, project.root,
+                                     env if case.served else {**env, "REWIND_NO_SERVER": "1"})
+            if case.name == GONE:
+                wait_resident(home, env, project.root)
+            if case.name == CHANGED + " (own process)":   # (the watch needs no stamp)
                 wait_for_stamp(home, started)
             if i:
                 samples[case.name].append(elapsed)

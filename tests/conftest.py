@@ -80,11 +80,24 @@ def rewind_env(home: Path | None, user_home: Path, **extra: str) -> dict[str, st
     user_home.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(SCRUBBED_PREFIXES) and k not in SCRUBBED_NAMES}
-    env.update(HOME=str(user_home), LC_ALL="C.UTF-8")
+    env.update(HOME=str(user_home), LC_ALL="C.UTF-8", **served_env())
     if home is not None:
         env["HERMES_HOME"] = str(home)
     env.update(extra)
     return env
+
+
+# Whether the `rewind` commands tests run are handed to the resident process (as a user's
+# are) or run in their own process: in their own by default (a resident process per test
+# home would outnumber the tests); with REWIND_TEST_SERVER=1 (scripts/test's second pass
+# over tests/cli), through it, which then exits 30 s after a test's last command.
+SERVED = os.environ.get("REWIND_TEST_SERVER") == "1"
+
+
+def served_env() -> dict[str, str]:
+    if SERVED:
+        return {"REWIND_HOOK_HELPER_IDLE": "30"}
+    return {"REWIND_NO_SERVER": "1"}
 
 
 def age(layout, workdir: Path, days: float) -> None:
@@ -615,7 +628,7 @@ def stop_hooks_helper(home: Path) -> None:
         if not entry.name.isdigit():
             continue
         try:
-            if (b"rewindfs.hooks.helper" in Path(entry.path, "cmdline").read_bytes()
+            if (b"rewindfs.resident" in Path(entry.path, "cmdline").read_bytes()
                     and ours in Path(entry.path, "environ").read_bytes().split(b"\0")):
                 os.kill(int(entry.name), signal.SIGKILL)
         except OSError:  # gone meanwhile

@@ -51,14 +51,10 @@ import tempfile
 import threading
 from pathlib import Path
 
-# What must match between a run's environment and the server's for a fork to start as an
-# exec would: Python reads these once, at start-up or when pygit2 is imported.
-STARTUP_PREFIXES = ("PYTHON", "LC_", "LANG", "SSL_CERT_")
+from rewindfs.resident import forked
+
+_startup_env = forked.startup_env
 MESSAGE = 1 << 20  # the largest request: an environment, arguments and a directory
-
-
-def _startup_env(env: dict[str, str]) -> dict[str, str]:
-    return {k: v for k, v in env.items() if k.startswith(STARTUP_PREFIXES)}
 
 
 class Unavailable(Exception):
@@ -269,38 +265,10 @@ def _read(file, text: bool = True) -> str | bytes:
 
 # The server ---------------------------------------------------------------------------
 
-PRELOAD = ("pygit2", "click", "rich.console", "rich.table", "rich.text", "rich.markup",
-           "rich.pager", "rich.panel", "rich.progress", "sqlite3", "concurrent.futures",
-           "isal.isal_zlib", "urllib.parse")
-MOUNT_PRELOAD = ("pyfuse3", "trio")
-
-
-def _preload(mount: bool) -> None:
-    """Every module of rewindfs a command may import (none runs code at import beyond
-    definitions, but `rewindfs.cli`'s Ctrl-C handler: as at any start), and the libraries
-    they import lazily; the mount's (rewindfs.fs, pyfuse3, trio) only in the mount's
-    server; never `__main__` modules."""
-    import importlib
-    import pkgutil
-
-    import rewindfs
-
-    for name in (*PRELOAD, *(MOUNT_PRELOAD if mount else ())):
-        importlib.import_module(name)
-    for found in pkgutil.walk_packages(rewindfs.__path__, "rewindfs."):
-        if (found.name.startswith("rewindfs.fs") and not mount
-                or found.name.endswith(".__main__")):
-            continue
-        importlib.import_module(found.name)
-    from rewindfs.cli import group
-
-    group.load_all()
-
-
 def serve(path: str, rewind: str, mount: bool) -> None:
     """Accept runs until stdin ends; each is forked and reported. No `with` or `finally`
     here: the child unwinds this stack when its command exits."""
-    _preload(mount)
+    forked.preload(() if mount else ("rewindfs.fs",), mount)
     import gc
 
     gc.freeze()  # the children share these pages instead of copying them on first touch
@@ -347,16 +315,7 @@ def serve(path: str, rewind: str, mount: bool) -> None:
 def _child(request: dict, fds: list[int], rewind: str, sockets: list[socket.socket]
            ) -> None:
     """Become `rewind ARGS` as exec would have started it, and run it."""
-    for target, fd in enumerate(fds):
-        os.dup2(fd, target)
-    for sock in sockets:  # closed below: their objects must never close the numbers again
-        sock.detach()
-    os.closerange(3, 1 << 16)  # the server's sockets, the received copies: nothing else
-    os.umask(request["umask"])
-    os.chdir(request["cwd"])
-    os.environ.clear()
-    os.environ.update(request["env"])
-    _git_search_path()
+    forked.become(fds, request["cwd"], request["env"], request["umask"], sockets)
     try:
         if request["entry"] == "group":  # as `python -c "...; run(ARGS, 'rewind')"`
             sys.argv = ["-c"]
@@ -370,47 +329,10 @@ def _child(request: dict, fds: list[int], rewind: str, sockets: list[socket.sock
             main()
         code = 0
     except SystemExit as exc:
-        if not (exc.code is None or isinstance(exc.code, int)) or request["finalize"]:
+        code = forked.exit_code(exc)
+        if code is None or request["finalize"]:
             raise  # the interpreter prints a message and exits, as the launcher's would
-        code = exc.code or 0
-    _exit(code)
-
-
-def _exit(code: int) -> None:
-    """End the run as the interpreter would, leaving out only the teardown of modules.
-
-    What a command can see of Python's exit is kept, in its order: the wait for threads
-    that are not daemons, the atexit functions, the flush of stdout and stderr (where that
-    fails, the interpreter does the whole exit itself, and reports it as it would have).
-    What is left out is freeing the objects of every module: in a fork that writes to
-    most of the server's pages, so the kernel copies each first (~22 ms of CPU a run, two
-    thirds of a `rewind list`, over 3,000 runs a suite). rewindfs keeps nothing alive to
-    the end whose finalizer does more than close a descriptor, which the exit closes;
-    runs asked with finalize=True (the damage matrix, which checks that nothing is
-    printed on the way out) still free it all.
-    """
-    import atexit
-
-    threading._shutdown()  # type: ignore[attr-defined]  # what Py_FinalizeEx calls first
-    atexit._run_exitfuncs()
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except Exception:
-        sys.exit(code)
-    os._exit(code)
-
-
-def _git_search_path() -> None:
-    """libgit2 looked for the user's and XDG config below HOME when pygit2 was imported
-    (in the server): look where this run's HOME says, as libgit2 would have guessed."""
-    import pygit2
-    from pygit2.enums import ConfigLevel
-
-    home = os.environ.get("HOME", "")
-    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
-    pygit2.settings.search_path[ConfigLevel.GLOBAL] = home
-    pygit2.settings.search_path[ConfigLevel.XDG] = os.path.join(xdg, "git")
+    forked.finish(code)
 
 
 if __name__ == "__main__":

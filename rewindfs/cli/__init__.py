@@ -7,8 +7,9 @@ refused operation), 2 bad usage, 3 store unreadable or unwritable, 4 busy,
 This module is the entry point, and a hook may start it on every tool call of an agent,
 so it imports nothing: Ctrl-C is taken over first (see cli.interrupts), `--version` and
 `--help` are answered without click (cli.quick, from help texts rendered by click and kept
-as data), and everything else goes to the click group (cli.group), which imports a
-command's module only when that command runs.
+as data), everything else is handed to the resident process, which has it all imported
+(resident.client), and what it cannot serve goes to the click group here (cli.group), which
+imports a command's module only when that command runs.
 """
 
 # First thing: Ctrl-C ends the process at once from here on (cli.interrupts, which imports
@@ -31,6 +32,23 @@ def main(args: list[str] | None = None, prog_name: str | None = None) -> None:
     answer = quick.answer(args, prog_name)
     if answer is not None:
         sys.exit(quick.write(answer))
+    from rewindfs.resident import client
+
+    served = client.run(args, prog_name)   # by the resident process, if one can
+    if served is not None:
+        sys.exit(served)
     from rewindfs.cli.group import run
 
+    if not client.inside and os.environ.get("REWIND_NO_SERVER") != "1":
+        # Run here, a capture still asks the resident process's watch, when one is up.
+        from rewindfs.store.capture import changesource
+
+        changesource.register_later(_resident_source)
+
     run(args, prog_name)
+
+
+def _resident_source():
+    from rewindfs.resident.source import remote_if_up
+
+    return remote_if_up()

@@ -13,9 +13,8 @@ writes the agents' configuration.
     payloads    each agent's payload read into one shape
     unchanged   nothing changed since the newest checkpoint: the stamp (the ref by libgit2)
     checkpoint  the checkpoint: a step of the agent's turn, through the store's faces
-    helper      a resident process that keeps the checkpoint code loaded for the hooks
-    helperwire  what passes between a hook and the helper, every field checked
-    loaded      what the helper loaded, and whether any of it changed on disk
+    helper      the hook's side of the resident process (rewindfs.resident): ask, the
+                go-ahead, abandon at the deadline; a session's first checkpoint
     state       per-session memory (Gemini's turn, once-per-turn writes, project roots)
     hooklog     the hooks' log and their private folder
     agents, install, plugin, configfile   `rewind hooks install|uninstall|status`

@@ -22,6 +22,7 @@ from rewindfs import config
 from rewindfs.agent.stepbegin import append_begin, step_trailers, valid_id
 from rewindfs.agent.workdir import hook_project
 from rewindfs.config import capture_key
+from rewindfs.errors import Refused
 from rewindfs.hooks.payloads import ToolCall
 from rewindfs.store import (
     Layout,
@@ -31,6 +32,7 @@ from rewindfs.store import (
     normalize_workdir,
     project_hash,
 )
+from rewindfs.store.capture import changesource
 from rewindfs.store.history import carrying, stamp, steplog
 from rewindfs.store.maintenance import Policy, auto
 from rewindfs.store.remote import autopush
@@ -48,7 +50,7 @@ def take(call: ToolCall, reason: str, turn: str, root: str = "",
     workdir = Path(root) if root else hook_project(layout, normalize_workdir(call.cwd))
     h16 = project_hash(workdir)
     step_id, turn = valid_id(f"{call.agent}:{call.call}", "step"), valid_id(turn, "turn")
-    if found is None and not root and store.exists():
+    if found is None and not root and store.exists() and not changesource.active():
         found = stamp.changes(layout.store, h16, workdir, capture_key(workdir, settings.home))
     result = _checkpoint(settings, store, workdir, reason, found,
                          {AGENT_TRAILER: call.agent, SESSION_TRAILER: call.session,
@@ -67,7 +69,34 @@ def take(call: ToolCall, reason: str, turn: str, root: str = "",
     return {"taken": result.taken, "hash": result.commit, "directory": str(workdir),
             "scoped": len(found[2]) if found else None,
             "left_out": leftout.of_checkpoint(call.command, workdir, result.skipped_files,
-                                              result.sizes)}
+                                              result.sizes),
+            "watched": result.grafted}
+
+
+SESSION_REASON = "session start: the project before the session's first command"
+
+
+def workdir_of(call: ToolCall) -> Path | None:
+    """The project a tool call's directory belongs to (None: none to checkpoint: in no
+    project, or the home directory or above, which a checkpoint refuses)."""
+    settings = config.load(None, {})
+    try:
+        return hook_project(Layout(settings.base), normalize_workdir(call.cwd))
+    except (OSError, ValueError, Refused):
+        return None
+
+
+def limits() -> tuple[int, int]:
+    settings = config.load(None, {})
+    return settings.max_file_size_bytes, settings.max_files
+
+
+def session_start(call: ToolCall, workdir: Path) -> None:
+    """The checkpoint a session's start takes in the background (resident.server): the
+    project as the agent found it, with no step of its own."""
+    settings = config.load(None, {})
+    _checkpoint(settings, Store(Layout(settings.base)), workdir, SESSION_REASON, None,
+                {AGENT_TRAILER: call.agent, SESSION_TRAILER: call.session})
 
 
 def _checkpoint(settings: config.Settings, store: Store, workdir: Path, reason: str,
@@ -85,7 +114,7 @@ def _checkpoint(settings: config.Settings, store: Store, workdir: Path, reason: 
     if result.taken and settings.auto_push:  # queued; pushed by a detached process
         autopush.trigger(store.layout, settings.auto_push, result.project,
                          settings.auto_push_delay, settings.remote_timeout)
-    if result.commit and result.tree:
+    if result.commit and result.tree and not changesource.active():  # (else the watch knows)
         stamp.record_later(store.layout.store, result.project, workdir, result.commit,
                            result.tree, started, key, result.skipped_files,
                            found[0] if found else None)

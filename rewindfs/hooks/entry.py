@@ -202,6 +202,9 @@ def handle(call: payloads.ToolCall, run: _Run | None = None, partial: str = ""
            ) -> dict | None:
     if call.kind == payloads.TURN:
         _state().start_turn(call.agent, call.session, call.turn)
+        from rewindfs.hooks import helper
+
+        helper.warm(call)   # the project watched, its first checkpoint in the background
         return None
     turn = call.turn
     if call.agent == "gemini":

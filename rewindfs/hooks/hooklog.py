@@ -31,12 +31,33 @@ def hermes_home() -> Path:
     """As store.layout.default_home, without importing the store."""
     from pathlib import Path
 
+    return Path(_home())
+
+
+def _home() -> str:
     home = os.environ.get("HERMES_HOME") or os.path.join(os.path.expanduser("~"), ".hermes")
-    return Path(home).expanduser()
+    return os.path.expanduser(home)
 
 
 def hooks_dir() -> Path:
     return hermes_home() / "rewind-hooks"
+
+
+def hooks_path() -> str:
+    """`hooks_dir` as a string, without pathlib (resident.wire.connect)."""
+    return os.path.join(_home(), "rewind-hooks")
+
+
+def unsafe(st: os.stat_result, path: object) -> str | None:
+    """Why the folder whose lstat is `st` is not this user's alone (None: it is)."""
+    if not stat.S_ISDIR(st.st_mode):
+        return f"{path} is not a directory (a symlink or a file is there); not used"
+    if st.st_uid != os.geteuid():
+        return f"{path} belongs to uid {st.st_uid}, not to you; not used"
+    if st.st_mode & 0o022:
+        return (f"{path} can be written by others (mode {stat.S_IMODE(st.st_mode):04o}); "
+                "not used: check what is in it, then chmod 700 it")
+    return None
 
 
 def log_path() -> Path:
@@ -78,15 +99,9 @@ def private_dir(path: Path, create: bool = True) -> Path:
             if stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid():
                 os.chmod(current, 0o700)
                 st = os.lstat(current)
-        if not stat.S_ISDIR(st.st_mode):
-            raise Unsafe(f"{current} is not a directory (a symlink or a file is there); "
-                         "not used")
-        if st.st_uid != os.geteuid():
-            raise Unsafe(f"{current} belongs to uid {st.st_uid}, not to you; not used")
-        if st.st_mode & 0o022:
-            raise Unsafe(f"{current} can be written by others (mode "
-                         f"{stat.S_IMODE(st.st_mode):04o}); not used: check what is in it, "
-                         "then chmod 700 it")
+        why = unsafe(st, current)
+        if why is not None:
+            raise Unsafe(why)
         if st.st_mode & 0o077:
             os.chmod(current, 0o700)
     return path

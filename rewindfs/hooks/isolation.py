@@ -30,7 +30,7 @@ START_KEYS = ("HOME", "HERMES_HOME", "PATH", "LANG", "LC_ALL", "LC_CTYPE", "TMPD
 BOOT = ("import sys, importlib.util as u; s = u.find_spec('rewindfs'); "
         "p = sys.argv[1].rsplit('/', 2)[0]; "
         "(s is None or s.origin != sys.argv[1]) and sys.path.insert(0, p); "
-        "from rewindfs.hooks.helper import main; sys.exit(main())")
+        "from rewindfs.resident.server import main; sys.exit(main())")
 
 
 def isolation_flags() -> list[str]:

@@ -145,8 +145,17 @@ def _files(cwd: str, paths: list[str]) -> str:
     return ", ".join(p[len(inside):] if p.startswith(inside) else p for p in paths if p)
 
 
+# Events that begin a session or a turn: the resident process watches the project and takes
+# its first checkpoint in the background (hooks.helper.warm).
+SESSION_EVENTS = ("SessionStart", "UserPromptSubmit")
+
+
 def _claude_or_codex(agent: str, data: dict[str, Any]) -> ToolCall:
     event = _text(data, "hook_event_name")
+    if event in SESSION_EVENTS:
+        session = _text(data, "session_id")
+        return ToolCall(agent, TURN, "", "", _text(data, "cwd"), session or "unknown",
+                        _text(data, "prompt_id", "turn_id") or session or "unknown", "")
     if event and event != "PreToolUse":
         raise Unknown(f"{agent}: unexpected event {event!r}")
     return _tool(agent, data, _text(data, "tool_name"), data.get("tool_input"),

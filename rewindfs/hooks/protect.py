@@ -122,5 +122,6 @@ def checkpoint(call: payloads.ToolCall, reason: str, turn: str, run: Any,
     hooklog.write(call.agent, hooklog.INFO,
                   f"{what} of {outcome.get('directory')} ({reason}; turn {turn}; "
                   f"{'' if scoped is None else f'{scoped} changed path(s) looked at; '}"
+                  f"{'read only what changed (watch); ' if outcome.get('watched') else ''}"
                   f"{'by the helper; ' if outcome.get('helper') else ''}{took:.2f}s)")
     return outcome

@@ -36,6 +36,7 @@ def names(*short: str) -> frozenset[str]:
 
 COMMON = names(
     "", "cli", "cli.app", "cli.failure", "cli.group", "cli.help", "cli.interrupts",
+    "resident", "resident.client",
     "cli.output", "cli.output.feedback", "cli.output.human", "cli.output.term",
     "cli.output.widths", "cli.quick", "cli.watchdog", "config", "errors", "faces", "portable",
     "store", "store.history",
@@ -79,7 +80,8 @@ DECLARED: dict[str, frozenset[str]] = {
     "diff --stat": COMMON | names(
         "agent", "agent.workdir", "cli.commands.complete", "cli.options", "cli.output.plain",
         "cli.output.taken", "cli.target", "lazylog", "sources", "sources.stepref",
-        "store.capture.changes", "store.capture.deepdirs", "store.capture.fileread",
+        "store.capture.changes", "store.capture.changesource", "store.capture.graft",
+        "store.capture.deepdirs", "store.capture.fileread",
         "store.capture.progress", "store.capture.splitstore", "store.capture.storing",
         "store.capture.tracked", "store.capture.workdir", "store.history.checkpoint",
         "store.history.files.diffstat", "store.history.leftout",
@@ -122,7 +124,7 @@ DECLARED: dict[str, frozenset[str]] = {
         "cli.target", "lazylog",
         "restore", "restore.apply", "restore.dirfds", "restore.fdtree", "restore.noreplace",
         "restore.paths", "restore.plan", "sources", "sources.stepref", "store.capture",
-        "store.capture.changes",
+        "store.capture.changes", "store.capture.changesource", "store.capture.graft",
         "store.capture.deepdirs", "store.capture.fileread", "store.capture.progress",
         "store.capture.splitstore", "store.capture.storing", "store.capture.tracked",
         "store.history.checkpoint", "store.history.files.treestats", "store.history.leftout",
@@ -136,11 +138,13 @@ DECLARED: dict[str, frozenset[str]] = {
     # Readiness only: no history, no capture; the hooks' config readers and FUSE's check.
     "doctor": names(
         "", "cli", "cli.app", "cli.failure", "cli.group", "cli.help", "cli.interrupts",
+        "resident", "resident.client", "resident.source", "resident.wire",
+        "store.capture", "store.capture.changesource",
         "cli.output", "cli.output.feedback", "cli.output.human", "cli.output.term",
         "cli.output.widths", "cli.quick", "cli.watchdog", "config", "doctor", "errors",
         "faces", "fs", "fs.lifecycle", "hooks", "hooks.agents", "hooks.configfile",
         "hooks.configrecord",
-        "hooks.deadline", "hooks.helper", "hooks.helperwire", "hooks.hooklog",
+        "hooks.deadline", "hooks.helper", "hooks.hooklog",
         "hooks.install", "hooks.isolation", "hooks.payloads", "hooks.plugin",
         "hooks.records", "hooks.runner", "portable", "store", "store.objects",
         "store.objects.durable", "store.objects.probe", "store.objects.verify.problems",
@@ -173,9 +177,11 @@ def history(tmp_path_factory):
 
 
 def imported(args: list[str], home, project, env) -> set[str]:
+    """What `rewind ARGS` imports in its own process (REWIND_NO_SERVER=1: not handed to a
+    resident process, whatever the test run says)."""
     proc = subprocess.run([sys.executable, "-X", "importtime", REWIND, *args], cwd=project,
-                          env={**env, "HERMES_HOME": str(home)}, capture_output=True,
-                          stdin=subprocess.DEVNULL, timeout=120)
+                          env={**env, "HERMES_HOME": str(home), "REWIND_NO_SERVER": "1"},
+                          capture_output=True, stdin=subprocess.DEVNULL, timeout=120)
     assert proc.returncode == 0, proc.stderr.decode()[-2000:]
     return {line.rsplit("|", 1)[1].strip()
             for line in proc.stderr.decode(errors="replace").splitlines()
@@ -192,3 +198,43 @@ def test_a_command_imports_what_it_declares(command, history, child_env):
     assert not undeclared, f"`rewind {command}` imports undeclared modules: {undeclared}"
     heavy = sorted({m for m in found if m.split(".")[0] in FORBIDDEN})
     assert not heavy, f"`rewind {command}` imports {heavy}"
+
+
+# What a `rewind` client imports when the resident process runs its command: only what
+# connecting and handing it over need (resident.client), none of click, pygit2 or the store.
+CLIENT = names("", "cli", "cli.interrupts", "cli.quick", "resident", "resident.client",
+               "resident.wire", "portable", "hooks", "hooks.hooklog")
+CLIENT_FORBIDDEN = FORBIDDEN | {"click", "pygit2", "typing", "pathlib", "socket", "signal"}
+
+
+def test_a_served_command_imports_only_what_connecting_needs(history, child_env):
+    from conftest import wait_for
+
+    from rewindfs.hooks import helper
+
+    home, project = history
+    env = {**child_env(), "HERMES_HOME": str(home)}
+    env.pop("REWIND_NO_SERVER", None)
+    subprocess.run([REWIND, "list"], cwd=project, env=env, capture_output=True, timeout=120)
+    try:
+        wait_for(lambda: helper.running(home / "rewind-hooks") is not None,
+                 "the resident process to start")
+        found: set[str] = set()
+
+        def served() -> bool:   # the first runs may come before it listens
+            proc = subprocess.run([sys.executable, "-X", "importtime", REWIND, "list"],
+                                  cwd=project, env=env, capture_output=True, timeout=120,
+                                  stdin=subprocess.DEVNULL)
+            found.clear()
+            found.update(line.rsplit("|", 1)[1].strip()
+                         for line in proc.stderr.decode(errors="replace").splitlines()
+                         if line.startswith("import time:") and "|" in line)
+            return proc.returncode == 0 and "rewindfs.cli.group" not in found
+
+        wait_for(served, "a command served by it")
+        ours = {m for m in found if m == "rewindfs" or m.startswith("rewindfs.")}
+        assert not sorted(ours - CLIENT), sorted(ours - CLIENT)
+        heavy = sorted({m for m in found if m.split(".")[0] in CLIENT_FORBIDDEN})
+        assert not heavy, f"a served `rewind list` imports {heavy}"
+    finally:
+        helper.stop(home / "rewind-hooks")

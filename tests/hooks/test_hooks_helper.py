@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import settle, wait_for
-from test_hooks_fastpath import log_lines, payload, stamped
+from test_hooks_fastpath import log_lines, payload
 
 import rewindfs
 from rewindfs.hooks import helper
@@ -69,15 +69,18 @@ def test_checkpoints_go_through_the_helper(project: Path, home: Path, run_rewind
     assert " claude-code error " in log_lines(home)[-1]
 
 
-def test_the_helper_answers_nothing_changed_from_the_stamp(project: Path, home: Path,
+def test_the_helper_answers_nothing_changed_from_its_watch(project: Path, home: Path,
                                                            run_rewind) -> None:
     (project / "package.json").write_text("{}\n")
     settle(project)
-    hook(home, project, "rm -rf build", "t1")
-    wait_for(lambda: helper_of(home) is not None and stamped(home), "the helper and the stamp")
-    assert hook(home, project, "rm -rf dist", "t2") == []   # no store in the hook's process
-    assert "nothing changed (stamp)" in log_lines(home)[-1]
-    assert "by the helper" in log_lines(home)[-1]
+    hook(home, project, "rm -rf build", "t1")      # the first: starts the resident process
+    wait_for(lambda: helper_of(home) is not None, "the resident process")
+    hook(home, project, "rm -rf build", "t2")      # asks it: the watch is set up, this walks
+    hook(home, project, "rm -rf build", "t3")      # the watch's first base
+    assert hook(home, project, "rm -rf dist", "t4") == []   # no store in the hook's process
+    last = log_lines(home)[-1]
+    assert "unchanged since the last checkpoint" in last and "by the helper" in last, last
+    assert "read only what changed (watch)" in last, last
     assert len(listed(run_rewind, project)) == 1
 
 
@@ -115,10 +118,11 @@ def test_an_idle_helper_exits_and_none_starts_when_off(project: Path, home: Path
     assert helper_of(home) is None
 
 
-ORPHANED = r"""
-import ctypes, json, os, signal, socket, subprocess, sys, time
+STALE = r"""
+import json, os, signal, socket, subprocess, sys, time
 from pathlib import Path
-from rewindfs.hooks import helper, helperwire
+from rewindfs.hooks import helper
+from rewindfs.resident import wire
 
 def until(what, check):
     deadline = time.monotonic() + 60
@@ -126,47 +130,30 @@ def until(what, check):
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         time.sleep(0.01)
 
-ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: orphans below are ours
 signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})  # kept pending, to be seen
 folder = Path(sys.argv[1])
-proc = subprocess.Popen([sys.executable, "-m", "rewindfs.hooks.helper"])
-until("the helper", lambda: helper.running(folder) == proc.pid)
-fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-sock.connect(helperwire.address(fd, folder))
-children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
-until("the helper's child for this connection", lambda: children.read_text().split())
-child = int(children.read_text().split()[0])
-# past its start (where it closes what it must not keep): blocked in the poll of its
-# first recv, waiting for the request
-POLL = {"x86_64": {"7", "271"}, "aarch64": {"73"}}[os.uname().machine]
-until("the child to wait for its request",
-      lambda: Path(f"/proc/{child}/syscall").read_text().split()[0] in POLL)
-proc.kill()
-proc.wait()
-def parent_of(pid):
-    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-until("the child to be adopted", lambda: parent_of(child) == os.getpid())
-running = helper.running(folder)  # the child is still waiting for its request
-helperwire.send(sock, {"code": "another rewindfs"})
-answer = helperwire.receive(sock)
-os.waitpid(child, 0)  # whatever it sent before exiting is pending here by now
-print(json.dumps({"answer": answer, "running": running,
+proc = subprocess.Popen([sys.executable, "-m", "rewindfs.resident"])
+until("the resident process", lambda: helper.running(folder) == proc.pid)
+sock = wire.connect(30)
+wire.send(sock, {"code": "another rewindfs"})
+answer = wire.receive(sock)
+code = proc.wait(timeout=60)
+print(json.dumps({"answer": answer, "code": code, "children": [],
                   "sigterm": signal.SIGTERM in signal.sigpending()}))
 """
 
 
-def test_an_orphaned_answer_signals_no_one(home: Path) -> None:
-    """The helper is killed while its child for a connection waits for the request: the
-    helper counts as gone at once (its lock is not the child's), and the child, answering
-    'stale', signals no one (its parent is now whoever adopted it, here the driver)."""
+def test_a_stale_request_ends_the_resident_process_and_signals_no_one(home: Path) -> None:
+    """A client of other code: the resident process answers 'stale' itself (no child of
+    its answers for it, so none can signal a process that adopted it) and exits; the
+    client is sent no signal."""
     folder = home / "rewind-hooks"
-    done = subprocess.run([sys.executable, "-c", ORPHANED, str(folder)], capture_output=True,
+    done = subprocess.run([sys.executable, "-c", STALE, str(folder)], capture_output=True,
                           text=True, timeout=120, cwd="/",
                           env={"PATH": os.environ["PATH"], "HERMES_HOME": str(home),
                                "HOME": str(home.parent), "REWIND_HOOK_HELPER_IDLE": "60"})
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout)
     assert seen["answer"] == {"ok": False, "stale": True}  # the scenario: it answered
-    assert seen["running"] is None
+    assert seen["code"] == 0   # and exited
     assert seen["sigterm"] is False

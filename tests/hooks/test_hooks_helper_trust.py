@@ -21,7 +21,8 @@ import pytest
 from conftest import wait_for
 from hookproc import claude_payload, hook_env, log_lines, run_hook
 
-from rewindfs.hooks import helper, helperwire
+from rewindfs.hooks import helper
+from rewindfs.resident import wire as helperwire
 
 pytestmark = pytest.mark.usefixtures("no_helper_left")
 KEY = "sk-ant-api03-" + "Zx9" * 30
@@ -114,7 +115,7 @@ def test_a_replaced_pygit2_so_makes_the_helper_exit(proj: Path, home: Path,
     shutil.copytree(Path(pygit2.__file__).parent, copy / "pygit2",
                     ignore=shutil.ignore_patterns("__pycache__"))
     boot = (f"import sys; sys.path.insert(0, {str(copy)!r}); "
-            "from rewindfs.hooks.helper import main; sys.exit(main())")
+            "from rewindfs.resident.server import main; sys.exit(main())")
     proc = subprocess.Popen([sys.executable, "-I", "-c", boot], cwd="/",
                             env=hook_env(home, REWIND_HOOK_HELPER_IDLE="120"))
     wait_for(lambda: helper_of(home) == proc.pid, "the helper to start")

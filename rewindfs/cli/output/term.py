@@ -67,6 +67,19 @@ class _PatientPipe:
         return getattr(self._pipe, name)
 
 
+def _popen_pager(command: str, env: dict[str, str]):
+    """The pager, started here: its stdin to write into, `wait()` for it to end."""
+    import subprocess
+
+    return subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, env=env, text=True,
+                            encoding="utf-8", errors="surrogateescape")
+
+
+# How a pager is started: here, or (in a child of the resident process, whose client has
+# the terminal) by the client (resident.clichild.ClientPager).
+start_pager = _popen_pager
+
+
 class Terminal:
     def __init__(self, color: str = "auto", pager: bool = True):
         self.color = color
@@ -150,16 +163,13 @@ class Terminal:
         if command is None:
             yield self.console()
             return
-        import subprocess
-
         from rewindfs.cli.output.consoles import PagerClosed, PagerConsole
 
         env = dict(os.environ)
         env.setdefault("LESS", "FRX")
         env.setdefault("LV", "-c")
         try:
-            proc = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, env=env,
-                                    text=True, encoding="utf-8", errors="surrogateescape")
+            proc = start_pager(command, env)
         except OSError:
             yield self.console()
             return

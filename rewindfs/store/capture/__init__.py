@@ -3,6 +3,8 @@
 May import: objects.
 
     workdir       capturing a working directory (the entry point: `capture`)
+    changesource  where a capture learns what changed: a watch, when one is registered
+    graft         the next tree from a trusted capture's and the paths changed since
     changes       finding what changed since the last capture, retried on a changing tree
     walk          one pass over the tree: size cap, max_files, nested repositories
     tracked       files git tracks, captured whatever the excludes say (git's index read)
@@ -26,7 +28,9 @@ from typing import TYPE_CHECKING
 from rewindfs.faces import face
 
 if TYPE_CHECKING:
-    from rewindfs.store.capture import interrupts, secret_files
+    from rewindfs.store.capture import changesource, interrupts, secret_files
+    from rewindfs.store.capture.changesource import Plan
+    from rewindfs.store.capture.graft import Since
     from rewindfs.store.capture.progress import Progress, reporting_progress
     from rewindfs.store.capture.tracked import git_ignores
     from rewindfs.store.capture.walk import DEFAULT_LIMITS, Limits
@@ -40,6 +44,8 @@ __all__, __getattr__, __dir__ = face(_HERE, {
     "DEFAULT_LIMITS": f"{_HERE}.walk",
     "git_ignores": f"{_HERE}.tracked",
     "Limits": f"{_HERE}.walk",
+    "Plan": f"{_HERE}.changesource",
+    "Since": f"{_HERE}.graft",
     "Progress": f"{_HERE}.progress",
     "reporting_progress": f"{_HERE}.progress",
-}, modules=("interrupts", "secret_files"))
+}, modules=("changesource", "interrupts", "secret_files"))

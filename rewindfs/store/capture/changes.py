@@ -6,6 +6,7 @@ The walk run over the whole tree or named paths; nothing is written yet.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import pygit2
 import pygit2.utils  # StrArray: a pygit2 internal (store.objects.gitextra checks it)
@@ -27,13 +28,19 @@ LITERAL_PATHS = 1 << 1
 
 
 def find(project: Project, index: pygit2.Index, limits: Limits, paths: list[bytes] | None,
-          rules: list[bytes], hidden: list[bytes], listed: set[bytes]) -> Walk:
-    """Find what changed; nothing is written yet."""
+          rules: list[bytes], hidden: list[bytes], listed: set[bytes],
+          reset: Callable[[], None] | None = None, outside: int = 0) -> Walk:
+    """Find what changed; nothing is written yet. `reset` puts `index` back as it was
+    (default: read again from its file); `outside`: files the tree holds beyond what
+    `index` holds (a watch's capture walks a small index: graft)."""
+    if reset is None:
+        def reset() -> None:
+            index.read(True)
     files, dirs = _split_paths(project, paths)
     for attempt in range(ATTEMPTS):
         if attempt:
-            index.read(True)  # undo what the failed attempt staged
-        walk = Walk(project, index, limits)
+            reset()  # undo what the failed attempt staged
+        walk = Walk(project, index, limits, outside)
         try:
             for rel in hidden:  # captured before this rule existed: not project content
                 walk.dirty |= _remove_below(index, rel)
@@ -54,10 +61,10 @@ def find(project: Project, index: pygit2.Index, limits: Limits, paths: list[byte
                 walk.add_nested(rel)
             return walk
         except TooManyFiles:
-            index.read(True)  # drop the partial staging
+            reset()  # drop the partial staging
             raise too_many(project, limits) from None
         except interrupts.Interrupted:
-            index.read(True)
+            reset()
             raise
         except (OSError, pygit2.GitError) as exc:
             if attempt + 1 < ATTEMPTS and "nesting too deep" in str(exc):
@@ -70,7 +77,7 @@ def find(project: Project, index: pygit2.Index, limits: Limits, paths: list[byte
                 continue
             if attempt + 1 < ATTEMPTS and _looks_transient(exc):
                 continue
-            index.read(True)
+            reset()
             raise StoreError(f"could not capture {project.workdir}: {exc}") from exc
     raise AssertionError("unreachable")
 

@@ -218,6 +218,12 @@ def _add_parents(dirs: set[bytes], path: bytes) -> None:
         parent = parent.rpartition(b"/")[0]
 
 
+def add_entry(index: pygit2.Index, rel: bytes, fields: fileread.IndexFields, oid: bytes
+              ) -> None:
+    """Add one entry to `index` (see `_index_add`)."""
+    _index_add(index, ffi.new("git_index_entry *"), rel, fields, oid)
+
+
 def _index_add(index: pygit2.Index, entry, rel: bytes, fields: fileread.IndexFields,
                oid: bytes) -> None:
     """Add one entry with the stat data of what was read (`Read.index_fields`)."""

@@ -130,6 +130,12 @@ class Tracked:
         self.changed = True
         return kept
 
+    def unchanged(self) -> bool:
+        """git's index is as the last capture found it (or there is none, as then): the
+        tracked files the excludes match are the ones remembered."""
+        now = self.key if self._locate() else None
+        return now == self._cache()[0]
+
     def _locate(self) -> bool:
         """Find git's index (`index_path`, `prefix`, `key`); False when there is none."""
         where = _git_index_of(self.project.workdir)

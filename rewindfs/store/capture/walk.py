@@ -21,6 +21,7 @@ from pygit2.ffi import C, ffi
 
 from rewindfs.store.capture import deepdirs, interrupts
 from rewindfs.store.capture.progress import PROGRESS_EVERY, Progress, reporter
+from rewindfs.store.objects import gitextra
 from rewindfs.store.objects.repo import Project
 
 
@@ -41,13 +42,15 @@ class Walk:
     """What one pass over the working tree found (the add_all callback, named paths,
     nested repositories)."""
 
-    def __init__(self, project: Project, index: pygit2.Index, limits: Limits):
+    def __init__(self, project: Project, index: pygit2.Index, limits: Limits,
+                 outside: int = 0):
         self.root = os.fsencode(str(project.workdir))
         self.saw_gitignore = False
         self.repo = project.repo
         self.index = index
         self.limits = limits
         self.new = 0  # files found that the index does not hold yet
+        self.outside = outside  # files the tree holds beyond `index` (graft)
         self.found: list[tuple[bytes, os.stat_result]] = []  # files and links to store
         self.found_bytes = 0
         self.oversize: list[bytes] = []
@@ -70,10 +73,11 @@ class Walk:
     def files(self, dropping: list[bytes]) -> int:
         """How many files the capture leaves: the index's entries (deleted ones are out
         of it already), less those dropped after the walk (over the size cap, now
-        directories, `dropping`: now ignored), plus the new files."""
+        directories, `dropping`: now ignored), plus the new files and those outside it."""
         dropped = {p for p in (*self.oversize, *self.replaced_by_dir) if self.tracked(p)}
         dropped.update(dropping)
-        return C.git_index_entrycount(self.index._index) - len(dropped) + self.new
+        return (C.git_index_entrycount(self.index._index) - len(dropped) + self.new
+                + self.outside)
 
     def admit(self, rel: bytes) -> None:
         """Note what one new, changed or deleted path is now, and what to do about it."""
@@ -127,14 +131,17 @@ class Walk:
             self.saw_gitignore = True
         full = self.root + b"/" + rel
         try:
-            os.lstat(full)
+            # A parent that is a link now comes first: what lies behind it (a link that
+            # loops, say, which lstat would report as an error) is not project content.
+            vanished = blocking_parent(self.root, rel) is not None
+            if not vanished:
+                os.lstat(full)
         except (FileNotFoundError, NotADirectoryError):
             vanished = True
         except OSError:
             self.unreadable.append(rel)  # a parent we may not search
             return
         else:
-            vanished = blocking_parent(self.root, rel) is not None
             if not vanished:
                 parent = full.rpartition(b"/")[0]
                 if not os.access(parent, os.R_OK | os.X_OK):
@@ -185,10 +192,7 @@ class Walk:
             self.admit(rel)
 
     def ignored(self, rel: bytes) -> bool:
-        try:
-            return self.repo.path_is_ignored(os.fsdecode(rel))
-        except (UnicodeError, ValueError):
-            return False
+        return gitextra.path_is_ignored(self.repo, rel)
 
     def add_nested(self, top: bytes) -> None:
         for dirpath, dirnames, filenames in os.walk(self.root + b"/" + top):

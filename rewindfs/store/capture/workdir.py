@@ -34,7 +34,7 @@ import pygit2
 from pygit2.ffi import C, ffi
 
 from rewindfs.errors import StoreError
-from rewindfs.store.capture import changes, deepdirs, interrupts
+from rewindfs.store.capture import changes, changesource, deepdirs, graft, interrupts
 from rewindfs.store.capture.changes import unreadable_dirs
 from rewindfs.store.capture.storing import index_dirs, pack_trees, store_found
 from rewindfs.store.capture.tracked import Tracked
@@ -58,6 +58,7 @@ class Capture:
     excluded: list[str] = field(default_factory=list)
     git_index: list[str] = field(default_factory=list)  # why git's index was not read
     sizes: dict[str, int] = field(default_factory=dict)  # of the oversize and excluded
+    grafted: bool = False  # from a watch's changed paths (graft), not a walk of the tree
 
     def skipped(self) -> dict[str, list[str]]:
         """What was left out (or kept at its previous version), by reason."""
@@ -74,9 +75,90 @@ def capture(project: Project, limits: Limits, paths: list[bytes] | None = None) 
     entry stays as the last capture saw it. The caller holds the project lock.
     Raises Refused when the project has more than `limits.max_files` files
     (nothing is written then). Ctrl-C stops it within moments, index untouched.
+
+    When a watch is registered (changesource) and knows what changed since a capture
+    it trusts, only the changed paths are read and grafted onto that capture's tree
+    (`_capture_since`): the same tree a walk would give, without walking. Whenever it
+    cannot be sure, the walk runs.
     """
     with interrupts.deferred():
-        return _capture(project, limits, paths)
+        plan = changesource.begin(project, limits)
+        cap = None
+        if plan is not None and plan.since is not None:
+            cap = _capture_since(project, limits, paths, plan.since)
+        if cap is None:
+            cap = _capture(project, limits, paths)
+        if plan is not None and (paths is None or cap.grafted):
+            changesource.done(project, plan, limits, cap)
+        return cap
+
+
+def _capture_since(project: Project, limits: Limits, paths: list[bytes] | None,
+                   since: graft.Since) -> Capture | None:
+    """The capture from `since` (its tree and the paths changed since), or None when
+    only a walk can tell: other limits, an ignore file changed, damaged objects to
+    write again, or anything failing on the way (the walk then runs and says why)."""
+    root = os.fsencode(str(project.workdir))
+    scoped = graft.scopes(graft.nested_tops(root, [*since.paths, *(paths or [])]))
+    layout = project.store.layout
+    if since.limits != limits or scoped == [b""] or any(
+            p.rpartition(b"/")[2] in graft.IGNORE_FILES for p in scoped):
+        return None
+    stamp = _IgnoreStamp(project)
+    if stamp.changed or not stamp.saved or heal.listed_ids(layout):
+        return None
+    admin = layout.worktree_admin(project.h16)
+    hidden = _hidden_dirs(project)
+    rules = _rules(admin, hidden)
+    trees = graft.Trees(project.repo)
+    index = pygit2.Index()
+
+    def reset() -> None:
+        index.clear()
+        graft.seed(trees, since.tree, index, scoped)
+
+    try:
+        seeded = graft.seed(trees, since.tree, index, scoped)
+        with _ignoring(project.repo, rules), _no_gc():
+            walk = changes.find(project, index, limits, scoped, rules, hidden, set(), reset,
+                                outside=since.count - seeded)
+            tracked = Tracked(project, walk, rules)
+            if not tracked.unchanged():
+                return None  # git's index changed: what it tracks is found by a walk
+            walk.too_deep[:0] = deepdirs.still_there(admin, walk.root)
+            tracked.add_to_walk(scoped)  # files git tracks that the excludes hid
+            # a directory moved in with its own .gitignore: only it is ruled
+            ignored = _now_ignored(walk, tracked) if walk.saw_gitignore else []
+            changes.check_count(project, walk, limits, ignored)
+            changing: list[bytes] = []
+            store_found(project, walk, changing)
+            for rel in (*walk.oversize, *walk.replaced_by_dir, *ignored):
+                if walk.tracked(rel):
+                    C.git_index_remove(index._index, rel, 0)
+            part = index.write_tree(project.repo).raw
+            tree = graft.graft(trees, since.tree, part, scoped)
+    except interrupts.Interrupted:
+        raise
+    except (OSError, pygit2.GitError, ValueError, KeyError, StoreError):
+        return None
+    tracked.save()
+    left = omitted.update(admin, walk.root, scoped, walk.oversize, tracked.excluded)
+    decode, kept = os.fsdecode, set(scoped)
+    unreadable = [p for p in since.skipped.get("unreadable", [])
+                  if not graft.under(os.fsencode(p.rstrip("/")), kept)]
+    return Capture(
+        tree_id=pygit2.Oid(raw=tree),
+        file_count=since.count - seeded + len(index),
+        oversize=list(left.get(omitted.OVERSIZE, {})),
+        unreadable=sorted(unreadable + [decode(p) for p in walk.unreadable]),
+        changing=[decode(p) for p in changing],
+        too_deep=[decode(p) + "/" for p in walk.too_deep],
+        nested_repos=[decode(p) for p in walk.nested],
+        excluded=list(left.get(omitted.EXCLUDED, {})),
+        git_index=[tracked.unread] if tracked.unread else [],
+        sizes={p: n for found in left.values() for p, n in found.items()},
+        grafted=True,
+    )
 
 
 def _capture(project: Project, limits: Limits, paths: list[bytes] | None) -> Capture:

@@ -148,6 +148,7 @@ class SnapshotResult:
     skipped_files: dict[str, list[str]] = field(default_factory=dict)
     adopted_from: str | None = None  # the moved project's old path, whose history continues
     sizes: dict[str, int] = field(default_factory=dict)  # of skipped files, when known
+    grafted: bool = False  # captured from a watch's changed paths, not a walk of the tree
 
     @property
     def skipped(self) -> bool:

@@ -123,6 +123,7 @@ def take_locked(
         skipped_files=cap.skipped(),
         adopted_from=moved.old_workdir if moved is not None else None,
         sizes=cap.sizes,
+        grafted=cap.grafted,
     )
 
 

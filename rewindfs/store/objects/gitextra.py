@@ -29,6 +29,9 @@ try:
     _ignore_add_rule.argtypes = (ctypes.c_void_p, ctypes.c_char_p)
     _ignore_clear = _lib.git_ignore_clear_internal_rules
     _ignore_clear.argtypes = (ctypes.c_void_p,)
+    _path_is_ignored = _lib.git_ignore_path_is_ignored
+    _path_is_ignored.argtypes = (ctypes.POINTER(ctypes.c_int), ctypes.c_void_p,
+                                 ctypes.c_char_p)
     _num_deltas = _lib.git_diff_num_deltas
     _num_deltas.argtypes = (ctypes.c_void_p,)
     _num_deltas.restype = ctypes.c_size_t
@@ -65,6 +68,16 @@ def add_ignore_rules(repo: pygit2.Repository, rules: list[bytes]) -> None:
     taking precedence over every ignore file."""
     if rules:
         check_error(_ignore_add_rule(_address(repo._repo), b"\n".join(rules)))
+
+
+def path_is_ignored(repo: pygit2.Repository, path: bytes) -> bool:
+    """Whether `path` (relative, bytes: names need not be UTF-8, which pygit2's own
+    path_is_ignored cannot take) is ignored, its parent directories' rules included."""
+    if not AVAILABLE:  # pragma: no cover - see above
+        return repo.path_is_ignored(path.decode("utf-8", "surrogateescape"))
+    out = ctypes.c_int(0)
+    check_error(_path_is_ignored(ctypes.byref(out), _address(repo._repo), path))
+    return bool(out.value)
 
 
 def clear_ignore_rules(repo: pygit2.Repository) -> None:

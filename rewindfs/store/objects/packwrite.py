@@ -239,8 +239,19 @@ def _close_tree(pack: PackWriter, frame: tuple[bytes, list, list | None]) -> Non
     slot[2] = _tree_object(pack, entries)
 
 
+def tree_content(entries: Iterable[tuple[int, bytes, bytes]]) -> bytes:
+    """A tree object's content from its entries (mode, name, raw oid), in git's order:
+    by name, a directory's name compared as if it ended in "/"."""
+    ordered = sorted(entries, key=lambda e: e[1] + b"/" if e[0] == 0o40000 else e[1])
+    return _join((b"%o" % mode, name, oid) for mode, name, oid in ordered)
+
+
+def _join(entries: Iterable[tuple[bytes, bytes, bytes]]) -> bytes:
+    return b"".join(b"%s %s\0%s" % (mode, name, oid) for mode, name, oid in entries)
+
+
 def _tree_object(pack: PackWriter, entries: list) -> bytes:
-    content = b"".join(b"%s %s\0%s" % (mode, name, oid) for mode, name, oid in entries)
+    content = _join(entries)
     oid = hashlib.sha1(b"tree %d\0" % len(content), usedforsecurity=False)
     oid.update(content)
     raw = oid.digest()

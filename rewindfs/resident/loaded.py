@@ -59,6 +59,14 @@ class Snapshot:
     def __init__(self) -> None:
         self.files = {path: _stamp(path) for path in sorted(_files())}
 
+    def dirs(self) -> dict[bytes, set[bytes]]:
+        """{directory: names of the loaded files in it}, for a watch of them."""
+        out: dict[bytes, set[bytes]] = {}
+        for path in self.files:
+            folder, _, name = os.fsencode(path).rpartition(b"/")
+            out.setdefault(folder or b"/", set()).add(name)
+        return out
+
     def changed(self) -> str | None:
         """The first loaded file that changed on disk since the snapshot, or None."""
         for path, stamp in self.files.items():
