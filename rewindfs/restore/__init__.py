@@ -25,7 +25,9 @@ its temporary files are removed by the next restore or undo of the project. One 
 fails after 1 and before 3 (nothing changed yet) is in the journal too, as a restore
 that changed nothing, so `undo` names it instead of an older one.
 
-    restoring  a restore carried out, undo, dry runs, exports
+    restoring  a restore carried out, undo, dry runs
+    exporting  a checkpoint written into a new directory (`--to DIR`)
+    gitrestore the project's `.git` given back (`--git`): recreated, or its refs set back
     plan       where a restore is planned: what it will write, delete and keep
     apply      carrying the plan out; fdtree: the tree reached only through descriptors
     dirfds     those directory descriptors: no link followed, few open, deep trees too
@@ -45,12 +47,12 @@ from rewindfs.faces import face
 
 if TYPE_CHECKING:
     from rewindfs.restore import apply, foreign, journal, paths, pause, plan
+    from rewindfs.restore.exporting import export
     from rewindfs.restore.paths import project_relative
     from rewindfs.restore.restoring import (
         Options,
         RestoreResult,
         dry_run,
-        export,
         restore,
         undo,
     )
@@ -61,7 +63,7 @@ __all__, __getattr__, __dir__ = face(_HERE, {
     "Options": f"{_HERE}.restoring",
     "RestoreResult": f"{_HERE}.restoring",
     "dry_run": f"{_HERE}.restoring",
-    "export": f"{_HERE}.restoring",
+    "export": f"{_HERE}.exporting",
     "restore": f"{_HERE}.restoring",
     "undo": f"{_HERE}.restoring",
-}, modules=("apply", "foreign", "journal", "pause", "paths", "plan"))
+}, modules=("apply", "foreign", "gitrestore", "journal", "pause", "paths", "plan"))

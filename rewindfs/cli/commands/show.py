@@ -141,6 +141,10 @@ def format_report(r: dict[str, Any], full: bool = False) -> list[str]:
         lines.append("  state:")
         for name, doc in sorted(r["state"].items()):
             lines.append(f"    {name}: {_document(doc, full)}")
+    if r.get("git"):
+        from rewindfs.store.projectgit import summary
+
+        lines += [f"  {line}" for line in summary.lines(r["git"])]
     if r["actions"]:
         lines.append("  external actions since the previous checkpoint:")
         for a in r["actions"]:

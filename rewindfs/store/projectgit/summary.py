@@ -31,7 +31,7 @@ def describe(repo: pygit2.Repository, trailers: dict[str, str]) -> dict[str, Any
         return {"state": state, "repository": True, "error": str(exc)}
     refs = found.refs
     stashes = len((found.stash_log or b"").splitlines()) or int("refs/stash" in refs)
-    return {"state": state, "repository": True, "head": _head(found.head),
+    return {"state": state, "repository": True, "head": head_text(found.head),
             "branches": found.branches(),
             "tags": sum(n.startswith("refs/tags/") for n in refs),
             "remote_refs": sum(n.startswith("refs/remotes/") for n in refs),
@@ -83,7 +83,12 @@ def difference(repo: pygit2.Repository, trailers: dict[str, str], workdir: Path,
             f"appeared or went since; {fix} sets them back")
 
 
-def _head(head: str) -> str:
+def refs_now(gitdir: Path) -> dict[str, str]:
+    """The refs of the repository at `gitdir` now (Refusal when it cannot be read)."""
+    return reading.current_refs(gitdir).refs
+
+
+def head_text(head: str) -> str:
     if head.startswith("ref:refs/heads/"):
         return "-> " + head[len("ref:refs/heads/"):]
     return "-> " + head[4:] if head.startswith("ref:") else f"detached at {head[:8]}"
