@@ -199,10 +199,13 @@ def settle(call: Any, reason: str, turn: str, root: str) -> dict[str, Any]:
     stamp names when it names them."""
     found = None
     if root:
+        from rewindfs.agent.classify.gitstate import destroys_git_state
         from rewindfs.hooks import unchanged
 
         found = unchanged.changes(root)
-        if found is not None and not found[2]:
+        # (a command that can destroy .git: the checkpoint records it, files changed or not)
+        if found is not None and not found[2] and not destroys_git_state(
+                call.command, helperwire.MAX_COMMAND):
             return unchanged.log_unchanged(root, f"{call.agent}:{call.call}", turn,
                                            found[0], found[1])
     from rewindfs.hooks import checkpoint

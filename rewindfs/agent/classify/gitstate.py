@@ -74,9 +74,12 @@ _VALUE_OPTIONS = {"checkout": ("-b", "-B", "--orphan", "--conflict", "--pathspec
                   "switch": ("-c", "-C", "--create", "--force-create", "--orphan")}
 
 
-def destroys_git_state(command: str) -> str:
+def destroys_git_state(command: str, cut_at: int | None = None) -> str:
     """Why running `command` can destroy the repository's state (refs, HEAD, the index,
-    objects), or "" when it cannot."""
+    objects), or "" when it cannot. `cut_at`: the caller holds only that many characters
+    of longer commands (a hook's helper), so one that long may hide what follows."""
+    if cut_at is not None and len(command) >= cut_at:
+        return "it was too long to read whole"
     if not command.strip():
         return ""
     if _DOT_GIT.search(command):
