@@ -12,6 +12,7 @@ the repository lacks is left out and said. Files are read without following a sy
 from __future__ import annotations
 
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,7 @@ TAG = pygit2.enums.ObjectType.TAG
 # Small files of `.git` a recreated repository gets back (the index, refs and hooks apart).
 FILES = ("config", "description", "info/exclude", "info/attributes")
 MAX_TAG_DEPTH = 16  # a tag of a tag of ...
+_HEX40 = re.compile(r"[0-9a-f]{40}")
 
 
 @dataclass
@@ -153,24 +155,23 @@ def _head(repo: pygit2.Repository, found: Found) -> None:
 
 
 def _stash(repo: pygit2.Repository, gitdir: Path, found: Found, bounds: Bounds) -> None:
-    """Every entry of the stash, not just its newest (refs/stash): the reflog holds them."""
-    ref = repo.references.get("refs/stash")
-    if ref is None:
+    """Every entry of the stash, not just its newest (refs/stash): its reflog holds them.
+    The reflog is read here, not by libgit2, whose reflog reader creates the file when it
+    is missing: a write into the project's `.git`, through whatever link is planted there.
+    Each line is `<old id> <new id> <who> <when>\t<message>`; the new ids are the stashes."""
+    if "refs/stash" not in found.refs:
         return
-    entries = 0
-    try:
-        log = list(ref.log())
-    except pygit2.GitError:
-        log = []
-    for entry in log:
-        entries += 1
-        if entries > bounds.max_stashes:
-            found.left_out.append(f"stash entries past the {bounds.max_stashes:,}th")
-            break
-        _take(repo, str(entry.oid_new), found)
     raw = read_small(gitdir / "logs" / "refs" / "stash", bounds.max_file * 16)
-    if raw is not None:
-        found.stash_log = raw
+    if raw is None:
+        return
+    found.stash_log = raw
+    lines = raw.splitlines()
+    if len(lines) > bounds.max_stashes:
+        found.left_out.append(f"stash entries past the {bounds.max_stashes:,}th")
+    for line in lines[-bounds.max_stashes:]:
+        new = line[41:81].decode("ascii", "replace")
+        if _HEX40.fullmatch(new):
+            _take(repo, new, found)
 
 
 def _index(repo: pygit2.Repository, gitdir: Path, found: Found, bounds: Bounds) -> None:
