@@ -164,13 +164,17 @@ def read_file(session: Session, ref: str, path: str, project: str | None) -> str
 
 
 def restore(session: Session, ref: str, paths: list[str] | None, dry_run: bool,
-            project: str | None) -> str:
+            project: str | None, git: bool = False) -> str:
     workdir = session.project(project)
-    cli = f"rewind restore {ref}" + "".join(f" {p}" for p in paths or [])
+    if git and paths:
+        raise InvalidInput("git restores the whole repository: give no paths with it")
+    cli = f"rewind restore {ref}" + "".join(f" {p}" for p in paths or []) + \
+        (" --git" if git else "")
     with session.restoring(workdir, "restore", cli):
         app = session.app
         options = rs.Options(paths=list(paths) if paths else None, cwd=workdir,
-                             limits=app.limits, extra_excludes=app.extra_excludes)
+                             limits=app.limits, extra_excludes=app.extra_excludes, git=git,
+                             git_bounds=app.settings.git_bounds() if git else None)
         with ExitStack() as held:
             target = held.enter_context(steps.restore_target(app.store, workdir, ref)) \
                 if is_step(ref) else ref
