@@ -7,8 +7,8 @@ store's faces rather than through CheckpointManager, whose imports (restore, the
 revert machinery) a hook would pay on every checkpoint without using them.
 
 Before a command that can destroy the project's own `.git` (agent.classify.gitstate),
-the checkpoint records the repository too (store.projectgit), within half the hook's
-deadline; what it recorded or why it could not is logged.
+the checkpoint records the repository too (store.projectgit), within HOOK_GIT_SECONDS
+(and half the hook's deadline); what it recorded or why it could not is logged.
 
 When history.stamp can name what changed since the newest checkpoint, only those paths
 are captured (the rest of the tree as the last capture left it; when it proves nothing
@@ -41,6 +41,7 @@ from rewindfs.store.maintenance import Policy, auto
 from rewindfs.store.remote import autopush
 
 AGENT_TRAILER, SESSION_TRAILER = "Rewind-Agent", "Rewind-Session"
+HOOK_GIT_SECONDS = 8.0  # a hook's copy of the repository's new objects, at most
 
 
 def take(call: ToolCall, reason: str, turn: str, root: str = "",
@@ -78,15 +79,16 @@ def _recorder(call: ToolCall, settings: config.Settings) -> Any:
     """The repository's state recorder, when the call can destroy it (a command the helper
     got cut short is doubted: helperwire.MAX_COMMAND)."""
     from rewindfs.agent.classify.gitstate import destroys_git_state
-    from rewindfs.hooks.entry import DEFAULT_TIMEOUT, MAX_TIMEOUT
     from rewindfs.hooks.helperwire import MAX_COMMAND
 
     if not destroys_git_state(call.command, MAX_COMMAND):
         return None
     from rewindfs.store.projectgit import Recorder
 
-    deadline = hooklog.seconds("REWIND_HOOK_TIMEOUT", DEFAULT_TIMEOUT, MAX_TIMEOUT)
-    return Recorder(settings.git_bounds(seconds=deadline / 2))
+    # Within the hook's deadline (REWIND_HOOK_TIMEOUT, read by hooks.entry): a copy that
+    # would take longer is cut short and said, and the files' checkpoint is still taken.
+    deadline = hooklog.seconds("REWIND_HOOK_TIMEOUT", 2 * HOOK_GIT_SECONDS, float("inf"))
+    return Recorder(settings.git_bounds(seconds=min(HOOK_GIT_SECONDS, deadline / 2)))
 
 
 def _checkpoint(settings: config.Settings, store: Store, workdir: Path, reason: str,

@@ -17,7 +17,6 @@ from rewindfs.restore.paths import project_relative
 from rewindfs.restore.plan import Plan, build
 from rewindfs.store.capture import DEFAULT_LIMITS, Limits, capture
 from rewindfs.store.history import bounds, ledger, load, locked, modes, take_locked, tip, trees
-from rewindfs.store.projectgit import Bounds, Recorder, summary
 
 
 @dataclass
@@ -93,8 +92,7 @@ def restore(store: st.Store, workdir, reference: str | st.Checkpoint,
             project, f"pre-rollback snapshot (restoring to {target.short})",
             limits=opts.limits, extra_excludes=opts.extra_excludes,
             trailers={"Rewind-Restore-Target": target.id}, paths=[],
-            allow_empty=tip(project) is None, recorder=state and Recorder(
-                opts.git_bounds or Bounds(), required=True),  # .git as it is, saved too
+            allow_empty=tip(project) is None, recorder=_recorder(opts) if state else None,
         )
         if pre.commit is None:
             raise StoreError(f"no pre-rollback snapshot of {wd} could be recorded, so the "
@@ -244,9 +242,18 @@ def _git_state(target: st.Checkpoint, wd: Path, opts: Options) -> str | None:
     return state
 
 
+def _recorder(opts: Options):
+    """.git as it is, saved with the pre-rollback snapshot (nothing changes otherwise)."""
+    from rewindfs.store.projectgit import Bounds, Recorder  # (--git only: it copies)
+
+    return Recorder(opts.git_bounds or Bounds(), required=True)
+
+
 def _hint(repo, target: st.Checkpoint, wd: Path, opts: Options) -> str | None:
     """A whole-project restore without --git: one line when .git is missing or its refs
     differ from the target's (naming --git). With --git: what .git becomes."""
+    from rewindfs.store.projectgit import summary
+
     if opts.git:
         said = summary.describe(repo, target.trailers)
         return f"--git: .git as {target.short} recorded it: " + "; ".join(

@@ -16,6 +16,8 @@ May import: objects, capture.
                   a fetched tree must keep to be read whole
     trailers      commit messages: the reason, then trailers
     stamp         "nothing changed since the newest checkpoint" from metadata and the ref
+    gitkeep       the project repository's states its checkpoints name, kept from gc
+                  (refs/rewind/git/<h16>; the states themselves: store.projectgit)
     compose       restore targets made of several trees
     shallow       where history stops (git's `shallow` file)
     prune         dropping old checkpoints without rewriting history
@@ -43,6 +45,7 @@ if TYPE_CHECKING:
         bounds,
         compose,
         delete,
+        gitkeep,
         projects,
         redaction,
         stamp,
@@ -127,6 +130,7 @@ __all__, __getattr__, __dir__ = face(_HERE, {
     "Entry": f"{_HERE}.files.trees",
     "State": f"{_HERE}.verdict",
 }, modules=("metadata.actions", "adopt", "bounds", "compose", "delete", "files.diffstat",
+            "gitkeep",
             "metadata.ledger", "metadata.meta", "metadata.carrying", "files.fileview",
             "files.modes", "files.pathlog", "projects", "files.search", "stamp",
             "metadata.steplog", "timeref", "files.trees", "redaction"))

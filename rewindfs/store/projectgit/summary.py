@@ -12,8 +12,6 @@ import pygit2
 
 from rewindfs.errors import StoreError
 from rewindfs.store.history import gitkeep
-from rewindfs.store.projectgit import reading, statetree
-from rewindfs.store.projectgit.bounds import Refusal
 
 SHOWN = 20  # branches listed before "... and N more"
 
@@ -25,6 +23,8 @@ def describe(repo: pygit2.Repository, trailers: dict[str, str]) -> dict[str, Any
         return None
     if state == gitkeep.NONE:
         return {"state": None, "repository": False}
+    from rewindfs.store.projectgit import statetree  # (a checkpoint that recorded one)
+
     try:
         found = statetree.load(repo, state)
     except StoreError as exc:
@@ -68,6 +68,9 @@ def difference(repo: pygit2.Repository, trailers: dict[str, str], workdir: Path,
         return f"the repository ({gitdir}) is missing: {fix} brings it back as it was then"
     if state is None or state == gitkeep.NONE:
         return None
+    from rewindfs.store.projectgit import reading, statetree  # (one was recorded)
+    from rewindfs.store.projectgit.bounds import Refusal
+
     try:
         then = statetree.load(repo, state)
         now = reading.current_refs(gitdir)
@@ -85,6 +88,8 @@ def difference(repo: pygit2.Repository, trailers: dict[str, str], workdir: Path,
 
 def refs_now(gitdir: Path) -> dict[str, str]:
     """The refs of the repository at `gitdir` now (Refusal when it cannot be read)."""
+    from rewindfs.store.projectgit import reading
+
     return reading.current_refs(gitdir).refs
 
 
