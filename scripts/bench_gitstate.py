@@ -21,9 +21,12 @@ This is a benchmark, not a test: it never fails on a number.
 from __future__ import annotations
 
 import os
+import resource
 import shutil
+import statistics
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -38,6 +41,33 @@ GIT_ENV = {**{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
 def git(cwd: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=cwd, env=GIT_ENV, check=True,
                           capture_output=True, text=True).stdout
+
+
+CPU: dict[str, list[float]] = {}  # "case/way" -> CPU seconds per call (this process + git)
+
+
+def cpu(key: str, fn: Callable[[], object]) -> Callable[[], object]:
+    """`fn`, its CPU time (user + system, its git children included) noted under `key`:
+    what a call costs whatever else the machine runs."""
+    def run() -> object:
+        before = _cpu_now()
+        try:
+            return fn()
+        finally:
+            CPU.setdefault(key, []).append(_cpu_now() - before)
+    return run
+
+
+def both(case: str, files: Callable[[], object], git: Callable[[], object]
+         ) -> dict[str, Callable[[], object]]:
+    """The case's two ways, each with its CPU time noted."""
+    return {"files": cpu(case + "/files", files), "git": cpu(case + "/git", git)}
+
+
+def _cpu_now() -> float:
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), \
+        resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def copy_project(source: Path, dest: Path) -> Path:
@@ -102,29 +132,32 @@ def run(args, tmp: Path) -> tuple[list[str], list[str]]:
     def setup_first(_: int) -> None:
         stores["git"], stores["files"] = fresh(), fresh()
 
-    timing = bl.measure({"files": lambda: checkpoint(stores["files"], False, ""),
-                         "git": lambda: checkpoint(stores["git"], True, "first")},
+    case = "1 first checkpoint (history's first copy)"
+    timing = bl.measure(both(case, lambda: checkpoint(stores["files"], False, ""),
+                                     lambda: checkpoint(stores["git"], True, "first")),
                         args.repeats, setup=setup_first)
-    rows.append(_row("1 first checkpoint (history's first copy)", timing, notes.get("first")))
+    rows.append(_row(case, timing, notes.get("first")))
 
     # 2 and 3: later checkpoints, in one store per way that already has the first
     later = {"git": fresh(), "files": fresh()}
     checkpoint(later["git"], True, "")
     checkpoint(later["files"], False, "")
-    timing = bl.measure({"files": lambda: checkpoint(later["files"], False, ""),
-                         "git": lambda: checkpoint(later["git"], True, "unchanged")},
+    case = "2 later checkpoint, nothing changed"
+    timing = bl.measure(both(case, lambda: checkpoint(later["files"], False, ""),
+                                     lambda: checkpoint(later["git"], True, "unchanged")),
                         args.repeats)
-    rows.append(_row("2 later checkpoint, nothing changed", timing, notes.get("unchanged")))
+    rows.append(_row(case, timing, notes.get("unchanged")))
 
     def one_commit(i: int) -> None:
         (project / "BENCH_NOTE.txt").write_text(f"bench {i}\n")
         git(project, "add", "BENCH_NOTE.txt")
         git(project, "commit", "-q", "-m", f"bench {i}")
 
-    timing = bl.measure({"files": lambda: checkpoint(later["files"], False, ""),
-                         "git": lambda: checkpoint(later["git"], True, "commit")},
+    case = "3 later checkpoint after one new commit"
+    timing = bl.measure(both(case, lambda: checkpoint(later["files"], False, ""),
+                                     lambda: checkpoint(later["git"], True, "commit")),
                         args.repeats, setup=one_commit)
-    rows.append(_row("3 later checkpoint after one new commit", timing, notes.get("commit")))
+    rows.append(_row(case, timing, notes.get("commit")))
 
     # 4 and 5: restores of the first checkpoint of the `later` git store
     store = later["git"]
@@ -136,11 +169,13 @@ def run(args, tmp: Path) -> tuple[list[str], list[str]]:
     def restore(with_git: bool) -> object:
         return rs.restore(store, project, target, rs.Options(git=with_git))
 
-    timing = bl.measure({"files": lambda: restore(False), "git": lambda: restore(True)},
+    case = "4 restore after rm -rf .git (recreated whole)"
+    timing = bl.measure(both(case, lambda: restore(False),
+                                     lambda: restore(True)),
                         args.repeats, setup=drop_git, alternate=False)
     if not (project / ".git").is_dir():
         problems.append("restore --git left no .git")
-    rows.append(_row("4 restore after rm -rf .git (recreated whole)", timing, None))
+    rows.append(_row(case, timing, None))
 
     def lose_branch(i: int) -> None:
         if not (project / ".git").is_dir():
@@ -149,16 +184,19 @@ def run(args, tmp: Path) -> tuple[list[str], list[str]]:
         git(project, "branch", "-D", f"bench-{i}")
         one_commit(1000 + i)
 
-    timing = bl.measure({"files": lambda: restore(False), "git": lambda: restore(True)},
+    case = "5 restore after branch -D + a commit (refs set back)"
+    timing = bl.measure(both(case, lambda: restore(False),
+                                     lambda: restore(True)),
                         args.repeats, setup=lose_branch, alternate=False)
-    rows.append(_row("5 restore after branch -D + a commit (refs set back)", timing, None))
+    rows.append(_row(case, timing, None))
 
     out = [f"# bench_gitstate: {args.repo} ({commits} commits, {refs} refs, "
            f"{git_size / 2**20:.1f} MiB in .git, {files} files tracked)", ""]
     out += [f"- {k}: {v}" for k, v in bl.machine_info()]
     out += ["", bl.markdown_table(
-        ["case", "files only (median)", "with .git (min)", "with .git (median)",
-         "ratio", "closing note"], rows)]
+        ["case", "files only: wall median", "with .git: wall min / median", "ratio",
+         "CPU median: files only / with .git", "closing note"], rows)]
+    out.append(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
     return out, problems
 
 
@@ -172,8 +210,12 @@ def _oldest(store, project: Path):
 def _row(case: str, timing: dict, note: str | None) -> list[str]:
     base, ours = timing["files"], timing["git"]
     ratio = ours.median / base.median if base.median else float("nan")
-    return [case, bl.fmt_seconds(base.median), bl.fmt_seconds(min(ours.samples)),
-            bl.fmt_seconds(ours.median), f"{ratio:.1f}x", note or ""]
+    cpu_files = statistics.median(CPU.get(case + "/files", [float("nan")]))
+    cpu_git = statistics.median(CPU.get(case + "/git", [float("nan")]))
+    return [case, bl.fmt_seconds(base.median),
+            f"{bl.fmt_seconds(min(ours.samples))} / {bl.fmt_seconds(ours.median)}",
+            f"{ratio:.1f}x", f"{bl.fmt_seconds(cpu_files)} / {bl.fmt_seconds(cpu_git)}",
+            note or ""]
 
 
 if __name__ == "__main__":

@@ -34,7 +34,8 @@ def checkpoint_report(store: st.Store, workdir: Path, reference: str, key: str |
         steps=[] if key else _steps_at(store.layout, h16, cp.id),
         state=found.state,
         actions=[a.to_json() for a in found.actions],
-        git=summary.describe(repo, cp.trailers),  # the repository's state it recorded
+        # the repository's state it recorded (kept on the machine that took it: not pushed)
+        git=summary.describe(repo, cp.trailers) if key is None else None,
     )
     return report
 

@@ -74,9 +74,19 @@ def state_of(target: st.Checkpoint) -> str:
 
 
 def check(workdir: Path) -> None:
-    """Refuse, before anything changes, a `.git` this restore must not write through."""
+    """Refuse, before anything changes, a `.git` this restore must not write through: a
+    link or a file, or one with a link (or file) where a folder it writes into belongs."""
     what = {"link": "a symbolic link", "file": "a file (a linked worktree's)",
             "other": "no directory"}.get(_kind(workdir))
+    if what is None and _kind(workdir) == "dir":
+        for rel in projectgit.SKELETON:
+            path = workdir / ".git" / os.fsdecode(rel)
+            try:
+                if not stat.S_ISDIR(os.lstat(path).st_mode):
+                    raise Refused(f"{path} is not a real directory: a restore never writes "
+                                  "through it; nothing was changed")
+            except FileNotFoundError:
+                continue
     if what is not None:
         raise Refused(f"{workdir / '.git'} is {what}: a restore never writes through it; "
                       "nothing was changed")

@@ -155,17 +155,21 @@ def test_a_crafted_git_never_chooses_where_a_restore_writes(planted: str, repo: 
                                                             tmp_path: Path, run_rewind
                                                             ) -> None:
     _checkpoint(run_rewind, repo)
+    (repo / "app.py").write_text("edited since\n")  # what a restore that went on rewrites
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     target = repo / ".git" / planted
     subprocess.run(["rm", "-rf", str(target)], check=True)
     target.symlink_to(elsewhere)
     head, index = (repo / ".git" / "HEAD").read_bytes(), (repo / ".git" / "index").read_bytes()
+    work = (repo / "app.py").read_text()
+    listed = run_rewind("list", "--json", cwd=repo, check=True).stdout
     done = run_rewind("restore", "1", "--git", "--yes", cwd=repo)
     assert done.returncode != 0, done.stdout
-    assert "never writes through it" in done.stderr or "not be saved first" in done.stderr, \
-        done.stderr
+    assert "never writes through it; nothing was changed" in done.stderr, done.stderr
     assert list(elsewhere.iterdir()) == []
+    assert (repo / "app.py").read_text() == work   # refused before anything changed
+    assert run_rewind("list", "--json", cwd=repo, check=True).stdout == listed
     assert (repo / ".git" / "HEAD").read_bytes() == head
     assert (repo / ".git" / "index").read_bytes() == index
 
