@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 from agentsim import ModelServer, Say, Shell
 from agentsim.clis import Agent, binary, missing
+from conftest import settle, wait_for
 from gitrepos import fsck, git, rich_repository, state
+from hookproc import claude_payload, hook_env, log_lines, run_hook
 
 pytestmark = [pytest.mark.usefixtures("no_helper_left"), pytest.mark.long]
 
@@ -74,6 +76,29 @@ def test_restore_git_brings_the_repository_back(command: str, tmp_path: Path, ho
     assert state(project) == after
     if (project / ".git").exists():
         assert fsck(project) == ""
+
+
+def test_refs_moved_with_no_file_changed_still_recorded(tmp_path: Path, home: Path,
+                                                       run_rewind) -> None:
+    """The hook's fast path (the stamp: no file changed since the newest checkpoint) is
+    not taken before a command that can destroy git state: `git stash drop` changed no
+    file, yet the checkpoint before `git tag -d` records the repository as it is now."""
+    project = rich_repository(tmp_path)
+    env = hook_env(home, REWIND_HOOK_HELPER="0")
+    settle(project)
+    run_hook("claude-code", claude_payload(project, "git stash drop", call="t1"), project, env)
+    stamps = home / "checkpoints" / "store" / "stamps"
+    wait_for(lambda: any(stamps.glob("*.json")), "the stamp of the first checkpoint")
+    git(project, "stash", "drop")   # what the agent ran: no file of the tree changed
+    after_drop = state(project)
+    run_hook("claude-code", claude_payload(project, "git tag -d v1", call="t2"), project, env)
+    assert "nothing changed (stamp)" not in log_lines(home)[-1], log_lines(home)
+    listed = json.loads(run_rewind("list", "--json", cwd=project, check=True).stdout)
+    states = [cp["trailers"].get("Rewind-Git-State") for cp in listed]
+    assert len(listed) == 2 and states[0] and states[1] and states[0] != states[1], listed
+    git(project, "tag", "-d", "v1")
+    run_rewind("restore", "1", "--git", "--yes", cwd=project, check=True)
+    assert state(project) == after_drop
 
 
 def _tool_results(srv: ModelServer) -> list[str]:
