@@ -60,6 +60,8 @@ def rebuild(repo: pygit2.Repository, h16: str, also: Iterable[str] = ()) -> None
     extra = {s for s in also if _HEX40.fullmatch(s)}
     for _ in range(ATTEMPTS):
         ref = repo.references.get(Layout.git_ref(h16))
+        if ref is None and not extra:
+            return  # no state kept, none to add: the checkpoints need not be read
         held = kept(repo, h16)
         try:
             named = {s for cp in checkpoints(repo, h16) if (s := state_of(cp.trailers))}
