@@ -134,6 +134,10 @@ KEYS: dict[str, tuple[Any, Callable[[Any], Any]]] = {
     # seconds a push or fetch may make no progress before it is ended (0: no deadline)
     "remote_timeout": (60.0, _number),
     "auto_import": ((), _agents),
+    # the project repository's state (store.projectgit): its objects at most, and the
+    # seconds the copy of what is new may take (0: no limit)
+    "max_git_size_mb": (2048, _count(0)),
+    "git_timeout": (300.0, _number),
 }
 
 
@@ -179,6 +183,16 @@ class Settings:
     @property
     def max_file_size_bytes(self) -> int:
         return int(self.values["max_file_size_mb"] * 1024 * 1024)
+
+    def git_bounds(self, seconds: float | None = None) -> Any:
+        """What of the project's repository is recorded at most (store.projectgit);
+        `seconds`: a tighter time bound than git_timeout (a hook's deadline)."""
+        from rewindfs.store.projectgit import Bounds
+
+        limit = self.values["git_timeout"] or None
+        if seconds is not None:
+            limit = seconds if limit is None else min(limit, seconds)
+        return Bounds(max_bytes=self.values["max_git_size_mb"] * 1024 * 1024, seconds=limit)
 
 
 def load(home: str | os.PathLike[str] | None = None, flags: Mapping[str, Any] | None = None,

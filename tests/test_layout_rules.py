@@ -25,7 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "rewindfs"
 MAX_LINES = 400
 STORE = "rewindfs.store"
-ROOMS = ("objects", "capture", "history", "maintenance", "foreign", "remote")  # bottom first
+ROOMS = ("objects", "capture", "history", "projectgit", "maintenance", "foreign",
+         "remote")  # bottom first
 
 
 @dataclass(frozen=True)

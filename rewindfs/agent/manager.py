@@ -145,17 +145,17 @@ class CheckpointManager:
     # -- explicit operations ------------------------------------------------------
 
     def take(self, working_dir: str, reason: str = "checkpoint",
-             trailers: dict[str, str] | None = None,
-             state: dict[str, Any] | None = None) -> st.SnapshotResult:
+             trailers: dict[str, str] | None = None, state: dict[str, Any] | None = None,
+             recorder: Any = None) -> st.SnapshotResult:
         """Take a checkpoint now (raises RewindError on refusal or store failure).
 
-        It carries `state` and the external actions recorded since the last
-        checkpoint that carried any (see store.history.metadata.meta).
+        It carries `state` and the external actions recorded since the last checkpoint
+        that carried any (store.history.metadata.meta); `recorder`: the repository's state.
         """
         result = carrying.take_carrying(
             self.store, working_dir, reason, state=state, limits=self.limits,
             trailers=trailers, extra_excludes=self.extra_excludes, keep=self.max_snapshots,
-        )
+            recorder=recorder)
         self.last_result = result
         if result.taken and self.auto_push:  # queued; never raises
             autopush.trigger(self.layout, self.auto_push, result.project, *self.push_timing)

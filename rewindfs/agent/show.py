@@ -11,6 +11,7 @@ from rewindfs.agent.stepbegin import PHASE_TRAILER, STEP_TRAILER, TURN_TRAILER
 from rewindfs.agent.timeline import timeline_of
 from rewindfs.errors import NotFound
 from rewindfs.store.history import meta
+from rewindfs.store.projectgit import summary
 
 
 def checkpoint_report(store: st.Store, workdir: Path, reference: str, key: str | None = None
@@ -33,6 +34,8 @@ def checkpoint_report(store: st.Store, workdir: Path, reference: str, key: str |
         steps=[] if key else _steps_at(store.layout, h16, cp.id),
         state=found.state,
         actions=[a.to_json() for a in found.actions],
+        # the repository's state it recorded (kept on the machine that took it: not pushed)
+        git=summary.describe(repo, cp.trailers) if key is None else None,
     )
     return report
 

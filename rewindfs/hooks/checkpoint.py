@@ -6,6 +6,10 @@ checkpoint's trailers say which agent and session it protects. It goes straight 
 store's faces rather than through CheckpointManager, whose imports (restore, the steps'
 revert machinery) a hook would pay on every checkpoint without using them.
 
+Before a command that can destroy the project's own `.git` (agent.classify.gitstate),
+the checkpoint records the repository too (store.projectgit), within HOOK_GIT_SECONDS
+(and half the hook's deadline); what it recorded or why it could not is logged.
+
 When history.stamp can name what changed since the newest checkpoint, only those paths
 are captured (the rest of the tree as the last capture left it; when it proves nothing
 changed, hooks.unchanged answers instead). Afterwards a detached child writes the new
@@ -23,6 +27,7 @@ from rewindfs.agent.stepbegin import append_begin, step_trailers, valid_id
 from rewindfs.agent.workdir import hook_project
 from rewindfs.config import capture_key
 from rewindfs.errors import Refused
+from rewindfs.hooks import hooklog
 from rewindfs.hooks.payloads import ToolCall
 from rewindfs.store import (
     Layout,
@@ -38,6 +43,7 @@ from rewindfs.store.maintenance import Policy, auto
 from rewindfs.store.remote import autopush
 
 AGENT_TRAILER, SESSION_TRAILER = "Rewind-Agent", "Rewind-Session"
+HOOK_GIT_SECONDS = 8.0  # a hook's copy of the repository's new objects, at most
 
 
 def take(call: ToolCall, reason: str, turn: str, root: str = "",
@@ -52,9 +58,12 @@ def take(call: ToolCall, reason: str, turn: str, root: str = "",
     step_id, turn = valid_id(f"{call.agent}:{call.call}", "step"), valid_id(turn, "turn")
     if found is None and not root and store.exists() and not changesource.active():
         found = stamp.changes(layout.store, h16, workdir, capture_key(workdir, settings.home))
+    recorder = _recorder(call, settings)
     result = _checkpoint(settings, store, workdir, reason, found,
                          {AGENT_TRAILER: call.agent, SESSION_TRAILER: call.session,
-                          **step_trailers(step_id, turn, "before")})
+                          **step_trailers(step_id, turn, "before")}, recorder)
+    if recorder is not None and recorder.note():
+        hooklog.write(call.agent, hooklog.INFO, f"{workdir}: {recorder.note()}")
     with steplog.session(layout, result.project) as log:
         append_begin(log, step_id, turn, result.tree, result.commit)
     if settings.auto_prune:
@@ -99,9 +108,25 @@ def session_start(call: ToolCall, workdir: Path) -> None:
                 {AGENT_TRAILER: call.agent, SESSION_TRAILER: call.session})
 
 
+def _recorder(call: ToolCall, settings: config.Settings) -> Any:
+    """The repository's state recorder, when the call can destroy it (a command the helper
+    got cut short is doubted: helperwire.MAX_COMMAND)."""
+    from rewindfs.agent.classify.gitstate import destroys_git_state
+    from rewindfs.resident.wire import MAX_COMMAND
+
+    if not destroys_git_state(call.command, MAX_COMMAND):
+        return None
+    from rewindfs.store.projectgit import Recorder
+
+    # Within the hook's deadline (REWIND_HOOK_TIMEOUT, read by hooks.entry): a copy that
+    # would take longer is cut short and said, and the files' checkpoint is still taken.
+    deadline = hooklog.seconds("REWIND_HOOK_TIMEOUT", 2 * HOOK_GIT_SECONDS, float("inf"))
+    return Recorder(settings.git_bounds(seconds=min(HOOK_GIT_SECONDS, deadline / 2)))
+
+
 def _checkpoint(settings: config.Settings, store: Store, workdir: Path, reason: str,
-                found: tuple[str, str, list[bytes]] | None, trailers: dict[str, str] | None
-                ) -> SnapshotResult:
+                found: tuple[str, str, list[bytes]] | None, trailers: dict[str, str] | None,
+                recorder: Any = None) -> SnapshotResult:
     """The checkpoint (only the paths `found` names captured afresh, when it names them),
     then its stamp, written by a detached child."""
     key = capture_key(workdir, settings.home)
@@ -110,7 +135,7 @@ def _checkpoint(settings: config.Settings, store: Store, workdir: Path, reason: 
         store, str(workdir), reason, trailers=trailers,
         limits=Limits(max_file_size=settings.max_file_size_bytes, max_files=settings.max_files),
         extra_excludes=tuple(settings.extra_excludes), keep=settings.max_snapshots,
-        paths=found[2] if found else None)
+        paths=found[2] if found else None, recorder=recorder)
     if result.taken and settings.auto_push:  # queued; pushed by a detached process
         autopush.trigger(store.layout, settings.auto_push, result.project,
                          settings.auto_push_delay, settings.remote_timeout)

@@ -171,10 +171,13 @@ def settle(call: Any, reason: str, turn: str, root: str) -> dict[str, Any]:
 
     found = None
     if root and not changesource.active():   # (the watch answers that faster)
+        from rewindfs.agent.classify.gitstate import destroys_git_state
         from rewindfs.hooks import unchanged
 
         found = unchanged.changes(root)
-        if found is not None and not found[2]:
+        # (a command that can destroy .git: the checkpoint records it, files changed or not)
+        if found is not None and not found[2] and not destroys_git_state(
+                call.command, helperwire.MAX_COMMAND):
             return unchanged.log_unchanged(root, f"{call.agent}:{call.call}", turn,
                                            found[0], found[1], call.command)
     from rewindfs.hooks import checkpoint

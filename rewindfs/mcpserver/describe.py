@@ -91,6 +91,11 @@ def restore_text(result: rs.RestoreResult, workdir: Path, kind: str) -> str:
         lines.append(f"  kept (not written by the agent): {_names(plan.kept_not_agent)}")
     if plan.untouched:
         lines.append(f"  untouched (ignored or not captured): {_names(plan.untouched)}")
+    if result.git is not None:
+        lines += result.git.lines()
+    elif result.git_hint:
+        lines.append(f"  {result.git_hint}" + (" (restore with git=true)"
+                                               if "--git`" in result.git_hint else ""))
     if result.pre_rollback:
         lines.append(f"Pre-rollback snapshot {result.pre_rollback[:8]} saved first: to take "
                      f"this {kind} back, call undo (or the user runs `rewind undo` in "

@@ -130,12 +130,16 @@ def build(session: Session) -> MCPServer:
         dry_run: Annotated[bool, Field(
             description="Only say what it would change; change nothing.")] = False,
         project: Project = None,
+        git: Annotated[bool, Field(
+            description="Also give the project's git repository (.git) back as the "
+                        "checkpoint recorded it: commits, branches, tags, stash, HEAD, "
+                        "index. Default: .git is never touched.")] = False,
     ) -> str:
         """Put the project (or `paths`) back as checkpoint `ref` holds it. The current
         state is saved first (a pre-rollback snapshot), so `undo` takes the restore back.
         Files created since the checkpoint are deleted by a whole-project restore: use
         dry_run first to see the plan. Needs the server started with --allow-restore."""
-        return answer(lambda: tools.restore(session, ref, paths, dry_run, project))
+        return answer(lambda: tools.restore(session, ref, paths, dry_run, project, git))
 
     @tool(CHANGES)
     def undo(

@@ -186,19 +186,22 @@ def read_file(session: Session, ref: str, path: str, project: str | None) -> str
 
 
 def restore(session: Session, ref: str, paths: list[str] | None, dry_run: bool,
-            project: str | None) -> str:
+            project: str | None, git: bool = False) -> str:
     if paths is not None and not paths:
         raise InvalidInput("paths is empty, and an empty list is not the whole project: "
                            "name files or directories, or leave paths out to restore "
                            "everything; nothing was changed")
+    if git and paths:
+        raise InvalidInput("git restores the whole repository: give no paths with it")
     workdir = session.project(project)
     named = [_name(p) for p in paths] if paths else None
     cli = f"rewind restore {shell_word(ref)}" + "".join(
-        f" {shell_word(os.fsencode(p))}" for p in named or [])
+        f" {shell_word(os.fsencode(p))}" for p in named or []) + (" --git" if git else "")
     with session.restoring(workdir, "restore", cli):
         app = session.app
         options = rs.Options(paths=named, cwd=workdir, limits=app.limits,
-                             extra_excludes=app.extra_excludes)
+                             extra_excludes=app.extra_excludes, git=git,
+                             git_bounds=app.settings.git_bounds() if git else None)
         with ExitStack() as held:
             target = held.enter_context(steps.restore_target(app.store, workdir, ref)) \
                 if is_step(ref) else ref

@@ -26,7 +26,9 @@ fails or is refused after 1 and before 3 (nothing changed yet) records nothing i
 journal, and `undo` walks past restores that changed no file: it takes back the last
 one that did. A plan a person confirmed is carried out as shown or refused (confirm).
 
-    restoring  a restore carried out, undo, dry runs, exports
+    restoring  a restore carried out, undo, dry runs
+    exporting  a checkpoint written into a new directory (`--to DIR`)
+    gitrestore the project's `.git` given back (`--git`): recreated, or its refs set back
     plan       where a restore is planned: what it will write, delete and keep
     apply      carrying the plan out; fdtree: the tree reached only through descriptors
     dirfds     those directory descriptors: no link followed, few open, deep trees too
@@ -47,12 +49,12 @@ from rewindfs.faces import face
 
 if TYPE_CHECKING:
     from rewindfs.restore import apply, confirm, foreign, journal, paths, pause, plan
+    from rewindfs.restore.exporting import export
     from rewindfs.restore.paths import project_relative
     from rewindfs.restore.restoring import (
         Options,
         RestoreResult,
         dry_run,
-        export,
         restore,
         undo,
     )
@@ -63,7 +65,7 @@ __all__, __getattr__, __dir__ = face(_HERE, {
     "Options": f"{_HERE}.restoring",
     "RestoreResult": f"{_HERE}.restoring",
     "dry_run": f"{_HERE}.restoring",
-    "export": f"{_HERE}.restoring",
+    "export": f"{_HERE}.exporting",
     "restore": f"{_HERE}.restoring",
     "undo": f"{_HERE}.restoring",
-}, modules=("apply", "confirm", "foreign", "journal", "pause", "paths", "plan"))
+}, modules=("apply", "confirm", "foreign", "gitrestore", "journal", "pause", "paths", "plan"))

@@ -67,7 +67,7 @@ class Tree:
                  modes: dict[bytes, int] | None = None):
         self.dirs = DirFds(root)
         self.root_fd = self.dirs.root_fd
-        self.umask = _umask()
+        self.umask = process_umask()
         self.created = self.dirs.created  # made by this restore
         self.removable = removable_dirs  # None: any directory a delete leaves empty
         self.modes = modes or {}
@@ -356,7 +356,7 @@ def _fchmod_path_fd(path_fd: int, mode: int, dir_fd: int, name: bytes) -> None:
         os.close(fd)
 
 
-def _umask() -> int:
+def process_umask() -> int:
     """The process umask, read without changing it (os.umask would race other threads)
     from /proc; off Linux (or with REWIND_PORTABLE=proc) set and put back at once: a
     restore's other threads (the watchdog's heartbeat) create no files meanwhile."""

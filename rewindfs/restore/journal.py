@@ -16,7 +16,8 @@ surrogate-escaped like `os.fsdecode`):
      "pre_rollback": "<commit holding the state before>",
      "undoes": "<id of the entry an undo reverses>" | null,
      "plan": [["<path>", "<blob id it gets>" | null], ...],  # null: the path is deleted
-     "dirs": ["<directory the restore may create>", ...]}
+     "dirs": ["<directory the restore may create>", ...],
+     "git": true}  # `--git`: .git too (absent: false); its undo moves .git back too
     {"v": 2, "event": "end", "id": "<same id>", "time": <epoch float>,
      "status": "done" | "failed" | "interrupted",  # failed: files failed, or an error
      "touched": ["<path written or deleted>", ...], "created_dirs": ["<dir>", ...]}
@@ -70,6 +71,7 @@ class Entry:
     status: str | None = None  # None: unfinished (no end record)
     tidied: bool = False
     version: int = 1
+    git: bool = False  # the project's .git was restored too (restore.gitrestore)
 
     @property
     def finished(self) -> bool:
@@ -101,8 +103,9 @@ class Entry:
     @property
     def changed_nothing(self) -> bool:
         """Whether it is known to have changed no file: it ran to its end touching none,
-        or it planned none. An undo has nothing of it to put back, so undo walks past it."""
-        return not (self.touched if self.complete else self.plan)
+        or it planned none, and it was not a restore of .git too (which may have moved
+        refs). An undo has nothing of it to put back, so undo walks past it."""
+        return not self.git and not (self.touched if self.complete else self.plan)
 
 
 def path_for(layout: Layout, h16: str) -> Path:
@@ -111,15 +114,16 @@ def path_for(layout: Layout, h16: str) -> Path:
 
 def begin(path: Path, *, kind: str, target: str, pre_rollback: str,
           plan: list[tuple[bytes, str | None]], dirs: list[bytes],
-          undoes: str | None = None) -> Entry:
+          undoes: str | None = None, git: bool = False) -> Entry:
     """Record the intent of a restore (durably) before it changes anything."""
     _rotate_if_big(path)
     entry = Entry(target, pre_rollback, kind=kind, id=secrets.token_hex(8), undoes=undoes,
                   plan=[(os.fsdecode(p), oid) for p, oid in plan],
-                  dirs=[os.fsdecode(d) for d in dirs], version=VERSION)
+                  dirs=[os.fsdecode(d) for d in dirs], version=VERSION, git=git)
     _append(path, {"v": VERSION, "event": "begin", "id": entry.id, "kind": kind,
                    "time": entry.time, "target": target, "pre_rollback": pre_rollback,
-                   "undoes": undoes, "plan": [list(p) for p in entry.plan], "dirs": entry.dirs})
+                   "undoes": undoes, "plan": [list(p) for p in entry.plan], "dirs": entry.dirs,
+                   **({"git": True} if git else {})})
     return entry
 
 
@@ -223,7 +227,8 @@ def _apply(record: dict[str, Any], out: list[Entry], by_id: dict[str, Entry]) ->
         entry = Entry(str(record["target"]), str(record["pre_rollback"]),
                       kind=str(record.get("kind", "restore")), time=float(record["time"]),
                       id=ident, undoes=record.get("undoes"), plan=plan,
-                      dirs=[str(d) for d in record.get("dirs", [])], version=VERSION)
+                      dirs=[str(d) for d in record.get("dirs", [])], version=VERSION,
+                      git=record.get("git") is True)
         out.append(entry)
         by_id[ident] = entry
     elif event == "end" and ident in by_id:
@@ -263,7 +268,8 @@ def _rotate_if_big(path: Path) -> None:
             continue
         lines.append({"v": VERSION, "event": "begin", "id": e.id, "kind": e.kind,
                       "time": e.time, "target": e.target, "pre_rollback": e.pre_rollback,
-                      "undoes": e.undoes, "plan": [list(p) for p in e.plan], "dirs": e.dirs})
+                      "undoes": e.undoes, "plan": [list(p) for p in e.plan], "dirs": e.dirs,
+                      **({"git": True} if e.git else {})})
         if e.status is not None:
             lines.append({"v": VERSION, "event": "end", "id": e.id, "time": e.time,
                           "status": e.status, "touched": e.touched,

@@ -7,13 +7,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from rewindfs import store as st
 from rewindfs.errors import InvalidInput, NotFound, Refused, StoreError
-from rewindfs.restore import confirm, journal
+from rewindfs.restore import confirm, gitrestore, journal
 from rewindfs.restore.apply import Outcome, apply, survey, tidy
 from rewindfs.restore.paths import project_relative
-from rewindfs.restore.plan import CREATE, Action, Plan, build
+from rewindfs.restore.plan import Plan, build
 from rewindfs.store.capture import DEFAULT_LIMITS, Limits, capture
 from rewindfs.store.history import bounds, ledger, load, locked, modes, take_locked, tip, trees
 
@@ -28,6 +29,8 @@ class RestoreResult:
     safe: bool = False
     kept_oversize: list[bytes] = field(default_factory=list)  # over the cap, not in target
     undone: journal.Entry | None = None  # an undo (or its plan): the restore it takes back
+    git: Any = None  # --git: what became of .git (restore.gitrestore.GitOutcome)
+    git_hint: str | None = None  # a plain restore: how .git differs from the target's
 
     @property
     def success(self) -> bool:
@@ -59,6 +62,8 @@ class Options:
     # Where the target's notes (its recorded modes) are: a fetched project's key when the
     # target came from a remote (store.remote); None: this project.
     source: str | None = None
+    git: bool = False  # the project's .git too, as the target recorded it (gitrestore)
+    git_bounds: Any = None  # what of .git is saved first at most (projectgit.Bounds)
 
 
 def restore(store: st.Store, workdir, reference: str | st.Checkpoint,
@@ -75,11 +80,12 @@ def restore(store: st.Store, workdir, reference: str | st.Checkpoint,
     """
     opts = options or Options()
     wd = _existing_workdir(workdir)
-    repo, h16 = _history(store, wd)
+    repo, h16 = history_of(store, wd)
     target = reference if isinstance(reference, st.Checkpoint) else st.resolve(repo, h16, reference)
     scope = _scope if _scope is not None else _scope_of(opts, wd)
     safe = _safe(store, h16, target, opts, scope)
-    _check_tree(repo, target, opts.source)  # before anything, the pre-rollback snapshot too
+    check_tree(repo, target, opts.source)  # before anything, the pre-rollback snapshot too
+    state = _git_state(target, wd, opts)
     root = os.fsencode(str(wd))
     with locked(store, wd) as project:
         jpath = journal.path_for(store.layout, h16)
@@ -93,7 +99,7 @@ def restore(store: st.Store, workdir, reference: str | st.Checkpoint,
             project, f"pre-rollback snapshot (restoring to {target.short})",
             limits=opts.limits, extra_excludes=opts.extra_excludes,
             trailers={"Rewind-Restore-Target": target.id}, paths=[],
-            allow_empty=tip(project) is None,
+            allow_empty=tip(project) is None, recorder=_recorder(opts) if state else None,
         )
         if pre.commit is None:
             raise StoreError(f"no pre-rollback snapshot of {wd} could be recorded, so the "
@@ -110,11 +116,12 @@ def restore(store: st.Store, workdir, reference: str | st.Checkpoint,
         entry = journal.begin(
             jpath, kind=_kind, target=target.id, pre_rollback=pre.commit,
             plan=[(a.path, a.entry.oid if a.entry else None) for a in plan.actions],
-            dirs=may_create, undoes=_undoes)
-        outcome = Outcome()
+            dirs=may_create, undoes=_undoes, git=bool(state))
+        outcome, given = Outcome(), None
         try:
             apply(plan, root, lambda oid: trees.blob_source(repo, oid), _removable_dirs,
                   modes=modes.read(repo, opts.source or h16, target.id), outcome=outcome)
+            given = gitrestore.give_back(store, wd, state) if state else None
         except BaseException as exc:
             # How far it got, so undo is exact: Ctrl-C (or a signal) interrupted it, or
             # it failed (an error it could not go on from, reported to the caller).
@@ -126,7 +133,8 @@ def restore(store: st.Store, workdir, reference: str | st.Checkpoint,
         status = journal.DONE if not (outcome.failed or outcome.not_attempted) \
             else journal.FAILED
         journal.end(jpath, entry, status, outcome.touched, outcome.created_dirs)
-    return RestoreResult(wd, target, plan, pre.commit, outcome, safe, seen.kept_oversize)
+    return RestoreResult(wd, target, plan, pre.commit, outcome, safe, seen.kept_oversize,
+                         given, _hint(repo, target, wd, opts) if given is None else None)
 
 
 def dry_run(store: st.Store, workdir, reference: str | st.Checkpoint,
@@ -140,9 +148,9 @@ def dry_run(store: st.Store, workdir, reference: str | st.Checkpoint,
     """
     opts = options or Options()
     wd = _existing_workdir(workdir)
-    repo, h16 = _history(store, wd)
+    repo, h16 = history_of(store, wd)
     target = reference if isinstance(reference, st.Checkpoint) else st.resolve(repo, h16, reference)
-    _check_tree(repo, target, opts.source)
+    check_tree(repo, target, opts.source)
     scope = _scope if _scope is not None else _scope_of(opts, wd)
     safe = _safe(store, h16, target, opts, scope)
     with locked(store, wd) as project:
@@ -150,7 +158,8 @@ def dry_run(store: st.Store, workdir, reference: str | st.Checkpoint,
         _recap(project, seen, opts)
     plan = _plan(store, h16, wd, seen.tree, target, scope, safe, opts.delete_missing,
                  expect=_expect, lenient=_scope is not None)
-    return RestoreResult(wd, target, plan, safe=safe, kept_oversize=seen.kept_oversize)
+    return RestoreResult(wd, target, plan, safe=safe, kept_oversize=seen.kept_oversize,
+                         git_hint=_hint(repo, target, wd, opts))
 
 
 _plan_only = dry_run  # undo() has a parameter of that name
@@ -185,14 +194,14 @@ def undo(store: st.Store, workdir, options: Options | None = None, *,
             else "no restore recorded changed any file"
         raise NotFound(f"nothing to undo: {said} for {wd}")
     opts = options or Options()
-    opts.safe = False
+    opts.safe, opts.git = False, last.git  # a restore of .git too: its undo moves it back
     if confirmed is not None:
         opts.confirmed = confirmed.plan
     if last.complete:
         scope, removable, expect = last.touched_paths(), last.created_dir_paths(), None
     else:
         scope, removable, expect = last.planned_paths(), last.dir_paths(), last.expected()
-    if not scope:  # (an entry given that changed nothing)
+    if not scope and not last.git:  # (an entry given that changed nothing)
         raise NotFound("nothing to undo: that restore changed no files")
     if dry_run:
         before = load(store.repo, last.pre_rollback)
@@ -206,36 +215,6 @@ def undo(store: st.Store, workdir, options: Options | None = None, *,
                      _newest=newest)
     result.undone = last
     return result
-
-
-def export(store: st.Store, workdir, reference: str | st.Checkpoint, dest,
-           paths: list[str] | None = None, *, dry_run: bool = False,
-           source: str | None = None) -> RestoreResult:
-    """Write a checkpoint (or part of it) into a new directory `dest` (`dry_run`: only the
-    plan; nothing is created). `source`: the key of a fetched project whose checkpoint
-    it is (store.remote), instead of the project at `workdir`."""
-    wd = st.normalize_workdir(workdir)
-    repo, h16 = _history(store, wd)
-    h16 = source or h16
-    target = reference if isinstance(reference, st.Checkpoint) else st.resolve(repo, h16, reference)
-    out = Path(dest).expanduser().absolute()
-    if out.is_symlink() or (out.exists() and (not out.is_dir() or any(out.iterdir()))):
-        raise Refused(f"{out} exists and is not an empty directory")
-    _check_tree(repo, target, source)
-    scope = [project_relative(p, wd) for p in paths] if paths else [b""]
-    actions = []
-    for prefix in scope:
-        entries = list(trees.walk_entries(repo, target.tree_id, prefix))
-        if not entries:
-            raise NotFound(f"{os.fsdecode(prefix)!r} is not in checkpoint {target.short}")
-        actions += [Action(CREATE, e.path, e) for e in entries]
-    plan = Plan(actions=actions)
-    if dry_run:
-        return RestoreResult(out, target, plan)
-    _make_export_dir(out)
-    outcome = apply(plan, os.fsencode(str(out)), lambda oid: trees.blob_source(repo, oid),
-                    modes=modes.read(repo, h16, target.id))
-    return RestoreResult(out, target, plan, None, outcome)
 
 
 # -- helpers ------------------------------------------------------------------------
@@ -275,6 +254,38 @@ def _recap(project: st.Project, seen: _Current, opts: Options) -> None:
         capture(project, opts.limits, seen.grown)
 
 
+def _git_state(target: st.Checkpoint, wd: Path, opts: Options) -> str | None:
+    """With --git: the state the target recorded, and a `.git` fit to take it (Refused
+    first, when not: nothing changes)."""
+    if not opts.git:
+        return None
+    state = gitrestore.state_of(target)
+    gitrestore.check(wd)
+    return state
+
+
+def _recorder(opts: Options):
+    """.git as it is, saved with the pre-rollback snapshot (nothing changes otherwise)."""
+    from rewindfs.store.projectgit import Bounds, Recorder  # (--git only: it copies)
+
+    return Recorder(opts.git_bounds or Bounds(), required=True)
+
+
+def _hint(repo, target: st.Checkpoint, wd: Path, opts: Options) -> str | None:
+    """A whole-project restore without --git: one line when .git is missing or its refs
+    differ from the target's (naming --git). With --git: what .git becomes."""
+    from rewindfs.store.projectgit import summary
+
+    if opts.git:
+        said = summary.describe(repo, target.trailers)
+        return f"--git: .git as {target.short} recorded it: " + "; ".join(
+            line.strip() for line in summary.lines(said)) if said else None
+    if opts.paths or opts.source:
+        return None
+    return summary.difference(repo, target.trailers, wd,
+                              str(target.number) if target.number else target.short)
+
+
 def _existing_workdir(workdir) -> Path:
     wd = st.normalize_workdir(workdir)
     if not wd.is_dir():
@@ -283,7 +294,7 @@ def _existing_workdir(workdir) -> Path:
     return wd
 
 
-def _history(store: st.Store, wd: Path):
+def history_of(store: st.Store, wd: Path):
     if not store.exists():
         raise NotFound(f"no checkpoints for {wd}")
     return store.repo, st.project_hash(wd)
@@ -333,7 +344,7 @@ def _plan(store: st.Store, h16: str, wd: Path, current_tree: str | None, target:
     return plan
 
 
-def _check_tree(repo, target: st.Checkpoint, source: str | None = None) -> None:
+def check_tree(repo, target: st.Checkpoint, source: str | None = None) -> None:
     """Refuse a target whose tree names a path that must never be written (`..`, `.git`),
     or, from a fetched project (`source`), one over the bounds a tree from outside must
     keep (store.history.bounds: files, depth, sizes), measured before it is walked."""
@@ -357,15 +368,4 @@ def _tidy(jpath: Path, root: bytes) -> None:
         journal.mark_tidied(jpath, entry)
 
 
-def _make_export_dir(out: Path) -> None:
-    """The export directory (and missing parents): 0755 less the umask at most."""
-    missing = []
-    probe = out
-    while not os.path.lexists(probe):
-        missing.append(probe)
-        probe = probe.parent
-    for directory in reversed(missing):
-        os.mkdir(directory, 0o755)
-
-
-__all__ = ["Options", "RestoreResult", "dry_run", "export", "project_relative", "restore", "undo"]
+__all__ = ["Options", "RestoreResult", "dry_run", "project_relative", "restore", "undo"]

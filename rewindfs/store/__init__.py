@@ -1,6 +1,6 @@
 """The shared checkpoint store: the only package that talks to git.
 
-Six rooms, each importing only the rooms before it (each room's docstring says what it
+Seven rooms, each importing only the rooms before it (each room's docstring says what it
 owns and what it may import; tests/test_layout_rules.py holds them to it):
 
     objects/      the store on disk: layout, opening it, private files, locks, the pack
@@ -13,6 +13,8 @@ owns and what it may import; tests/test_layout_rules.py holds them to it):
                   what a checkpoint holds (files/: diff, log, grep, the mount's read
                   side), what agents record beside it (metadata/), prune and delete,
                   the projects registry
+    projectgit/   the project's own `.git`: its state recorded beside a checkpoint (refs,
+                  HEAD, index, config, hooks; objects by git's fetch) and given back
     maintenance/  caps, retention, quarantine, gc, legacy repositories, status, clear
     foreign/      other agents' snapshot repositories, opened read-only, copied in
     remote/       push and fetch of checkpoints through any git remote

@@ -39,9 +39,11 @@ def name_of(cp: Checkpoint) -> str:
     return f"{cp.short} ({number}{clean(cp.reason)})"
 
 
-def restore_plan(source: Source, cp: Checkpoint, path: bytes | None) -> Plan:
+def restore_plan(source: Source, cp: Checkpoint, path: bytes | None, git: bool = False
+                 ) -> Plan:
     """Restore `path` (None: the whole project) to `cp`: the plan, then the restore as it
-    showed (a change it did not show, found since: refused, nothing restored)."""
+    showed (a change it did not show, found since: refused, nothing restored). `git`: the
+    project's .git too, as `cp` recorded it."""
     from rewindfs.cli.commands.restore import describe
 
     app, workdir = source.app, source.target.workdir
@@ -49,16 +51,19 @@ def restore_plan(source: Source, cp: Checkpoint, path: bytes | None) -> Plan:
         raise NotFound(f"{workdir} is not a directory here: `rewind restore --to DIR` "
                        "writes the checkpoint elsewhere")
     key = source.key if source.fetched else None
+    if git and key:
+        raise InvalidInput("a fetched project's checkpoints carry no repository state")
 
     def options() -> rs.Options:
         # A fetched checkpoint's time says nothing about the agent's writes here.
         return rs.Options(paths=[os.fsdecode(path)] if path is not None else None,
                           cwd=workdir, safe=False if key else None, limits=app.limits,
-                          extra_excludes=app.extra_excludes, source=key)
+                          extra_excludes=app.extra_excludes, source=key, git=git,
+                          git_bounds=app.settings.git_bounds() if git else None)
 
     with source.lock:
         planned = rs.dry_run(app.store, workdir, cp, options())
-    what = quote_path(path) if path is not None else str(workdir)
+    what = quote_path(path) if path is not None else str(workdir) + (" and .git" if git else "")
 
     def run() -> list[str]:
         chosen = options()
@@ -70,8 +75,8 @@ def restore_plan(source: Source, cp: Checkpoint, path: bytes | None) -> Plan:
         return [head, *describe(done)]
 
     return Plan(f"restore {what} to {name_of(cp)}", describe(planned), run,
-                question=f"restore {what}?" if path is not None else
-                "restore the whole project?", nothing=not planned.plan.actions)
+                question=f"restore {what}?" if path is not None or git else
+                "restore the whole project?", nothing=not planned.plan.actions and not git)
 
 
 def undo_plan(source: Source) -> Plan:

@@ -4,7 +4,7 @@ the screen answers keys while a diff or the working tree is read, and a failure 
 its one line where the answer would have been, never as a traceback.
 
 Keys (a held-out test drives them; ui.dialogs.KEYS lists every one): ↓/↑ and j/k move,
-enter opens the checkpoint's files, escape goes back, r restores, u undoes, d switches
+enter opens the checkpoint's files, escape goes back, r restores (g with .git), u undoes, d switches
 diff and whole file, / searches, ? shows the keys, q (or ctrl+c) quits; and t, s, l, c, p
 (ui.flows). How it stays true while open (ui.live) and how it ends (ui.lifecycle) are
 mixins of their own.
@@ -44,6 +44,7 @@ class RewindApp(Live, Flows, Ending, App):
         Binding("question_mark", "help", "keys"),
         Binding("escape", "back", "back", show=False),
         Binding("r", "restore", "restore"),
+        Binding("g", "restore_git", "restore + .git", show=False),
         Binding("u", "undo", "undo"),
         Binding("d", "toggle_whole", "diff/file"),
         Binding("s", "toggle_step", "since/step"),

@@ -21,6 +21,7 @@ KEYS = [
     ("escape", "go back (files -> timeline, diff -> files; closes a dialog)"),
     ("tab", "next pane"),
     ("r", "restore the selection: the file, or from the timeline the whole checkpoint"),
+    ("g", "restore the whole checkpoint and the repository's .git as it recorded them"),
     ("u", "undo the last restore"),
     ("t", "revert the selected checkpoint's agent turn (and every step after it)"),
     ("d", "switch between the diff and the whole file as it was"),

@@ -51,6 +51,15 @@ class Flows:
         source = self.source
         self.ask_plan(lambda: actions.restore_plan(source, row.cp, path))
 
+    def action_restore_git(self) -> None:
+        """The whole checkpoint and the project's .git as it recorded them."""
+        row = self.timeline.selected
+        if row is None:
+            self.say("no checkpoint selected", error=True)
+            return
+        source = self.source
+        self.ask_plan(lambda: actions.restore_plan(source, row.cp, None, git=True))
+
     def action_undo(self) -> None:
         source = self.source
         self.ask_plan(lambda: actions.undo_plan(source))

@@ -69,7 +69,7 @@ DECLARED: dict[str, frozenset[str]] = {
         "store.history.files", "store.history.files.trees", "store.history.metadata.actions",
         "store.history.metadata.notes", "store.history.refupdate", "store.history.signature",
         "store.objects", "store.objects.layout", "store.objects.locks", "store.objects.mounts",
-        "store.objects.repo",
+        "store.objects.repo", "store.projectgit",
     ),
     "cat": COMMON | names(
         "agent", "agent.workdir", "cli.commands.complete", "cli.options", "cli.output.human",
@@ -133,7 +133,7 @@ DECLARED: dict[str, frozenset[str]] = {
         "store.objects", "store.objects.firstuse", "store.objects.heal",
         "store.objects.indexfile", "store.objects.layout", "store.objects.locks",
         "store.objects.mounts", "store.objects.omitted", "store.objects.packwrite",
-        "store.objects.repo", "store.objects.shadowrepos",
+        "store.objects.repo", "store.objects.shadowrepos", "store.projectgit",
     ),
     # Readiness only: no history, no capture; the hooks' config readers and FUSE's check.
     "doctor": names(

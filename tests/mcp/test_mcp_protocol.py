@@ -59,7 +59,7 @@ def test_initialize_and_the_six_tools(history, child_env) -> None:
             assert read_only == (name not in ("restore", "undo")), name
         assert tools["read_file"]["inputSchema"]["required"] == ["ref", "path"]
         assert set(tools["restore"]["inputSchema"]["properties"]) == {
-            "ref", "paths", "dry_run", "project"}
+            "ref", "paths", "dry_run", "project", "git"}
     assert srv.close() is None  # closed by the block: it ended on its own when stdin closed
 
 
@@ -131,6 +131,26 @@ def test_restore_then_undo_when_allowed(history, child_env, run_rewind) -> None:
         # The undo is a restore too: `rewind undo` takes it back.
     run_rewind("undo", cwd=project, check=True)
     assert (project / "notes.txt").read_text() == "keep me\nand me\n"
+
+
+def test_restore_offers_the_repository_too(tmp_path, child_env, run_rewind) -> None:
+    """restore(ref, git=true) gives .git back as the checkpoint recorded it; without it,
+    .git is left alone and the answer says how it differs, naming the choice."""
+    from gitrepos import git, rich_repository, state
+
+    project = rich_repository(tmp_path)
+    before = state(project)
+    run_rewind("checkpoint", cwd=project, check=True)
+    git(project, "branch", "-D", "feature")
+    with Server(child_env(), project, "--allow-restore") as srv:
+        plain = srv.call("restore", ref="1")
+        assert "refs differ" in plain and "git=true" in plain, plain
+        assert "feature" not in git(project, "branch")
+        done = srv.call("restore", ref="1", git=True)
+        assert "repository set back" in done, done
+        assert state(project) == before
+        srv.call("undo")
+        assert "feature" not in git(project, "branch")
 
 
 def test_a_restore_never_reaches_outside_the_project(history, child_env, home,

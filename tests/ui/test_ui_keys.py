@@ -286,3 +286,28 @@ async def test_what_the_store_says_reaches_the_terminal_escaped(demo):
         assert "\x1b" not in row and "\x07" not in row
         assert "\\x1b]0;pwned\\x07 rm -rf /" in row
         assert "\x1b" not in screen_text(app)
+
+
+@pilot_test
+async def test_g_restores_the_checkpoint_and_the_repository(home, tmp_path):
+    """`g`: the whole checkpoint and .git as it recorded them, its plan shown first."""
+    from gitrepos import git, rich_repository, state
+
+    from rewindfs.store.projectgit import Recorder
+
+    project = rich_repository(tmp_path)
+    before = state(project)
+    take(Store(Layout.for_home(home)), project, "before", recorder=Recorder())
+    git(project, "branch", "-D", "feature")
+    app = make_app(home, project)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("g")
+        await settle(pilot)
+        shown = screen_text(app)
+        assert "and .git" in shown and "branches: feature" in shown, shown
+        assert "feature" not in git(project, "branch")  # nothing yet: the plan only
+        await pilot.press("y")
+        await settle(pilot)
+        assert status(app).startswith("restored"), status(app)
+    assert state(project) == before

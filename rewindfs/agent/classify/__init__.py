@@ -12,6 +12,8 @@ destroy work (`classify`: the words of a checkpoint's reason; the gate only with
     prefixes     programs that run another command (sudo, env, xargs, npx, python -m ...)
     filerules    programs that change files (rm, sed -i, tar x, curl -o ...)
     devrules     git, package managers, in-place formatters
+    gitstate     whether a command can destroy the repository's own state (refs, the
+                 index, objects): the checkpoint before it records the repository too
     options      getopt-style option scanning, and rules built on options alone
 """
 

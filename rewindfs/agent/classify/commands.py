@@ -47,6 +47,7 @@ from collections.abc import Iterable
 
 from rewindfs.agent.classify import devrules, filerules
 from rewindfs.agent.classify.filerules import ALWAYS, is_sink
+from rewindfs.agent.classify.gitstate import destroys_git_state
 from rewindfs.agent.classify.options import Rule
 from rewindfs.agent.classify.prefixes import PREFIXES
 from rewindfs.agent.classify.shell_lexer import Command, Lexer, ParseError, Token, split_commands
@@ -66,6 +67,9 @@ def classify(command: str) -> tuple[bool, str]:
         reason = _script_reason(command)
     except (ParseError, RecursionError):
         return True, PARSE_FAILURE
+    # What can destroy the repository's own state (refs, index, objects) is decided in
+    # one place (gitstate): a checkpoint before it records the repository too.
+    reason = reason or destroys_git_state(command)
     return bool(reason), reason
 
 

@@ -51,6 +51,7 @@ def _directory(positional: str | None, option: str | None) -> str | None:
     "rewind checkpoint                       # the project around the current directory",
     "rewind checkpoint -m 'before refactor'  # with a reason",
     "rewind checkpoint --label v1            # a name you can restore by; never pruned",
+    "rewind checkpoint --no-git              # the files only, not the repository's refs",
     "rewind checkpoint ~/src/app --json",
 ))
 @click.argument("directory", required=False, type=click.Path(), metavar="[DIR]")
@@ -58,11 +59,18 @@ def _directory(positional: str | None, option: str | None) -> str | None:
 @click.option("-m", "--message", "reason", default=taken.DEFAULT_REASON, show_default=True,
               help="Why (the checkpoint's reason).")
 @click.option("--label", help="Name the checkpoint (unique per project; never auto-pruned).")
+@click.option("--git/--no-git", "git", default=True, show_default=True,
+              help="Record the project's git repository too (.git: refs, HEAD, index, "
+                   "config, hooks and their objects), for `rewind restore --git`.")
 @json_option
 @click.pass_obj
-def checkpoint(app: App, directory: str | None, reason: str, label: str | None,
+def checkpoint(app: App, directory: str | None, reason: str, label: str | None, git: bool,
                as_json: bool, **kw: str | None) -> None:
-    """Take a checkpoint of the project now."""
+    """Take a checkpoint of the project now.
+
+    When the project has a git repository (.git), its state is recorded with the
+    checkpoint: only what the store does not hold yet is copied (the first time, its
+    history; the closing note says what it cost)."""
     from rewindfs.store.history import refuse_taken as refuse_taken_label
     from rewindfs.store.objects import refuse_inside_mount
 
@@ -73,19 +81,28 @@ def checkpoint(app: App, directory: str | None, reason: str, label: str | None,
     if label:
         refuse_taken_label(app.store, st.project_hash(workdir), label)
     started = time.time_ns()
+    recorder = _recorder(app) if git else None
     with capture_progress(app.term, "checkpoint"):
-        result = app.manager.take(str(workdir), reason)
+        result = app.manager.take(str(workdir), reason, recorder=recorder)
+    note = recorder.note() if recorder is not None else None
     if label and result.commit:
         st.set_label(app.store, result.project, label, result.commit)
     if app.home == os.environ.get("HERMES_HOME"):
         _stamp_later(app, result, started)
     if as_json:
-        click.echo(taken.as_json(result, label))
+        click.echo(taken.as_json(result, label, note))
         return
-    for line in taken.lines(result, reason, label):
+    for line in taken.lines(result, reason, label, note):
         click.echo(line)
     for warning in taken.warnings(result):
         app.term.warn(warning)
+
+
+def _recorder(app: App):
+    """The repository's state, recorded with the checkpoint (store.projectgit)."""
+    from rewindfs.store.projectgit import Recorder
+
+    return Recorder(app.settings.git_bounds())
 
 
 def _stamp_later(app: App, result, started: int) -> None:

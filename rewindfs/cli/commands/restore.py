@@ -44,6 +44,7 @@ SAFE_WHY = ("safe mode: the agent recorded its writes since this checkpoint, so 
     "rewind restore '1 hour ago'       # the newest checkpoint at least an hour old",
     "rewind restore 3 --dry-run        # what it would change; nothing is touched",
     "rewind restore 3 --to /tmp/old    # write the checkpoint into a new directory",
+    "rewind restore 1 --git            # the files and .git: commits, branches, stash, index",
     "rewind restore 1 --remote origin  # this path as another machine pushed it",
     "rewind restore 1 -C @origin/app --to /tmp/app   # a fetched project, elsewhere",
     "rewind restore kilo:2             # as Kilo Code's step found it (`rewind list --agent kilo`)",
@@ -59,6 +60,9 @@ SAFE_WHY = ("safe mode: the agent recorded its writes since this checkpoint, so 
 @click.option("--safe", is_flag=True, help="Only revert files still as the agent wrote them.")
 @click.option("--to", "dest", type=click.Path(),
               help="Write the checkpoint (or PATHS) into this new directory instead.")
+@click.option("--git", "git", is_flag=True,
+              help="Also give the project's .git back as the checkpoint recorded it: "
+                   "recreated when gone, else its refs, HEAD, index and stash set back.")
 @remote_option
 @click.option("--revert", is_flag=True,
               help="With a kilo:/opencode: step: as the agent's \"revert to here\", put back "
@@ -67,18 +71,23 @@ SAFE_WHY = ("safe mode: the agent recorded its writes since this checkpoint, so 
 @click.pass_obj
 def restore(app: App, reference: str, paths: tuple[str, ...], directory: str | None,
             dry_run: bool, yes: bool, restore_all: bool, safe: bool, dest: str | None,
-            remote: str | None, revert: bool, as_json: bool) -> None:
+            git: bool, remote: str | None, revert: bool, as_json: bool) -> None:
     """Restore the project, or PATHS, to checkpoint REFERENCE (pre-rollback snapshot first).
 
     REFERENCE is a number from `rewind list`, an id, a label or a time. The
     restore saves the current state first (a pre-rollback snapshot, listed
     without a number), so `rewind undo` takes it back; numbers do not shift.
+    A restore never touches .git unless --git is given; then the repository is
+    saved first too, and `rewind undo` moves its refs back.
     """
     refuse_together(**{"--safe": safe, "--all": restore_all})
     refuse_together(**{"--to": dest, "--safe": safe})
     refuse_together(**{"--to": dest, "--all": restore_all})
     refuse_together(**{"--revert": revert, "PATHS": paths})
     refuse_together(**{"--revert": revert, "--to": dest})
+    for other, given in (("PATHS", paths), ("--to", dest), ("--remote", remote),
+                         ("--revert", revert)):
+        refuse_together(**{"--git": git, other: given})
     place = resolve_target(app, directory, remote, reference)
     if place.by_id and not dest:
         raise InvalidInput(f"checkpoint {reference} is of {place.title}, not of the project "
@@ -105,7 +114,7 @@ def restore(app: App, reference: str, paths: tuple[str, ...], directory: str | N
         if source:
             _local_project(app, place, remote)
         _restore(app, workdir, target, scope, source, paths, dry_run, yes, restore_all, safe,
-                 as_json)
+                 as_json, git)
 
 
 def _local_project(app: App, place, remote: str | None) -> None:
@@ -145,16 +154,17 @@ def _export(app: App, workdir: Path, target: str | Checkpoint, dest: str,
 
 def _restore(app: App, workdir: Path, target: str | Checkpoint, scope: list[bytes] | None,
              source: str | None, paths: tuple[str, ...], dry_run: bool, yes: bool,
-             restore_all: bool, safe: bool, as_json: bool) -> None:
+             restore_all: bool, safe: bool, as_json: bool, git: bool = False) -> None:
     """`scope`: project paths a step revert is limited to (else PATHS, else everything);
-    `source`: the fetched project `target` is a checkpoint of."""
+    `source`: the fetched project `target` is a checkpoint of; `git`: .git too."""
     options = rs.Options(
         paths=list(paths) or None, cwd=path_base(workdir),
         # A fetched checkpoint's time says nothing about the agent's writes here.
         safe=False if restore_all or (source and not safe) else (True if safe else None),
         limits=app.limits, extra_excludes=app.extra_excludes, source=source,
+        git=git, git_bounds=app.settings.git_bounds() if git else None,
     )
-    if scope is not None and not scope:
+    if scope is not None and not scope and not git:
         click.echo("nothing to revert: that step and the ones after it changed no files")
         return
     plan_result = rs.dry_run(app.store, workdir, target, options, _scope=scope)
@@ -312,6 +322,10 @@ def _report(app: App, result: rs.RestoreResult, paths, as_json: bool, headline: 
         if result.plan.gone:
             data["already_gone"] = names(result.plan.gone)
         data["left_out"] = left_out.as_json(_left_out(result, paths)[0])
+        if result.git is not None:
+            data["git"] = {k: v for k, v in vars(result.git).items()}
+        if result.git_hint:
+            data["git_hint"] = result.git_hint
         data.update(extras)
         click.echo(json.dumps(data, indent=2))
     else:
@@ -374,6 +388,10 @@ def describe(result: rs.RestoreResult) -> list[str]:
     if plan.untouched:
         lines.append(f"  untouched (ignored or uncaptured files in the way, kept): "
                      f"{_listing(plan.untouched)}")
+    if result.git is not None:
+        lines += result.git.lines()
+    elif result.git_hint:
+        lines.append(f"  {result.git_hint}")
     if result.pre_rollback:
         lines.append(f"  pre-rollback snapshot {result.pre_rollback[:8]}: `rewind undo` "
                      "puts everything back")

@@ -148,6 +148,10 @@ def format_report(r: dict[str, Any], full: bool = False) -> list[str]:
                              for e in r["left_out"]], r["left_out_count"],
                             "left out: {count} file(s) left out of this checkpoint (no "
                             "restore brings them back):")
+    if r.get("git"):
+        from rewindfs.store.projectgit import summary
+
+        lines += [f"  {line}" for line in summary.lines(r["git"])]
     if r["actions"]:
         lines.append("  external actions since the previous checkpoint:")
         for a in r["actions"]:

@@ -23,13 +23,15 @@ SKIPPED = {
 }
 
 
-def as_json(result: SnapshotResult, label: str | None) -> str:
+def as_json(result: SnapshotResult, label: str | None, git: str | None = None) -> str:
+    """`git`: the closing note on the repository's state (store.projectgit)."""
     return json.dumps({"taken": result.taken, "hash": result.commit, "label": label,
                        "directory": result.workdir, "skipped_files": result.skipped_files,
-                       "adopted_from": result.adopted_from})
+                       "adopted_from": result.adopted_from, "git": git})
 
 
-def lines(result: SnapshotResult, reason: str, label: str | None) -> list[str]:
+def lines(result: SnapshotResult, reason: str, label: str | None,
+          git: str | None = None) -> list[str]:
     """What `rewind checkpoint` says (a path, the reason: written out, never obeyed)."""
     short = (result.commit or "")[:8]
     out = []
@@ -43,6 +45,8 @@ def lines(result: SnapshotResult, reason: str, label: str | None) -> list[str]:
         out.append(f"nothing to checkpoint in {result.workdir} (no files)")
     if label and result.commit:
         out.append(f"labelled {short} as {label!r}")
+    if git:
+        out.append(git)
     return [visible(line) for line in out]
 
 

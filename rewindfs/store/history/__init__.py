@@ -17,6 +17,8 @@ May import: objects, capture.
     trailers      commit messages: the reason, then trailers
     leftout       what a checkpoint left out of its project: its record, said in words
     stamp         "nothing changed since the newest checkpoint" from metadata and the ref
+    gitkeep       the project repository's states its checkpoints name, kept from gc
+                  (refs/rewind/git/<h16>; the states themselves: store.projectgit)
     compose       restore targets made of several trees
     shallow       where history stops (git's `shallow` file)
     prune         dropping old checkpoints without rewriting history
@@ -44,6 +46,7 @@ if TYPE_CHECKING:
         bounds,
         compose,
         delete,
+        gitkeep,
         leftout,
         projects,
         redaction,
@@ -130,6 +133,7 @@ __all__, __getattr__, __dir__ = face(_HERE, {
     "Entry": f"{_HERE}.files.trees",
     "State": f"{_HERE}.verdict",
 }, modules=("metadata.actions", "adopt", "bounds", "compose", "delete", "files.diffstat",
+            "gitkeep",
             "metadata.ledger", "metadata.meta", "metadata.carrying", "files.fileview",
             "files.modes", "files.pathlog", "projects", "files.search", "stamp",
             "metadata.steplog", "timeref", "files.trees", "redaction", "leftout"))

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import pygit2
 
 from rewindfs.errors import Busy, Refused
-from rewindfs.store.history import refupdate
+from rewindfs.store.history import gitkeep, refupdate
 from rewindfs.store.history.chain import STATS_TRAILER, Checkpoint, walk
 from rewindfs.store.history.files.treestats import tree_stats
 from rewindfs.store.history.labels import labels_by_commit
@@ -85,6 +85,7 @@ def delete(repo: pygit2.Repository, layout: Layout, h16: str, checkpoint: Checkp
             notes.rekey(repo, h16, done.ids_changed)
         for action in carried:  # restores before it must keep warning about them
             actions_mod.record(layout, h16, action)
+        gitkeep.rebuild(repo, h16)  # its repository state goes unless another names it
         return done
 
 

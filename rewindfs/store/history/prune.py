@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import pygit2
 
+from rewindfs.store.history import gitkeep
 from rewindfs.store.history.chain import is_pre_rollback, length, recorded_chain, walk
 from rewindfs.store.history.labels import labels_by_commit
 from rewindfs.store.history.shallow import add_boundaries
@@ -67,6 +68,7 @@ def enforce_max_snapshots(repo: pygit2.Repository, layout: Layout, h16: str, kee
     if len(pinned) == len(beyond):
         return 0
     add_boundaries(repo, layout, {chain[position][0]} | pinned)
+    gitkeep.rebuild(repo, h16)  # the repository states only the dropped ones named go too
     return len(beyond) - len(pinned)
 
 

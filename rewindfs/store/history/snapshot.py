@@ -10,7 +10,7 @@ commit is rebuilt on the new tip and tried again.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import pygit2
@@ -31,6 +31,10 @@ from rewindfs.store.objects.repo import STALE_LOCK_SECONDS, Project, Store, guar
 
 CAS_ATTEMPTS = 20
 MOVED_TRAILER = "Rewind-Moved-From"
+# What else a checkpoint records, given the project once it is held and before its files
+# are captured: more trailers, and whether they make a checkpoint due though no file
+# changed (the project repository's state, store.projectgit).
+Recorder = Callable[[Project], tuple[dict[str, str], bool]]
 
 
 def take(
@@ -43,6 +47,7 @@ def take(
     extra_excludes: tuple[str, ...] = (),
     allow_empty: bool = False,
     keep: int | None = None,
+    recorder: Recorder | None = None,
 ) -> SnapshotResult:
     """Checkpoint `workdir`. Nothing is written when nothing changed since the tip.
 
@@ -52,6 +57,7 @@ def take(
         return take_locked(
             project, reason, limits=limits, trailers=trailers,
             extra_excludes=extra_excludes, allow_empty=allow_empty, keep=keep,
+            recorder=recorder,
         )
 
 
@@ -91,16 +97,21 @@ def take_locked(
     allow_empty: bool = False,
     keep: int | None = None,
     paths: list[bytes] | None = None,
+    recorder: Recorder | None = None,
 ) -> SnapshotResult:
     """`take` for a caller that already holds the project (see `locked`).
 
     With `paths`, only those are captured afresh; the rest of the tree is as the
-    previous capture left it (used for path-scoped pre-rollback snapshots).
+    previous capture left it (used for path-scoped pre-rollback snapshots). `recorder`:
+    what else the checkpoint records (run first, where Ctrl-C still stops everything).
     """
     store = project.store
     from rewindfs.store.history.redaction import redact  # (writing only)
 
     reason = redact(reason)  # every reason is kept and may be pushed: no credential in it
+    if recorder is not None:
+        more, due = recorder(project)
+        trailers, allow_empty = {**(trailers or {}), **more}, allow_empty or due
     store.refresh_excludes(project, extra_excludes)
     # Ctrl-C stops the capture at once (nothing recorded); once the capture is done,
     # the commit and ref update are not cut in half.

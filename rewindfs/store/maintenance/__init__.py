@@ -12,6 +12,8 @@ One module per job:
                 (the verdict itself: history.verdict)
     removal     removing one project (ref, labels, admin dir, index, record)
     sizecap     max_total_size_mb: round-robin boundary moves, estimated then measured
+    repostates  project repositories' states (store.projectgit) go with their checkpoints:
+                keepers rebuilt before gc, the cap's measurements and prices
     treediff    what one checkpoint's tree holds that the next one's does not
     inventory   per-project histories and labels in one pass over the refs
     liveset     what the refs keep alive: per-project counts, bytes only one project

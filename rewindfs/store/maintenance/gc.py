@@ -117,6 +117,7 @@ def gc(layout: Layout, grace_minutes: float = GRACE_MINUTES, *, immediate: bool 
     try:
         with file_lock(layout.lock_file("gc"), timeout=None if wait else 0.0):
             _remove_placeholders(layout)
+            _keep_states(layout)
             with _fanout_pinned(layout):
                 # -n: no update-server-info (nobody fetches from the store over dumb http)
                 _run(layout, ["repack", "-A", "-d", "-l", "-n",
@@ -133,6 +134,14 @@ def gc(layout: Layout, grace_minutes: float = GRACE_MINUTES, *, immediate: bool 
     result.bytes_after = objects_bytes(layout)
     result.seconds = time.monotonic() - start
     return result
+
+
+def _keep_states(layout: Layout) -> None:
+    """The repository states of checkpoints gone since go with this gc (repostates)."""
+    from rewindfs.store.maintenance.repostates import rebuild_keepers
+    from rewindfs.store.objects.repo import Store
+
+    rebuild_keepers(layout, Store(layout).repo)
 
 
 def _prune(layout: Layout, keep_minutes: float) -> None:

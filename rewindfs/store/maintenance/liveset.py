@@ -31,7 +31,7 @@ from rewindfs.store.history.records import records
 from rewindfs.store.history.shallow import boundaries
 from rewindfs.store.maintenance.objsizes import SizeTable, object_bytes
 from rewindfs.store.objects import gitcli, private
-from rewindfs.store.objects.indexfile import index_objects
+from rewindfs.store.objects.indexfile import not_in_tip
 from rewindfs.store.objects.layout import CACHES, LABELS_PREFIX, REFS_PREFIX, Layout, pack_files
 
 VERSION = 1
@@ -250,31 +250,14 @@ def _index_objects(layout: Layout, repo: pygit2.Repository, files: dict[str, lis
         entry = known.get(name)
         if not (isinstance(entry, list) and entry[:2] == [stat, tip]):
             try:
-                entry = [stat, tip, _not_in_tip(repo, Path(name).read_bytes(), tip)]
+                held = not_in_tip(repo, Path(name).read_bytes(), tip)
+                entry = [stat, tip, sorted({*held[0], *held[1]})]
             except (OSError, ValueError, IndexError, struct.error):
                 continue  # unreadable: gc would fail on it too; nothing to add
         fresh[name] = entry
     if fresh != known:
         _write_json(path, fresh)
     return {oid for entry in fresh.values() for oid in entry[2]}
-
-
-def _not_in_tip(repo: pygit2.Repository, data: bytes, tip: str | None) -> list[str]:
-    entries, trees = index_objects(data)
-    try:
-        root = repo[tip].peel(pygit2.Tree) if tip else None
-    except (KeyError, ValueError, pygit2.GitError):
-        root = None
-    out = set()
-    for path, oid in [*entries, *trees]:
-        try:
-            held = str(root.id) if root is not None and not path else \
-                str(root[path.decode("utf-8", "surrogateescape")].id) if root is not None else None
-        except (KeyError, ValueError, UnicodeError):
-            held = None
-        if held != oid:
-            out.add(oid)
-    return sorted(out)
 
 
 def _read_json(path: Path) -> dict:

@@ -31,7 +31,7 @@ from pathlib import Path
 import pygit2
 
 from rewindfs.store.history.shallow import add_boundaries, boundaries
-from rewindfs.store.maintenance import treediff
+from rewindfs.store.maintenance import repostates, treediff
 from rewindfs.store.maintenance.inventory import History, histories
 from rewindfs.store.maintenance.progress import Progress, quiet
 from rewindfs.store.maintenance.sizes import disk_sizes, live_bytes, objects_bytes
@@ -86,7 +86,8 @@ def plan(layout: Layout, repo: pygit2.Repository, cap_bytes: int, *,
             used += 1
         result.drops = queue[:used]
         result.boundaries = _new_boundaries(projects, result.drops)
-        expected = _measure(layout, repo, refs, result.boundaries)
+        expected = _measure(layout, repo, _tips(repo, refs, projects, result.boundaries),
+                            result.boundaries)
         if expected <= cap_bytes or used == len(queue):
             break
     result.expected_live = expected
@@ -128,7 +129,10 @@ def _price(layout: Layout, repo: pygit2.Repository, projects: dict[str, History]
         owned[i] = {drop.commit} | treediff.only_in(repo, chain[position].tree_id, newer)
     sizes = disk_sizes(layout, set().union(*owned.values()) if owned else ())
     for i, drop in enumerate(batch):
-        drop.estimate = sum(sizes.get(oid, 0) for oid in owned[i])
+        chain = projects[drop.h16].chain
+        position = next(k for k, c in enumerate(chain) if str(c.id) == drop.commit)
+        drop.estimate = sum(sizes.get(oid, 0) for oid in owned[i]) + \
+            repostates.only_its_state(layout, chain[position], chain[:position])
 
 
 def _new_boundaries(projects: dict[str, History], drops: list[Drop]) -> dict[str, set[str]]:
@@ -145,6 +149,23 @@ def _new_boundaries(projects: dict[str, History], drops: list[Drop]) -> dict[str
         pinned = {str(c.id) for c in hist.chain[position + 1:] if str(c.id) in hist.labelled}
         out[h16] = {str(oldest_kept.id)} | pinned
     return out
+
+
+def _tips(repo: pygit2.Repository, refs: list[str], projects: dict[str, History],
+          planned: dict[str, set[str]]) -> list[str]:
+    """What a planned measurement starts from: the refs, with the repository states that
+    only the checkpoints the plan keeps name in place of the keepers (repostates)."""
+    kept = []
+    for h16, hist in projects.items():
+        chain, pinned = hist.chain, [c for c in hist.chain if str(c.id) in hist.labelled]
+        cut = len(chain)
+        for position, commit in enumerate(chain):
+            if str(commit.id) in planned.get(h16, ()) and str(commit.id) not in hist.labelled:
+                cut = position + 1
+                break
+        kept += chain[:cut] + [c for c in pinned if c not in chain[:cut]] + \
+            [repo[oid] for oid in hist.pinned]
+    return repostates.tips_for(refs, kept)
 
 
 def _measure(layout: Layout, repo: pygit2.Repository, refs: list[str],

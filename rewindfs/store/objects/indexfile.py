@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 import struct
 
+import pygit2
+
 SIGNATURE = b"DIRC"
 ENTRY_FIXED = 62  # stat data (40), object id (20), flags (2)
 EXTENDED = 0x4000
@@ -45,6 +47,30 @@ def index_objects(data: bytes) -> tuple[list[tuple[bytes, str]], list[tuple[byte
         entries.append((path, oid))
         previous = path
     return entries, _cache_tree(data, at, end)
+
+
+def not_in_tip(repo: pygit2.Repository, data: bytes, tip: str | None
+               ) -> tuple[list[str], list[str]]:
+    """(blobs, trees) an index file's bytes name that the tree of commit `tip` (of `repo`)
+    does not hold at the same path: staged and never committed, or left by a commit gone
+    since. ValueError when the bytes are no index."""
+    entries, trees = index_objects(data)
+    try:
+        root = repo[tip].peel(pygit2.Tree) if tip else None
+    except (KeyError, ValueError, pygit2.GitError):
+        root = None
+    found: tuple[set[str], set[str]] = (set(), set())
+    for kind, pairs in enumerate((entries, trees)):
+        for path, oid in pairs:
+            try:
+                held = str(root.id) if root is not None and not path else \
+                    str(root[path.decode("utf-8", "surrogateescape")].id) \
+                    if root is not None else None
+            except (KeyError, ValueError, UnicodeError):
+                held = None
+            if held != oid:
+                found[kind].add(oid)
+    return sorted(found[0]), sorted(found[1])
 
 
 def could_hold_its_entries(path: os.PathLike | str) -> bool:

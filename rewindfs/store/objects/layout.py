@@ -5,6 +5,8 @@
         refs/hermes/<h16>                project branch tip (Hermes's name)
         refs/rewind/labels/<h16>/<name>  named checkpoints (rewindfs only)
         refs/notes/rewind/<h16>          agent state and actions per checkpoint (history.notes)
+        refs/rewind/git/<h16>            the project repository's states its checkpoints
+                                         recorded, kept alive (history.gitkeep)
         projects/<h16>.json              project record
         indexes/<h16>                    Hermes's per-project index (we never touch it)
         worktrees/<h16>/                 rewindfs's per-project git worktree admin dir:
@@ -34,6 +36,9 @@ from rewindfs.store.objects import private
 REFS_PREFIX = "refs/hermes/"
 LABELS_PREFIX = "refs/rewind/labels/"
 NOTES_PREFIX = "refs/notes/rewind/"
+# One commit per project whose parents are the repository states (store.projectgit) its
+# checkpoints name: what keeps their objects from gc (store.history.gitkeep).
+GIT_PREFIX = "refs/rewind/git/"
 # What a git remote holds, mirrored here (store.remote): a project fetched from one is
 # named by a key `<remote>/<machine>/<h16>` wherever a local project's h16 goes.
 REMOTES_PREFIX = "refs/rewind/remotes/"
@@ -119,6 +124,10 @@ class Layout:
     @staticmethod
     def notes_ref(h16: str) -> str:
         return _remote_refs(h16) + "notes" if "/" in h16 else NOTES_PREFIX + h16
+
+    @staticmethod
+    def git_ref(h16: str) -> str:
+        return GIT_PREFIX + h16
 
     def step_log(self, h16: str) -> Path:
         return self.store / "steps" / f"{h16}.jsonl"

@@ -15,21 +15,28 @@ from rewindfs.store.history.chain import checkpoints
 from rewindfs.store.history.metadata import actions as actions_mod
 from rewindfs.store.history.metadata import notes
 from rewindfs.store.history.metadata.meta import CheckpointMeta, meta_of, validate_state
-from rewindfs.store.history.snapshot import SnapshotResult, locked, take_locked, tip
+from rewindfs.store.history.snapshot import (
+    Recorder,
+    SnapshotResult,
+    locked,
+    take_locked,
+    tip,
+)
 from rewindfs.store.objects.repo import Store
 
 
 def take_carrying(store: Store, workdir, reason: str, *, state: dict[str, Any] | None = None,
                   trailers: dict[str, str] | None = None, limits: Limits = DEFAULT_LIMITS,
                   extra_excludes: tuple[str, ...] = (), keep: int | None = None,
-                  paths: list[bytes] | None = None) -> SnapshotResult:
+                  paths: list[bytes] | None = None,
+                  recorder: Recorder | None = None) -> SnapshotResult:
     """`take`, with `state` and the pending external actions attached to the new checkpoint.
 
     Unchanged files with changed state still make a checkpoint (the state is what
     changed); unchanged files and no state leave the actions pending for the next one.
     `paths` (project-relative) limits the capture to those, the rest as the previous
     capture left it: for a caller that knows what changed (the agent hooks, through
-    history.stamp).
+    history.stamp). `recorder`: what else it records (take_locked).
     """
     state = validate_state(state)
     with locked(store, workdir) as project, actions_mod.held(store.layout, project.h16) as batch:
@@ -38,7 +45,7 @@ def take_carrying(store: Store, workdir, reason: str, *, state: dict[str, Any] |
         when = time.time()
         result = take_locked(project, reason, limits=limits, trailers=trailers,
                              extra_excludes=extra_excludes, allow_empty=allow_empty, keep=keep,
-                             paths=paths)
+                             paths=paths, recorder=recorder)
         if result.taken and result.commit and (state or batch.items):
             kept = {c.id for c in checkpoints(repo, project.h16)}
             meta = CheckpointMeta(state, batch.items, when)
