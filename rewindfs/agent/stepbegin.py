@@ -1,7 +1,14 @@
-"""The start of an agent step in the step log: written by StepRecorder.begin after its
-checkpoint, and by the agent hooks when store.stamp shows there is nothing to checkpoint
-(the step then begins at the newest checkpoint). Small on purpose: the hooks import it on
-their fast path."""
+"""The marks an agent step leaves in the step log: its begin, written by StepRecorder.begin
+after its checkpoint and by the agent hooks (also when store.stamp shows there is nothing
+to checkpoint: the step then begins at the newest checkpoint), and the hooks' after event,
+the state the tool call left (rewindfs.agent.timeline reads them). Small on purpose: the
+hooks import it on their fast path.
+
+A step of an agent session names its agent and session, so a revert takes back that
+session's steps alone, and the tool call it brackets (`call`: the agent's id of it, or
+for an agent that gives none the tool and a digest of its input), so the after event
+finds its begin.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +19,7 @@ from rewindfs.errors import InvalidInput
 
 MAX_ID = 200
 STEP_TRAILER, TURN_TRAILER, PHASE_TRAILER = "Rewind-Step", "Rewind-Turn", "Rewind-Phase"
+AGENT_TRAILER, SESSION_TRAILER = "Rewind-Agent", "Rewind-Session"
 
 
 def valid_id(value: Any, what: str) -> str:
@@ -21,13 +29,31 @@ def valid_id(value: Any, what: str) -> str:
     return text
 
 
+def _who(agent: str, session: str, call: str) -> dict[str, str]:
+    return {k: v for k, v in (("agent", agent), ("session", session), ("call", call)) if v}
+
+
 def append_begin(log: Any, step_id: str, turn_id: str, tree: str | None,
-                 commit: str | None) -> None:
+                 commit: str | None, agent: str = "", session: str = "",
+                 call: str = "") -> None:
     """Append the begin event to an open store.steplog.StepLog."""
     log.append({"event": "begin", "step": step_id, "turn": turn_id, "time": time.time(),
-                "tree": tree, "commit": commit})
+                "tree": tree, "commit": commit, **_who(agent, session, call)})
+
+
+def append_after(log: Any, agent: str, session: str, call: str, tree: str | None,
+                 commit: str | None) -> None:
+    """Append a hook's after event: the state once the tool call `call` of that session
+    is done (its begin is the oldest step of the session still open for that call)."""
+    log.append({"event": "after", "time": time.time(), "tree": tree, "commit": commit,
+                **_who(agent, session, call)})
 
 
 def step_trailers(step_id: str, turn_id: str, phase: str) -> dict[str, str]:
     """The trailers of a step's checkpoint, for readers of the history."""
     return {STEP_TRAILER: step_id, TURN_TRAILER: turn_id, PHASE_TRAILER: phase}
+
+
+def session_trailers(agent: str, session: str) -> dict[str, str]:
+    """The trailers naming the agent session a checkpoint belongs to."""
+    return {k: v for k, v in ((AGENT_TRAILER, agent), (SESSION_TRAILER, session)) if v}
