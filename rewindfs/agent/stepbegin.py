@@ -49,6 +49,16 @@ def append_after(log: Any, agent: str, session: str, call: str, tree: str | None
                 **_who(agent, session, call)})
 
 
+def log_call(log: Any, call: Any, step_id: str, turn_id: str, tree: str | None,
+             commit: str | None) -> None:
+    """A hook's tool call (hooks.payloads.ToolCall) in the open log: its begin event, or
+    its after event (phase "after")."""
+    if call.phase == "after":
+        append_after(log, call.agent, call.session, call.key, tree, commit)
+    else:
+        append_begin(log, step_id, turn_id, tree, commit, call.agent, call.session, call.key)
+
+
 def step_trailers(step_id: str, turn_id: str, phase: str) -> dict[str, str]:
     """The trailers of a step's checkpoint, for readers of the history."""
     return {STEP_TRAILER: step_id, TURN_TRAILER: turn_id, PHASE_TRAILER: phase}

@@ -1,10 +1,14 @@
-"""The checkpoint a hook takes: a step of the agent's turn, named after what runs next.
+"""The checkpoint a hook takes: a step of the agent's turn, named after what runs next, or
+(the agent's after event) the files once that tool call is done.
 
-The step is the agent layer's (`stepbegin`: the same begin event `begin_step` writes), so
-`rewind revert TURN` and `rewind redo` work on hook turns as on the Python API's, and the
-checkpoint's trailers say which agent and session it protects. It goes straight to the
-store's faces rather than through CheckpointManager, whose imports (restore, the steps'
-revert machinery) a hook would pay on every checkpoint without using them.
+The step is the agent layer's (`stepbegin`: the same begin event `begin_step` writes, and
+the after event that ends it), so `rewind revert TURN` and `rewind redo` work on hook
+turns as on the Python API's, a session's alone; the checkpoint's trailers say which agent
+and session it protects. The capture and its event are made under the step log's lock, so
+the log holds the states of every session in the order they were captured
+(rewindfs.agent.timeline). It goes straight to the store's faces rather than through
+CheckpointManager, whose imports (restore, the steps' revert machinery) a hook would pay
+on every checkpoint without using them.
 
 When history.stamp can name what changed since the newest checkpoint, only those paths
 are captured (the rest of the tree as the last capture left it; when it proves nothing
@@ -19,7 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from rewindfs import config
-from rewindfs.agent.stepbegin import append_begin, step_trailers, valid_id
+from rewindfs.agent.stepbegin import (
+    AGENT_TRAILER,
+    SESSION_TRAILER,
+    log_call,
+    step_trailers,
+    valid_id,
+)
 from rewindfs.agent.workdir import working_dir_for_path
 from rewindfs.config import capture_key
 from rewindfs.hooks.payloads import ToolCall
@@ -35,8 +45,6 @@ from rewindfs.store.history import carrying, stamp, steplog
 from rewindfs.store.maintenance import Policy, auto
 from rewindfs.store.remote import autopush
 
-AGENT_TRAILER, SESSION_TRAILER = "Rewind-Agent", "Rewind-Session"
-
 
 def take(call: ToolCall, reason: str, turn: str, root: str = "",
          found: tuple[str, str, list[bytes]] | None = None) -> dict[str, Any]:
@@ -50,11 +58,11 @@ def take(call: ToolCall, reason: str, turn: str, root: str = "",
     step_id, turn = valid_id(f"{call.agent}:{call.call}", "step"), valid_id(turn, "turn")
     if found is None and not root and store.exists():
         found = stamp.changes(layout.store, h16, workdir, capture_key(workdir, settings.home))
-    result = _checkpoint(settings, store, workdir, reason, found,
-                         {AGENT_TRAILER: call.agent, SESSION_TRAILER: call.session,
-                          **step_trailers(step_id, turn, "before")})
-    with steplog.session(layout, result.project) as log:
-        append_begin(log, step_id, turn, result.tree, result.commit)
+    with steplog.session(layout, h16) as log:
+        result = _checkpoint(settings, store, workdir, reason, found,
+                             {AGENT_TRAILER: call.agent, SESSION_TRAILER: call.session,
+                              **step_trailers(step_id, turn, call.phase)})
+        log_call(log, call, step_id, turn, result.tree, result.commit)
     if settings.auto_prune:
         auto.start(layout, Policy(settings.retention_days, settings.delete_orphans,
                                   settings.max_total_size_mb), settings.min_interval_hours)

@@ -203,8 +203,7 @@ def settle(call: Any, reason: str, turn: str, root: str) -> dict[str, Any]:
 
         found = unchanged.changes(root)
         if found is not None and not found[2]:
-            return unchanged.log_unchanged(root, f"{call.agent}:{call.call}", turn,
-                                           found[0], found[1])
+            return unchanged.log_unchanged(root, call, reason, turn, found[0], found[1])
     from rewindfs.hooks import checkpoint
 
     return checkpoint.take(call, reason, turn, root, found)

@@ -3,9 +3,11 @@
 OpenCode and Kilo load every JS file there at start-up. On `tool.execute.before` the plugin
 hands the tool call to rewindfs's hook (stdin JSON, like the other agents' hooks, the same
 isolated command: hooks.agents.hook_argv) and waits for it without blocking the agent's
-event loop (an asynchronous spawn awaited, killed past the agents' hook timeout);
-`chat.message` gives it the user message that names the current turn. It never throws and
-never changes the tool's arguments.
+event loop (an asynchronous spawn awaited, killed past the agents' hook timeout); on
+`tool.execute.after` it hands over the same call again, with phase "after" (the arguments,
+directory and turn as the before saw them, kept by call id until then); `chat.message`
+gives it the user message that names the current turn. It never throws and never changes
+the tool's arguments.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ function runHook(payload) {{
 
 export const Rewindfs = async ({{ directory }}) => {{
   const turns = {{}};
+  const calls = new Map();   // callID -> the payload its before sent (for its after)
   return {{
     "chat.message": async (input, output) => {{
       try {{
@@ -61,11 +64,26 @@ export const Rewindfs = async ({{ directory }}) => {{
     "tool.execute.before": async (input, output) => {{
       try {{
         const args = (output && output.args) || {{}};
-        const payload = JSON.stringify({{
+        const call = {{
           tool: input.tool, sessionID: input.sessionID, callID: input.callID, args,
           directory: args.workdir || directory, turn: turns[input.sessionID] || "",
-        }});
-        await runHook(payload);
+        }};
+        if (input.callID) {{
+          if (calls.size >= 1024) calls.delete(calls.keys().next().value);
+          calls.set(input.callID, call);
+        }}
+        await runHook(JSON.stringify(call));
+      }} catch (e) {{}}
+    }},
+    "tool.execute.after": async (input, output) => {{
+      try {{
+        const call = (input && input.callID && calls.get(input.callID)) || {{
+          tool: input.tool, sessionID: input.sessionID, callID: input.callID,
+          args: (input && input.args) || {{}}, directory,
+          turn: turns[input.sessionID] || "",
+        }};
+        if (input && input.callID) calls.delete(input.callID);
+        await runHook(JSON.stringify({{ ...call, phase: "after" }}));
       }} catch (e) {{}}
     }},
   }};
