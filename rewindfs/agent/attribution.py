@@ -15,7 +15,10 @@ that point. Never guessed:
   calls overlapped and the change cannot be told apart), or any change to it after X's
   first, the file keeps its bytes and is named (`Kept`);
 - a change of another session before X's first keeps its bytes the ordinary way: the file
-  goes back to the state just before X's change, which holds it.
+  goes back to the state just before X's change, which holds it;
+- a change after X's first that no step owns (a person's edit, a command the hooks let
+  through unrecorded) is kept too while another session had steps in that time: it may
+  be that session's.
 With one session this is what a revert always did: everything the steps from S on changed,
 back to before the first of them that changed it, and a person's edits in between kept.
 """
@@ -29,13 +32,14 @@ from rewindfs.agent.timeline import DISCARDED, DONE, OPEN, REVERTED, Mark, Step,
 from rewindfs.errors import NotFound
 from rewindfs.store.history import trees
 
-SAME_TIME, LATER = "same time", "later"
+SAME_TIME, LATER, UNRECORDED = "same time", "later", "unrecorded"
 
 
 @dataclass
 class Kept:
     """A file the revert leaves as it is: `sessions` (agent, session) changed it too, at
-    the same time as the reverted session's tool call or after it (`when`)."""
+    the same time as the reverted session's tool call or after it (`when`); UNRECORDED:
+    no step owns a later change, made while those sessions had steps."""
 
     path: bytes
     sessions: list[tuple[str, str]]
@@ -66,6 +70,7 @@ def decide(repo: Any, tl: Timeline, chosen: list[Step], now_tree: str
     spans = [s for s in tl.steps.values()
              if s.status in (OPEN, DONE, REVERTED, DISCARDED)
              and (s.stop is None or s.stop > start)]
+    others_here = sorted({s.who for s in spans} - {who})
     out = Decision(marks=marks)
     for k in range(start, len(marks) - 1):
         if marks[k].own:
@@ -86,6 +91,8 @@ def decide(repo: Any, tl: Timeline, chosen: list[Step], now_tree: str
                         out.kept[path] = Kept(path, others, SAME_TIME)
             elif others and path not in out.kept:
                 out.kept[path] = Kept(path, others, LATER)
+            elif not owners and others_here and path not in out.kept:
+                out.kept[path] = Kept(path, others_here, UNRECORDED)
     for path in out.kept:
         out.back_to.pop(path, None)
     return out
