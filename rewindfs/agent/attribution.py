@@ -91,7 +91,7 @@ def decide(repo: Any, tl: Timeline, chosen: list[Step], now_tree: str
                         out.kept[path] = Kept(path, others, SAME_TIME)
             elif others and path not in out.kept:
                 out.kept[path] = Kept(path, others, LATER)
-            elif not owners and others_here and path not in out.kept:
+            elif not covering and others_here and path not in out.kept:
                 out.kept[path] = Kept(path, others_here, UNRECORDED)
     for path in out.kept:
         out.back_to.pop(path, None)
