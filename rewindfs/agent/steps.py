@@ -42,6 +42,7 @@ from rewindfs.agent.timeline import (  # noqa: F401 - the step API's names, re-e
     Timeline,
     describe_session,
     replay,
+    timeline_of,
 )
 from rewindfs.errors import NotFound
 from rewindfs.store.history import carrying, compose, load, steplog, trees
@@ -267,10 +268,6 @@ class StepRecorder:
     def _options(self) -> restore_mod.Options:
         return restore_mod.Options(safe=False, limits=self.manager.limits,
                                    extra_excludes=self.manager.extra_excludes)
-
-
-def timeline_of(layout: st.Layout, h16: str) -> Timeline:
-    return replay(steplog.read(layout, h16))
 
 
 def _project(working_dir: str) -> tuple[Path, str]:

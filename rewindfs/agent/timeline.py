@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rewindfs.errors import InvalidInput, NotFound
+from rewindfs.store.history import steplog
 
 OPEN, DONE, REVERTED, DISCARDED = "open", "done", "reverted", "discarded"
 
@@ -143,6 +144,11 @@ def describe_session(agent: str, session: str) -> str:
 
 def _is(step: Step, session: str) -> bool:
     return bool(session) and (step.session == session or step.session.startswith(session))
+
+
+def timeline_of(layout: Any, h16: str) -> Timeline:
+    """The project's step log, read (a snapshot: for readers that decide nothing)."""
+    return replay(steplog.read(layout, h16))
 
 
 def replay(events: list[dict[str, Any]]) -> Timeline:

@@ -61,7 +61,7 @@ DECLARED: dict[str, frozenset[str]] = {
         "store.history.files.trees",
     ),
     "show": COMMON | names(
-        "agent", "agent.results", "agent.show", "agent.stepbegin", "agent.steps",
+        "agent", "agent.results", "agent.show", "agent.stepbegin", "agent.timeline",
         "agent.workdir", "cli.commands.complete", "cli.options", "cli.target", "restore",
         "restore.paths", "sources", "sources.stepref", "store.history.checkpoint",
         "store.history.files", "store.history.files.trees", "store.history.metadata.actions",
