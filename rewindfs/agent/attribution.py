@@ -4,9 +4,10 @@ revert of one session's steps takes back.
 Between two consecutive marks the files changed by some set of paths; those changes
 belong to the steps whose window spans that stretch (a tool call's before and after, a
 `begin_step`/`end_step` pair; a step still open spans everything after its begin), and
-so to their sessions. A step a revert took back no longer owns its changes, except of the
-files that revert kept. A stretch no step spans (a person's edit between tool calls) is
-nobody's; a revert's or redo's own change is nobody's either.
+so to their sessions; a write tool's step owns only the files it names. A step a revert
+took back no longer owns its changes, except of the files that revert kept. A stretch no
+step spans (a person's edit between tool calls) is nobody's; a revert's or redo's own
+change is nobody's either.
 
 A revert to step S of session X takes back, for each file, the changes of X from S's
 begin on: the file goes back to what it was just before X's first change to it after
@@ -78,9 +79,10 @@ def decide(repo: Any, tl: Timeline, chosen: list[Step], now_tree: str
         old, new = _tree(marks, k), _tree(marks, k + 1)
         if old is None or new is None or old == new:
             continue
-        covering = [s for s in spans if s.start <= k and (s.stop is None or k < s.stop)]
+        spanning = [s for s in spans if s.start <= k and (s.stop is None or k < s.stop)]
         for change in trees.changes(repo, old, new):
             path = change.path
+            covering = [s for s in spanning if s.files is None or path in s.files]
             owners = {s.who for s in covering if _owns(s, path)}
             others = sorted(owners - {who})
             mine = who in owners

@@ -35,10 +35,12 @@ def _who(agent: str, session: str, call: str) -> dict[str, str]:
 
 def append_begin(log: Any, step_id: str, turn_id: str, tree: str | None,
                  commit: str | None, agent: str = "", session: str = "",
-                 call: str = "") -> None:
-    """Append the begin event to an open store.steplog.StepLog."""
+                 call: str = "", files: list[str] | None = None) -> None:
+    """Append the begin event to an open store.steplog.StepLog; `files`: the only
+    (project-relative) files the step can change, when known (a write tool's)."""
     log.append({"event": "begin", "step": step_id, "turn": turn_id, "time": time.time(),
-                "tree": tree, "commit": commit, **_who(agent, session, call)})
+                "tree": tree, "commit": commit, **_who(agent, session, call),
+                **({} if files is None else {"files": files})})
 
 
 def append_after(log: Any, agent: str, session: str, call: str, tree: str | None,
@@ -50,13 +52,37 @@ def append_after(log: Any, agent: str, session: str, call: str, tree: str | None
 
 
 def log_call(log: Any, call: Any, step_id: str, turn_id: str, tree: str | None,
-             commit: str | None) -> None:
-    """A hook's tool call (hooks.payloads.ToolCall) in the open log: its begin event, or
-    its after event (phase "after")."""
+             commit: str | None, root: str) -> None:
+    """A hook's tool call (hooks.payloads.ToolCall) in the open log of the project at
+    `root`: its begin event, or its after event (phase "after")."""
     if call.phase == "after":
         append_after(log, call.agent, call.session, call.key, tree, commit)
     else:
-        append_begin(log, step_id, turn_id, tree, commit, call.agent, call.session, call.key)
+        append_begin(log, step_id, turn_id, tree, commit, call.agent, call.session, call.key,
+                     project_files(call.files, call.cwd, root))
+
+
+def project_files(files: str, cwd: str, root: str) -> list[str] | None:
+    """A write tool's files (`files`: a JSON list, as named from `cwd`) relative to the
+    project at `root`, those outside it left out; None when not known."""
+    import json
+    import os
+
+    try:
+        names = json.loads(files) if files else None
+    except ValueError:
+        return None
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        return None
+    base = os.path.realpath(root)
+    out = []
+    for name in names:
+        full = os.path.join(cwd, name)
+        parent = os.path.realpath(os.path.dirname(full))
+        rel = os.path.relpath(os.path.join(parent, os.path.basename(full)), base)
+        if rel != ".." and not rel.startswith(("../", "/")) and rel != ".":
+            out.append(rel)
+    return out
 
 
 def step_trailers(step_id: str, turn_id: str, phase: str) -> dict[str, str]:

@@ -12,7 +12,8 @@ who changed what from these.
 
 Events (one JSON object a line):
 - begin: step, turn, tree, commit, time; agent, session and call for a step of an
-  agent session (the hooks; `begin_step(session=...)`);
+  agent session (the hooks; `begin_step(session=...)`); files, for a write tool's call:
+  the only files it can change (so it owns no other file's change in its window);
 - end: step, tree, commit, changed, created, deleted (`end_step`, a revert settling a
   step still running);
 - after: agent, session, call, tree, commit (a hook's after event): it ends the oldest
@@ -55,6 +56,7 @@ class Step:
     start: int = 0            # the mark it began at
     stop: int | None = None   # the mark it ended at; None: still open
     kept: frozenset[bytes] = frozenset()  # reverted: the files its revert left as they were
+    files: frozenset[bytes] | None = None  # the only files it can change (a write tool's)
 
     @property
     def who(self) -> tuple[str, str]:
@@ -199,20 +201,20 @@ def _begin(tl: Timeline, e: dict[str, Any], running: dict) -> None:
         tl.reverts.remove(revert)
     at = tl.mark(e["tree"])
     if call:
-        # A hook step whose after event never came (a tool that failed where the agent
-        # sends none) ended at the latest when the next turn of its session began.
-        still = []
+        # A hook step whose after event never came (Codex sends none for apply_patch; an
+        # agent may send none for a tool that failed) ended at the latest when the next
+        # call of its session began. Were it still running, what it changes from here on
+        # is in its session's next step: still that session's.
         for s in running.get(who, []):
-            if s.status != OPEN or s.stop is not None or tl.steps.get(s.id) is not s:
-                continue
-            if s.turn != turn:
+            if s.status == OPEN and s.stop is None and tl.steps.get(s.id) is s:
                 s.stop, s.after_tree, s.status = at, tl.marks[at].tree, DONE
-            else:
-                still.append(s)
-        running[who] = still
+        running[who] = []
     tl.steps.pop(sid, None)
+    named = e.get("files")
+    files = frozenset(os.fsencode(f) for f in named if isinstance(f, str)) \
+        if isinstance(named, list) else None
     step = Step(sid, turn, e["tree"], e.get("commit"), e["time"], agent=agent,
-                session=session, call=call, start=at)
+                session=session, call=call, start=at, files=files)
     tl.steps[sid] = step
     if call:
         running[who].append(step)

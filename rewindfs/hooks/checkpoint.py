@@ -62,7 +62,7 @@ def take(call: ToolCall, reason: str, turn: str, root: str = "",
         result = _checkpoint(settings, store, workdir, reason, found,
                              {AGENT_TRAILER: call.agent, SESSION_TRAILER: call.session,
                               **step_trailers(step_id, turn, call.phase)})
-        log_call(log, call, step_id, turn, result.tree, result.commit)
+        log_call(log, call, step_id, turn, result.tree, result.commit, str(workdir))
     if settings.auto_prune:
         auto.start(layout, Policy(settings.retention_days, settings.delete_orphans,
                                   settings.max_total_size_mb), settings.min_interval_hours)

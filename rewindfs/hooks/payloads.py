@@ -53,11 +53,11 @@ class ToolCall:
     hook call the import of inspect)."""
 
     __slots__ = ("agent", "kind", "tool", "command", "cwd", "session", "turn", "call",
-                 "answer", "phase", "key")
+                 "answer", "phase", "key", "files")
 
     def __init__(self, agent: str, kind: str, tool: str, command: str, cwd: str,
                  session: str, turn: str, call: str, answer: str = "", phase: str = BEFORE,
-                 key: str = ""):
+                 key: str = "", files: str = ""):
         self.agent, self.kind, self.tool = agent, kind, tool   # kind: SHELL, WRITE, TURN, OTHER
         self.command = command   # the shell command, or the files the write tool names
         self.cwd, self.session, self.turn = cwd, session, turn
@@ -65,6 +65,9 @@ class ToolCall:
         self.answer = answer     # what the agent's protocol wants on stdout (Cursor: allow)
         self.phase = phase       # BEFORE or AFTER the call
         self.key = key or call   # pairs the call's after event with its before
+        # A write tool's files as it names them (a JSON list; "": not known), the only
+        # files such a call can change.
+        self.files = files
 
 
 class Unknown(ValueError):
@@ -130,22 +133,35 @@ def _tool(agent: str, data: dict[str, Any], tool: str, tool_input: Any, *, cwd: 
     command = _text(tool_input, "command", "cmd")
     if not cwd:
         raise Unknown(f"{agent}: payload has no cwd")
+    files = ""
     if tool in SHELL_TOOLS and command:
         kind = SHELL
         if command.lstrip().startswith(PATCH_PROGRAMS):   # Codex's apply_patch via its shell
-            kind, tool, command = WRITE, "apply_patch", _files(cwd, _patched(command))
+            named = _patched(command)
+            kind, tool, command, files = WRITE, "apply_patch", _files(cwd, named), _listed(named)
     elif tool in WRITE_TOOLS:
         kind = WRITE
         path = _text(tool_input, "file_path", "filePath", "path", "target_file", "notebook_path")
-        command = _files(cwd, [path] if path else _patched(
-            _text(tool_input, "input", "patch", "command", "patchText")))
+        named = [path] if path else _patched(
+            _text(tool_input, "input", "patch", "command", "patchText"))
+        command, files = _files(cwd, named), _listed(named)
     else:
         kind = OTHER
     key = call or f"{tool}-{_digest(tool, command)}"
     if not call:
         call = key if phase == AFTER else f"{key}-{time.time_ns()}"
     return ToolCall(agent, kind, tool, command, cwd, session or "unknown",
-                    turn or session or "unknown", call, answer, phase, key)
+                    turn or session or "unknown", call, answer, phase, key, files)
+
+
+MAX_FILES = 2048   # characters of a write's list of files kept (more: not known)
+
+
+def _listed(paths: list[str]) -> str:
+    import json
+
+    text = json.dumps([p for p in paths if p])
+    return text if len(text) <= MAX_FILES and paths else ""
 
 
 def _digest(tool: str, command: str) -> str:

@@ -39,7 +39,7 @@ def log_unchanged(root: str, call: Any, reason: str, turn: str, commit: str, tre
     h16 = project_hash(Path(root))
     with steplog.session(layout, h16) as log:
         if stamp.tip(layout.store, h16) == commit:
-            log_call(log, call, step_id, turn, tree, commit)
+            log_call(log, call, step_id, turn, tree, commit, root)
             return {"taken": False, "hash": commit, "directory": root, "stamp": True}
     from rewindfs.hooks import checkpoint
 

@@ -82,17 +82,18 @@ def test_two_sessions_at_the_same_time_revert_one(agent: str, tmp_path: Path, ho
     project = tmp_path / "proj"
     project.mkdir()
     (project / "base.txt").write_text("base\n")
-    (project / "a.txt").write_text("a\n")
     (project / "package.json").write_text("{}\n")
-    agent_home = tmp_path / "agent-home"
     held = {"A": Held("A"), "B": Held("B")}
     with ModelServer(A_MOVES, project=str(project), gate=held["A"].gate) as srv_a, \
             ModelServer(B_MOVES, project=str(project), gate=held["B"].gate) as srv_b:
-        sessions = {"A": Agent(agent, agent_home, project, srv_a),
-                    "B": Agent(agent, agent_home, project, srv_b)}
-        env = {k: v for k, v in sessions["A"].env().items()
-               if k in ("HOME", "XDG_CONFIG_HOME", "CODEX_HOME")}
-        run_rewind("hooks", "install", agent, env=env, check=True)
+        # A home each (Codex keeps its model provider's address in its home's config);
+        # one rewindfs store, the test's.
+        sessions = {"A": Agent(agent, tmp_path / "home-a", project, srv_a),
+                    "B": Agent(agent, tmp_path / "home-b", project, srv_b)}
+        for session in sessions.values():
+            env = {k: v for k, v in session.env().items()
+                   if k in ("HOME", "XDG_CONFIG_HOME", "CODEX_HOME")}
+            run_rewind("hooks", "install", agent, env=env, check=True)
         outs = {name: tmp_path / f"{name}.out" for name in held}
         for name, session in sessions.items():
             exe, args = binary(agent), _args(session, f"session {name}: do your part")
@@ -104,7 +105,8 @@ def test_two_sessions_at_the_same_time_revert_one(agent: str, tmp_path: Path, ho
         def describe() -> str:
             log = home / "rewind-hooks" / "hook.log"
             return "\n".join([*(f"--- {n}\n{o.read_text()[-2000:]}" for n, o in outs.items()),
-                              srv_a.describe(), srv_b.describe(),
+                              f"--- A's model\n{srv_a.describe()}",
+                              f"--- B's model\n{srv_b.describe()}",
                               log.read_text()[-4000:] if log.exists() else ""])
 
         try:
