@@ -153,7 +153,7 @@ class StepRecorder:
         return {**_outcome(result), **_names(who), "target_step": chosen[0].id,
                 "target_turn": chosen[0].turn, "reverted_steps": [s.id for s in chosen],
                 "turns": turns, "partial_turn": chosen[0].turn if kept_before else None,
-                "kept": [_kept_dict(k) for _, k in sorted(decision.kept.items())]}
+                "kept": [kept_dict(k) for _, k in sorted(decision.kept.items())]}
 
     def preview_revert(self, working_dir: str, step_or_turn: str,
                        session: str | None = None) -> RevertPreview:
@@ -289,7 +289,7 @@ def _logged(who: tuple[str, str]) -> dict[str, str]:
     return {k: v for k, v in zip(("agent", "session"), who, strict=True) if v}
 
 
-def _kept_dict(kept: attribution.Kept) -> dict[str, Any]:
+def kept_dict(kept: attribution.Kept) -> dict[str, Any]:
     return {"path": os.fsdecode(kept.path), "when": kept.when,
             "sessions": [_names(w) for w in kept.sessions]}
 

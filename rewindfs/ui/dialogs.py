@@ -22,7 +22,7 @@ KEYS = [
     ("tab", "next pane"),
     ("r", "restore the selection: the file, or from the timeline the whole checkpoint"),
     ("u", "undo the last restore"),
-    ("t", "revert the selected checkpoint's agent turn (and every step after it)"),
+    ("t", "revert the selected checkpoint's agent turn (and its session's later steps)"),
     ("d", "switch between the diff and the whole file as it was"),
     ("s", "files: changed since the checkpoint / what its step changed"),
     ("l", "label the selected checkpoint"),
