@@ -30,10 +30,12 @@ from rewindfs.store.history import quote_path
 @click.pass_obj
 def revert(app: App, step_or_turn: str, directory: str | None, session: str | None,
            as_json: bool) -> None:
-    """Put back the files changed by STEP_OR_TURN and every later step of its session
-    (recorded by the agent hooks, or begin_step/end_step); files those steps created are
-    deleted, others untouched: other sessions' work stays, and a file another session
-    changed too keeps its bytes and is named."""
+    """Take back STEP_OR_TURN and the later steps of its session (agent hooks' or
+    begin_step/end_step's).
+
+    Each file they changed goes back as it was before them, files they created are
+    deleted, other files are untouched: other sessions' work stays, and a file another
+    session changed too keeps its bytes and is named."""
     _run(app.manager.revert_to(str(app.project_dir(directory)), step_or_turn, session),
          as_json, "reverted")
 
