@@ -6,6 +6,8 @@ Cases (targets: ratio to the baseline, min and median of the repeats):
   harmless     `ls -la` (no checkpoint)                                   <= 2x
   unchanged    `rm -rf build` in a 5,000-file project, nothing changed      <= 5x
   one-change   `rm -rf build` after one file of 5,000 changed               <= 6x
+  after-unchanged   its PostToolUse (issue 45), the call changed nothing      -
+  after-one-change  its PostToolUse after the call changed one file           -
 
 Each repeat times the baseline and the three cases in alternating order. Wall time is
 what an agent waits; CPU time (user + system of the child) is printed too because on a
@@ -35,9 +37,9 @@ from rewindfs.hooks.agents import hook_argv  # noqa: E402
 TARGETS = {"harmless": 2.0, "unchanged": 5.0, "one-change": 6.0}
 
 
-def payload(cwd: Path, command: str, n: int) -> bytes:
+def payload(cwd: Path, command: str, n: int, event: str = "PreToolUse") -> bytes:
     return json.dumps({"session_id": "bench", "prompt_id": "turn-1", "cwd": str(cwd),
-                       "hook_event_name": "PreToolUse", "tool_name": "Bash",
+                       "hook_event_name": event, "tool_name": "Bash",
                        "tool_input": {"command": command}, "tool_use_id": f"t{n}"}).encode()
 
 
@@ -61,6 +63,25 @@ def wait_for_stamp(hermes: Path) -> None:
     wait_until(lambda: any((hermes / "checkpoints" / "store" / "stamps").glob("*.json")))
 
 
+def wait_for_current_stamp(hermes: Path) -> None:
+    """Until the stamp describes the newest checkpoint (written after it, in the
+    background): what an after event finds when its call took a while."""
+    from rewindfs.store.history import stamp
+
+    store = hermes / "checkpoints" / "store"
+
+    def current() -> bool:
+        for path in (store / "stamps").glob("*.json"):
+            try:
+                data = json.loads(path.read_text())
+            except (OSError, ValueError):
+                return False
+            return data.get("commit") == stamp.tip(store, path.stem)
+        return False
+
+    wait_until(current)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=15)
@@ -77,7 +98,8 @@ def main() -> None:
         hook = hook_argv("claude-code")   # what `rewind hooks install` writes
         # The first checkpoint (the whole tree) is not what a hook usually pays: take it first.
         subprocess.run(hook, input=payload(project.root, "rm -rf build", 0), env=env, check=True)
-        samples: dict[str, list[tuple[float, float]]] = {k: [] for k in ("baseline", *TARGETS)}
+        samples: dict[str, list[tuple[float, float]]] = {
+            k: [] for k in ("baseline", *TARGETS, "after-unchanged", "after-one-change")}
         runs = {
             "baseline": lambda n: timed([sys.executable, "-c", "pass"], b"", env),
             "harmless": lambda n: timed(hook, payload(project.root, "ls -la", n), env),
@@ -94,6 +116,16 @@ def main() -> None:
             benchlib.touch_one_file(project, n)   # untimed setup of the one-change case
             samples["one-change"].append(timed(hook, payload(project.root, "rm -rf build", n),
                                                env))
+            # The call's after event: it changed nothing (its before was just taken and its
+            # stamp written), then one file (the call's own change).
+            wait_for_current_stamp(root / "hermes")
+            samples["after-unchanged"].append(timed(
+                hook, payload(project.root, "rm -rf build", n, "PostToolUse"), env))
+            runs["unchanged"](1000 + n)   # another call's before, untimed
+            wait_for_current_stamp(root / "hermes")
+            benchlib.touch_one_file(project, 1000 + n)
+            samples["after-one-change"].append(timed(
+                hook, payload(project.root, "rm -rf build", 1000 + n, "PostToolUse"), env))
         log = (root / "hermes" / "rewind-hooks" / "hook.log").read_text()
         served = log.count("nothing changed (stamp)")
         taken = [line for line in log.splitlines() if " info checkpoint of " in line]
