@@ -153,3 +153,30 @@ def test_one_session_alone_reverts_as_before(sessions, project: Path, run_rewind
     assert files(project) == after_t1
     run_rewind("revert", "t1", cwd=project, check=True)
     assert files(project) == original
+
+
+def test_sessions_are_visible_and_a_shared_turn_name_needs_one(sessions, project: Path,
+                                                               run_rewind) -> None:
+    """`rewind list --session ID` lists one session's checkpoints (numbered as in the
+    whole list), `rewind show` names a checkpoint's session, and a turn name both sessions
+    use is refused in one line until `--session` says which."""
+    a, b = sessions
+    a.write("same-turn", "a.txt", "A\n")
+    b.write("same-turn", "b.txt", "B\n")
+    listed = json.loads(run_rewind("list", "--json", cwd=project, check=True).stdout)
+    mine = json.loads(run_rewind("list", "--session", "B", "--json", cwd=project,
+                                 check=True).stdout)
+    assert mine and all(cp["trailers"]["Rewind-Session"] == "B" for cp in mine)
+    assert [cp["number"] for cp in mine] == [cp["number"] for cp in listed
+                                              if cp["trailers"].get("Rewind-Session") == "B"]
+    shown = run_rewind("show", str(mine[0]["number"]), cwd=project, check=True).stdout
+    assert "agent:    claude-code, session B" in shown, shown
+    proc = run_rewind("revert", "same-turn", cwd=project)
+    assert proc.returncode != 0 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "2 sessions" in proc.stderr and "--session" in proc.stderr
+    assert (project / "a.txt").exists() and (project / "b.txt").exists()
+    out = run_rewind("revert", "same-turn", "--session", "B", cwd=project, check=True).stdout
+    assert out.startswith("reverted turn(s) same-turn of claude-code session B"), out
+    assert (project / "a.txt").exists() and not (project / "b.txt").exists()
+    proc = run_rewind("list", "--session", "", cwd=project)
+    assert proc.returncode != 0 and "--session needs" in proc.stderr
