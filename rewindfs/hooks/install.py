@@ -207,7 +207,10 @@ def installed(agent: str, project: Path | None = None) -> Installed:
     if not _installed_in(data) or not ours:
         return Installed(s, False)
     current = hook_command(agent)
-    command = current if current in ours else ours[0]
+    # Each event has its hook (before and after a call): any of them that would not run
+    # is the problem.
+    command = next((c for c in ours if runner.problem(agent, c, current)),
+                   current if current in ours else ours[0])
     problem = runner.problem(agent, command, current) or \
         upgrade_problem(agent, missing_events(s, data))
     trust = None

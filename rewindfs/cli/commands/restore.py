@@ -174,8 +174,7 @@ def _restore(app: App, workdir: Path, target: str | Checkpoint, scope: list[byte
     if dry_run:
         _report(app, plan_result, None, as_json, f"plan for restoring to {_target(plan_result)}; "
                 "nothing was changed", extra)
-        if not as_json:
-            _say_kept(kept_rows)
+        _say_kept(kept_rows, as_json)
         return
     deletes = plan_result.plan.deletes
     if deletes and not yes:
@@ -185,12 +184,13 @@ def _restore(app: App, workdir: Path, target: str | Checkpoint, scope: list[byte
         result = rs.restore(app.store, workdir, target, options, _scope=scope)
     _report(app, result, paths, as_json, f"restored {workdir} to {_target(result)}",
             {**restore_report(app.store, result, source), **extra})
-    if not as_json:
-        _say_kept(kept_rows)
+    _say_kept(kept_rows, as_json)
 
 
-def _say_kept(rows: list[dict]) -> None:
+def _say_kept(rows: list[dict], as_json: bool = False) -> None:
     """The files a step revert left as they are, and why (another session's changes)."""
+    if not rows or as_json:
+        return
     from rewindfs.cli.commands.steps import kept_why
 
     for row in rows:
