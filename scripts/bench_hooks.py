@@ -10,6 +10,8 @@ Cases (targets: ratio to the baseline, min and median of the repeats):
                only that a command is known to change nothing), as `unchanged` costs
   two-projects `cp -r src ../other/`, nothing changed in either: the project it names is
                checkpointed too (issue 47's reach), one more helper call
+  after-unchanged   its PostToolUse (issue 45), the call changed nothing      -
+  after-one-change  its PostToolUse after the call changed one file           -
 
 Then what the fail-safe gate costs a session (issue 47): SESSION, the commands of a
 typical coding agent's session, each judged by the old gate (the classifier) and the new
@@ -64,9 +66,9 @@ SESSION = [
 COMMANDS_PER_MINUTE = (2, 10)   # a slow and a busy agent
 
 
-def payload(cwd: Path, command: str, n: int) -> bytes:
+def payload(cwd: Path, command: str, n: int, event: str = "PreToolUse") -> bytes:
     return json.dumps({"session_id": "bench", "prompt_id": "turn-1", "cwd": str(cwd),
-                       "hook_event_name": "PreToolUse", "tool_name": "Bash",
+                       "hook_event_name": event, "tool_name": "Bash",
                        "tool_input": {"command": command}, "tool_use_id": f"t{n}"}).encode()
 
 
@@ -90,6 +92,25 @@ def wait_for_stamp(hermes: Path) -> None:
     wait_until(lambda: any((hermes / "checkpoints" / "store" / "stamps").glob("*.json")))
 
 
+def wait_for_current_stamp(hermes: Path) -> None:
+    """Until the stamp describes the newest checkpoint (written after it, in the
+    background): what an after event finds when its call took a while."""
+    from rewindfs.store.history import stamp
+
+    store = hermes / "checkpoints" / "store"
+
+    def current() -> bool:
+        for path in (store / "stamps").glob("*.json"):
+            try:
+                data = json.loads(path.read_text())
+            except (OSError, ValueError):
+                return False
+            return data.get("commit") == stamp.tip(store, path.stem)
+        return False
+
+    wait_until(current)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=15)
@@ -107,7 +128,8 @@ def main() -> None:
         # The first checkpoint (the whole tree) is not what a hook usually pays: take it first.
         subprocess.run(hook, input=payload(project.root, "rm -rf build", 0), env=env, check=True)
         samples: dict[str, list[tuple[float, float]]] = {
-            k: [] for k in ("baseline", *TARGETS, "fail-safe", "two-projects")}
+            k: [] for k in ("baseline", *TARGETS, "fail-safe", "two-projects",
+                            "after-unchanged", "after-one-change")}
         other = root / "other"   # a second project, beside the first
         other.mkdir()
         (other / "package.json").write_text("{}\n")
@@ -131,6 +153,16 @@ def main() -> None:
             benchlib.touch_one_file(project, n)   # untimed setup of the one-change case
             samples["one-change"].append(timed(hook, payload(project.root, "rm -rf build", n),
                                                env))
+            # The call's after event: it changed nothing (its before was just taken and its
+            # stamp written), then one file (the call's own change).
+            wait_for_current_stamp(root / "hermes")
+            samples["after-unchanged"].append(timed(
+                hook, payload(project.root, "rm -rf build", n, "PostToolUse"), env))
+            runs["unchanged"](1000 + n)   # another call's before, untimed
+            wait_for_current_stamp(root / "hermes")
+            benchlib.touch_one_file(project, 1000 + n)
+            samples["after-one-change"].append(timed(
+                hook, payload(project.root, "rm -rf build", 1000 + n, "PostToolUse"), env))
         log = (root / "hermes" / "rewind-hooks" / "hook.log").read_text()
         served = log.count("nothing changed (stamp)")
         taken = [line for line in log.splitlines() if " info checkpoint of " in line]

@@ -79,11 +79,9 @@ class CheckpointManager:
 
     @property
     def store(self) -> st.Store:
-        """The store under `base`, or else under the Hermes home as it is now.
-
-        Without `base` the home is looked up on every use, as Hermes does: one
-        process may serve several profiles (HERMES_HOME) over its life.
-        """
+        """The store under `base`, or else under the Hermes home as it is now: without
+        `base` the home is looked up on every use, as Hermes does (one process may serve
+        several profiles, HERMES_HOME, over its life)."""
         base = self._base or self._default_base()
         if self._store is None or self._store.layout.base != base:
             self._store = st.Store(st.Layout(base))
@@ -194,8 +192,7 @@ class CheckpointManager:
         return self._listing(st.project_hash(working_dir), working_dir)
 
     def list_all_checkpoints(self) -> list[dict[str, Any]]:
-        """Checkpoints of every project in the store, newest first; each entry also names
-        its project's `workdir`."""
+        """Every project's checkpoints, newest first; each entry names its `workdir`."""
         if not self.store.exists():
             return []
         out = []
@@ -332,11 +329,13 @@ class CheckpointManager:
 
     # -- agent steps, turns and redo (rewindfs.agent.steps) ------------------------
 
-    def begin_step(self, working_dir: str, step_id: str, turn_id: str) -> dict[str, Any]:
-        """Record the files before a model step (a checkpoint only if they changed)."""
+    def begin_step(self, working_dir: str, step_id: str, turn_id: str, session: str = ""
+                   ) -> dict[str, Any]:
+        """Record the files before a model step of `session` (checkpointed if changed)."""
         if not self.enabled:
             return {"success": False, "error": "checkpoints are disabled"}
-        return _result(self.steps.begin, working_dir, step_id, turn_id, never_raise=True)
+        return _result(self.steps.begin, working_dir, step_id, turn_id, session,
+                       never_raise=True)
 
     def end_step(self, working_dir: str, step_id: str) -> dict[str, Any]:
         """Record the files after the step and which ones it changed."""
@@ -344,12 +343,13 @@ class CheckpointManager:
             return {"success": False, "error": "checkpoints are disabled"}
         return _result(self.steps.end, working_dir, step_id, never_raise=True)
 
-    def revert_to(self, working_dir: str, turn_or_step: str,
+    def revert_to(self, working_dir: str, turn_or_step: str, session: str | None = None,
                   confirmed: RevertPreview | None = None) -> dict[str, Any]:
-        """Put back the files changed by that step (or turn) and every later one; `turns`
-        in the result names the turns involved, so the conversation can follow.
-        `confirmed`: its `steps.preview_revert`, as shown: done as shown, or refused."""
-        return _result(self.steps.revert_to, working_dir, turn_or_step, confirmed)
+        """Put back the files changed by that step (or turn) and every later one of its
+        session (a file another session changed too is kept: `kept`). `turns` in the
+        result names the turns involved, so the conversation can follow. `confirmed`: its
+        `steps.preview_revert`, as shown: done as shown, or refused."""
+        return _result(self.steps.revert_to, working_dir, turn_or_step, session, confirmed)
 
     def unrevert(self, working_dir: str) -> dict[str, Any]:
         """Redo: the files as they were just before the last revert."""

@@ -1,61 +1,67 @@
-"""Agent steps and turns: record what each step changed, revert to before a step or turn, redo.
+"""Agent steps and turns: record what each step changed, revert a session's steps, redo.
 
-A harness brackets each model step with `begin_step` / `end_step`. Both take a
-checkpoint of the project, which writes nothing when the files are as the newest
-checkpoint has them, so a step that changed nothing costs two captures and no
-commit. The step log (store.history.metadata.steplog) records the trees before and after, and the
-files the step changed.
+A harness brackets each model step with `begin_step` / `end_step` (the hooks bracket
+each tool call with its before and after event). Both take a checkpoint of the project,
+which writes nothing when the files are as the newest checkpoint has them, so a step that
+changed nothing costs two captures and no commit. The step log (store.history.metadata.
+steplog, read by agent.timeline) records the trees before and after, and the session.
 
-`revert_to(step or turn)` puts back, for every file changed by that step and the
-steps after it, the content the file had before the first of those steps that
-changed it; files those steps created are deleted, and every other file (one a
-person edited outside any step, say) is left alone. It is a scoped restore, so
-it takes a pre-rollback snapshot and is journalled like any other (`rewind undo`
-works on it). `unrevert` (redo) puts the reverted files back as they were just
-before the revert. Reverts stack; a new step after a revert discards the reverted
-steps, as chat agents discard the messages after the point they rewound to. A revert
+`revert_to(step or turn)` takes back that step and the later steps of the same session:
+each file they changed goes back to what it was before the first of them that changed
+it; files they created are deleted, and every other file (one a person edited outside
+any step, one another session changed) is left alone. A file another session changed too
+(after it, or while the two sessions' calls overlapped: agent.attribution) keeps its bytes
+and is named in the result. It is a scoped restore, so it takes a pre-rollback snapshot
+and is journalled like any other (`rewind undo` works on it). `unrevert` (redo) puts the
+reverted files back as they were just before the revert, except those changed since.
+Reverts stack; a session's new step after a revert discards its reverted steps, as chat
+agents discard the messages after the point they rewound to. A revert
 (or redo) taken back by `rewind undo` counts as never made: its steps are there to
 revert again.
 
-Results name the turns involved, so the harness can rewind the conversation to match.
+Results name the session and the turns involved, so the harness can rewind the
+conversation to match.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from rewindfs import restore as restore_mod
 from rewindfs import store as st
-from rewindfs.agent.stepbegin import (
-    append_begin,
-    step_trailers,
-    valid_id,
-)
-from rewindfs.agent.timeline import (
+from rewindfs.agent import attribution
+from rewindfs.agent.stepbegin import append_begin, session_trailers, step_trailers, valid_id
+from rewindfs.agent.timeline import (  # noqa: F401 - the step API's names, re-exported
+    DISCARDED,
+    DONE,
     OPEN,
     REVERTED,
+    Revert,
     Step,
     Timeline,
+    describe_session,
+    replay,
     replayed,
     timeline_of,
 )
 from rewindfs.errors import NotFound, Refused
-from rewindfs.store.history import compose, load, steplog, trees
+from rewindfs.store.history import carrying, compose, load, steplog, trees
 from rewindfs.store.objects import writers
 
 
-@dataclass
 class RevertPreview:
     """What a revert would do: its restore's plan (None: no file to put back), the steps
-    and turns it takes back."""
+    and turns it takes back, the session, and the files it would keep."""
 
-    plan: restore_mod.RestoreResult | None
-    steps: list[str]
-    turns: list[str]
+    def __init__(self, plan: restore_mod.RestoreResult | None, chosen: list[Step],
+                 decision: attribution.Decision):
+        self.plan, self.decision = plan, decision
+        self.steps = [s.id for s in chosen]
+        self.turns = _unique(s.turn for s in chosen)
+        self.who = chosen[0].who
 
 
 class Manager(Protocol):
@@ -63,6 +69,7 @@ class Manager(Protocol):
 
     limits: st.Limits
     extra_excludes: tuple[str, ...]
+    max_snapshots: int
 
     @property
     def store(self) -> st.Store: ...
@@ -81,18 +88,20 @@ class StepRecorder:
     def store(self) -> st.Store:
         return self.manager.store
 
-    def begin(self, working_dir: str, step_id: str, turn_id: str, reason: str | None = None,
-              trailers: dict[str, str] | None = None) -> dict[str, Any]:
-        """`reason` and `trailers` (agent, session) are for hooks that name what runs next."""
+    def begin(self, working_dir: str, step_id: str, turn_id: str, session: str = ""
+              ) -> dict[str, Any]:
+        """`session`: the agent session the step is of (reverts are per session)."""
         wd, h16 = _project(working_dir)
         step_id, turn_id = valid_id(step_id, "step"), valid_id(turn_id, "turn")
-        result = self.manager.take(str(wd), reason or f"before step {step_id}",
-                                   trailers={**(trailers or {}),
-                                             **step_trailers(step_id, turn_id, "before")})
+        session = valid_id(session, "session") if session else ""
+        # Under the log's lock: the marks are in the order of their captures.
         with steplog.session(self.store.layout, h16) as log:
+            result = self.manager.take(str(wd), f"before step {step_id}",
+                                       trailers={**session_trailers("", session),
+                                                 **step_trailers(step_id, turn_id, "before")})
             discarded = [s.id for s in self._replay(log, h16).steps.values()
-                         if s.status == REVERTED]
-            append_begin(log, step_id, turn_id, result.tree, result.commit)
+                         if s.status == REVERTED and s.who == ("", session)]
+            append_begin(log, step_id, turn_id, result.tree, result.commit, session=session)
         return {"success": True, "step_id": step_id, "turn_id": turn_id, "taken": result.taken,
                 "hash": result.commit, "discarded_steps": discarded}
 
@@ -104,75 +113,78 @@ class StepRecorder:
                 raise NotFound(f"step {step_id!r} was never begun")
             taken = False
             if step.status == OPEN:
-                taken = self._end(log, wd, step)
+                taken = self._end(log, wd, step).taken
         return {"success": True, "taken": taken, "hash": step.after_commit,
                 **_public(step, "step_id", "turn_id", "changed_files", "created_files",
                           "deleted_files")}
 
-    def revert_to(self, working_dir: str, step_or_turn: str,
+    def revert_to(self, working_dir: str, step_or_turn: str, session: str | None = None,
                   confirmed: RevertPreview | None = None) -> dict[str, Any]:
-        """`confirmed`: its preview as a person saw it (`rewind ui`): the revert takes back
+        """`session`: the session the step or turn is of, when two share its name.
+        `confirmed`: its preview as a person saw it (`rewind ui`): the revert takes back
         those steps, as the preview showed, or is refused with nothing changed."""
         wd, h16 = _project(working_dir)
         with steplog.session(self.store.layout, h16) as log:
+            target = self._replay(log, h16).find(step_or_turn, session)  # unknown: no change
+            who, now = target.who, None
+            for step in self._replay(log, h16).active():
+                if step.status == OPEN and step.who == who:  # running: settle it so far
+                    now = self._end(log, wd, step)
+            if now is None:
+                now = self.manager.take(str(wd), f"before revert of {step_or_turn}",
+                                        trailers=session_trailers(*who))
             timeline = self._replay(log, h16)
-            timeline.find(step_or_turn)  # an unknown name changes nothing
-            for step in timeline.active():
-                if step.status == OPEN:  # a step still running: settle what it changed so far
-                    self._end(log, wd, step)
-            timeline = self._replay(log, h16)
-            active = timeline.active()
-            chosen = active[timeline.find(step_or_turn):]
+            chosen = timeline.chosen(timeline.steps[target.id])
             if confirmed is not None:
                 _as_previewed(confirmed, chosen)
-            first_change = _first_changes(chosen)
+            decision = attribution.decide(self.store.repo, timeline, chosen, now.tree)
             result = None
-            if first_change:
+            if decision.back_to:
                 # A composed target is on no ref: an explicit gc must wait until it is restored.
                 with writers.writing(self.store.layout):
-                    target = self._target(chosen[0], first_change)
+                    goal = self._target(chosen[0], decision)
                     shown = None if confirmed is None else \
                         confirmed.plan.plan if confirmed.plan else restore_mod.plan.Plan()
-                    result = self._restore(wd, target, list(first_change), "revert",
+                    result = self._restore(wd, goal, sorted(decision.back_to), "revert",
                                            confirmed=shown)
             turns = _unique(s.turn for s in chosen)
-            chosen_ids = {s.id for s in chosen}
-            kept_before = [s for s in active if s.id not in chosen_ids
-                           and s.turn == chosen[0].turn]
             touched, created_dirs = _touched(result)
+            after = self._settle(wd, now.tree, touched, f"after revert of turn(s) "
+                                 f"{', '.join(turns)}", who)
+            chosen_ids = {s.id for s in chosen}
+            kept_before = [s for s in timeline.active() if s.id not in chosen_ids
+                           and s.turn == chosen[0].turn and s.who == who]
+            kept = [os.fsdecode(p) for p in sorted(decision.kept)]
             log.append({"event": "revert", "time": time.time(), "target": chosen[0].id,
                         "steps": [s.id for s in chosen], "turns": turns,
-                        "pre_rollback": result.pre_rollback if result else None,
-                        "touched": touched, "created_dirs": created_dirs})
-        return {**_outcome(result), "target_step": chosen[0].id, "target_turn": chosen[0].turn,
-                "reverted_steps": [s.id for s in chosen], "turns": turns,
-                "partial_turn": chosen[0].turn if kept_before else None}
+                        **_logged(who), "pre_rollback": result.pre_rollback if result else None,
+                        "touched": touched, "created_dirs": created_dirs, "kept": kept,
+                        "before_tree": now.tree, "after_tree": after})
+        return {**_outcome(result), **_names(who), "target_step": chosen[0].id,
+                "target_turn": chosen[0].turn, "reverted_steps": [s.id for s in chosen],
+                "turns": turns, "partial_turn": chosen[0].turn if kept_before else None,
+                "kept": [kept_dict(k) for _, k in sorted(decision.kept.items())]}
 
-    def preview_revert(self, working_dir: str, step_or_turn: str) -> RevertPreview:
+    def preview_revert(self, working_dir: str, step_or_turn: str,
+                       session: str | None = None) -> RevertPreview:
         """What `revert_to` would do, with nothing in the project changed (`rewind ui`
         shows it before asking): a step still running is measured against the working
         tree as it is now (`revert_to` settles it with a checkpoint first)."""
         wd, h16 = _project(working_dir)
         timeline = timeline_of(self.store.layout, h16)
-        chosen = timeline.active()[timeline.find(step_or_turn):]
-        now = None
-        for step in chosen:
-            if step.status == OPEN:
-                if now is None:
-                    now = st.working_tree_tree(self.store, wd, self.manager.limits,
-                                               self.manager.extra_excludes)
-                step.changed = [os.fsdecode(c.path)
-                                for c in trees.changes(self.store.repo, step.before_tree, now)]
-        first_change = _first_changes(chosen)
+        chosen = timeline.chosen(timeline.find(step_or_turn, session))
+        now = st.working_tree_tree(self.store, wd, self.manager.limits,
+                                   self.manager.extra_excludes)
+        decision = attribution.decide(self.store.repo, timeline, chosen, now)
         plan = None
-        if first_change:
+        if decision.back_to:
             with writers.writing(self.store.layout):
-                target = self._target(chosen[0], first_change)
-                scope = self._scope(wd, target, list(first_change))
+                goal = self._target(chosen[0], decision)
+                scope = self._scope(wd, goal, sorted(decision.back_to))
                 if scope:
-                    plan = restore_mod.dry_run(self.store, wd, target, self._options(),
+                    plan = restore_mod.dry_run(self.store, wd, goal, self._options(),
                                                _scope=scope)
-        return RevertPreview(plan, [s.id for s in chosen], _unique(s.turn for s in chosen))
+        return RevertPreview(plan, chosen, decision)
 
     def unrevert(self, working_dir: str) -> dict[str, Any]:
         wd, h16 = _project(working_dir)
@@ -181,15 +193,29 @@ class StepRecorder:
             if not timeline.reverts:
                 raise NotFound("nothing to redo: no revert since the last step began")
             last = timeline.reverts[-1]
-            result = None
+            now = self.manager.take(str(wd), f"before redo of turn(s) {', '.join(last.turns)}",
+                                    trailers=session_trailers(*last.who))
+            repo, result, changed = self.store.repo, None, []
             if last.pre_rollback and last.touched:
-                before = load(self.store.repo, last.pre_rollback)
-                result = self._restore(wd, before, [os.fsencode(p) for p in last.touched],
+                paths = [os.fsencode(p) for p in last.touched]
+                if last.after_tree is not None and last.after_tree in repo:
+                    # A file changed since the revert (by another session, a person) stays.
+                    changed = [p for p in paths if trees.lookup(repo, now.tree, p)
+                               != trees.lookup(repo, last.after_tree, p)]
+                before = load(repo, last.pre_rollback)
+                result = self._restore(wd, before, [p for p in paths if p not in changed],
                                        "unrevert", {os.fsencode(d) for d in last.created_dirs})
+            touched, _ = _touched(result)
+            after = self._settle(wd, now.tree, touched,
+                                 f"after redo of turn(s) {', '.join(last.turns)}", last.who)
             log.append({"event": "unrevert", "time": time.time(), "steps": last.steps,
-                        "turns": last.turns,
-                        "pre_rollback": result.pre_rollback if result else None})
-        return {**_outcome(result), "restored_steps": last.steps, "turns": last.turns}
+                        "turns": last.turns, **_logged(last.who),
+                        "pre_rollback": result.pre_rollback if result else None,
+                        "kept": [os.fsdecode(p) for p in changed],
+                        "before_tree": now.tree, "after_tree": after})
+        return {**_outcome(result), **_names(last.who), "restored_steps": last.steps,
+                "turns": last.turns, "kept": [{"path": os.fsdecode(p), "when": "since",
+                                               "sessions": []} for p in changed]}
 
     def steps(self, working_dir: str) -> list[dict[str, Any]]:
         _, h16 = _project(working_dir)
@@ -200,9 +226,10 @@ class StepRecorder:
     def _replay(self, log: steplog.StepLog, h16: str) -> Timeline:
         return replayed(self.store.layout, h16, log.events())
 
-    def _end(self, log: steplog.StepLog, wd: Path, step: Step) -> bool:
+    def _end(self, log: steplog.StepLog, wd: Path, step: Step) -> st.SnapshotResult:
         result = self.manager.take(str(wd), f"after step {step.id}",
-                                   trailers=step_trailers(step.id, step.turn, "after"))
+                                   trailers={**session_trailers(*step.who),
+                                             **step_trailers(step.id, step.turn, "after")})
         changes = trees.changes(self.store.repo, step.before_tree, result.tree)
         step.changed = [os.fsdecode(c.path) for c in changes]
         step.created = [os.fsdecode(c.path) for c in changes if c.old is None]
@@ -211,29 +238,32 @@ class StepRecorder:
         log.append({"event": "end", "step": step.id, "time": time.time(), "tree": result.tree,
                     "commit": result.commit, "changed": step.changed, "created": step.created,
                     "deleted": step.deleted})
-        return result.taken
+        return result
 
-    def _target(self, first: Step, first_change: dict[bytes, Step]) -> st.Checkpoint:
-        """Each path as before the first chosen step that changed it (see module doc)."""
+    def _settle(self, wd: Path, before: str, touched: list[str], reason: str,
+                who: tuple[str, str]) -> str:
+        """The files once a revert or redo changed `touched` (the rest as `before`, the
+        capture just taken): a checkpoint of those paths alone."""
+        if not touched:
+            return before
+        result = carrying.take_carrying(
+            self.store, str(wd), reason, trailers=session_trailers(*who),
+            limits=self.manager.limits, extra_excludes=self.manager.extra_excludes,
+            keep=self.manager.max_snapshots, paths=[os.fsencode(p) for p in touched])
+        return result.tree or before
+
+    def _target(self, first: Step, decision: attribution.Decision) -> st.Checkpoint:
+        """Each path as the decision wants it, the rest as before the first step."""
         repo = self.store.repo
-        needed = {s.id: s for s in first_change.values()}
-        needed[first.id] = first
-        for step in needed.values():
-            at = [step.before_tree, *([step.before_commit] if step.before_commit else [])]
-            if any(oid not in repo for oid in at):
-                raise NotFound(f"step {step.id} is too old to revert: git gc has removed "
-                               "its checkpoint")
         overrides = {}
-        for path, step in first_change.items():
-            if step is first:
-                continue
-            wanted = trees.lookup(repo, step.before_tree, path)
+        for path in decision.back_to:
+            wanted = decision.entry(repo, path)
             if wanted != trees.lookup(repo, first.before_tree, path):
                 overrides[path] = wanted
         if not overrides and first.before_commit:
             return load(repo, first.before_commit)
         return compose.compose(repo, first.before_tree, overrides, f"before step {first.id}",
-                       parent=first.before_commit)
+                               parent=first.before_commit)
 
     def _restore(self, wd: Path, target: st.Checkpoint, paths: list[bytes], kind: str,
                  removable_dirs: set[bytes] | None = None, *,
@@ -258,15 +288,6 @@ class StepRecorder:
                                    extra_excludes=self.manager.extra_excludes)
 
 
-def _first_changes(chosen: list[Step]) -> dict[bytes, Step]:
-    """Each path the chosen steps changed, and the first of them that changed it."""
-    first: dict[bytes, Step] = {}
-    for step in chosen:
-        for path in step.changed:
-            first.setdefault(os.fsencode(path), step)
-    return first
-
-
 def _as_previewed(preview: RevertPreview, chosen: list[Step]) -> None:
     """Refuse a revert of other steps than its preview showed (the agent went on since)."""
     ids = [s.id for s in chosen]
@@ -286,6 +307,19 @@ def _project(working_dir: str) -> tuple[Path, str]:
 
 def _unique(items) -> list[str]:
     return list(dict.fromkeys(items))
+
+
+def _names(who: tuple[str, str]) -> dict[str, str | None]:
+    return {"agent": who[0] or None, "session": who[1] or None}
+
+
+def _logged(who: tuple[str, str]) -> dict[str, str]:
+    return {k: v for k, v in zip(("agent", "session"), who, strict=True) if v}
+
+
+def kept_dict(kept: attribution.Kept) -> dict[str, Any]:
+    return {"path": os.fsdecode(kept.path), "when": kept.when,
+            "sessions": [_names(w) for w in kept.sessions]}
 
 
 def _public(step: Step, *keys: str) -> dict[str, Any]:

@@ -1,15 +1,21 @@
 """Where each agent keeps its hooks and what rewindfs adds there (facts from each agent's
 hook docs, checked against the real CLIs in tests/hooks/test_hooks_agents.py).
 
-- Claude Code: settings.json `hooks.PreToolUse` ($CLAUDE_CONFIG_DIR or ~/.claude, or
-  DIR/.claude), matcher regex.
-- Codex: hooks.json `hooks.PreToolUse` ($CODEX_HOME or ~/.codex, or DIR/.codex); Codex runs
-  a new or changed hook only after the user trusts it in `/hooks` (hooks.codextrust).
-- Gemini CLI: settings.json `hooks.BeforeTool` in $GEMINI_CLI_HOME/.gemini or ~/.gemini (or
-  DIR/.gemini), + `BeforeAgent`, which names the turn (its
-  tool payloads carry none); timeouts in milliseconds.
-- Cursor: hooks.json `{"version": 1, "hooks": {"beforeShellExecution", "preToolUse"}}`.
-- OpenCode and Kilo: a JS plugin file in their plugin folder (`tool.execute.before`).
+Each tool call gets the hook before it runs and after it is done (the after events), so
+what the call changed is known to be its own (rewindfs.agent.attribution).
+
+- Claude Code: settings.json `hooks.PreToolUse`, `PostToolUse` and `PostToolUseFailure`
+  ($CLAUDE_CONFIG_DIR or ~/.claude, or DIR/.claude), matcher regex.
+- Codex: hooks.json `hooks.PreToolUse` and `PostToolUse` ($CODEX_HOME or ~/.codex, or
+  DIR/.codex); Codex runs a new or changed hook only after the user trusts it in `/hooks`
+  (hooks.codextrust).
+- Gemini CLI: settings.json `hooks.BeforeTool` and `AfterTool` in $GEMINI_CLI_HOME/.gemini
+  or ~/.gemini (or DIR/.gemini), + `BeforeAgent`, which names the turn (its tool payloads
+  carry none); timeouts in milliseconds.
+- Cursor: hooks.json `{"version": 1, "hooks": {"beforeShellExecution",
+  "afterShellExecution", "preToolUse", "postToolUse"}}`.
+- OpenCode and Kilo: a JS plugin file in their plugin folder (`tool.execute.before` and
+  `tool.execute.after`).
 """
 
 from __future__ import annotations
@@ -70,29 +76,35 @@ def spec(agent: str, project: Path | None = None) -> Spec:
     if agent == "claude-code":   # CLAUDE_CONFIG_DIR moves Claude Code's ~/.claude
         base = project / ".claude" if project else Path(
             os.environ.get("CLAUDE_CONFIG_DIR") or _home() / ".claude")
-        return Spec(agent, base / "settings.json", "json", {"PreToolUse": _claude_like(
-            cmd, "Bash|Write|Edit|MultiEdit|NotebookEdit", HOOK_TIMEOUT_S)})
+        tools = "Bash|Write|Edit|MultiEdit|NotebookEdit"
+        return Spec(agent, base / "settings.json", "json", {
+            event: _claude_like(cmd, tools, HOOK_TIMEOUT_S)
+            for event in ("PreToolUse", "PostToolUse", "PostToolUseFailure")})
     if agent == "codex":
         base = project / ".codex" if project else Path(
             os.environ.get("CODEX_HOME") or _home() / ".codex")
-        return Spec(agent, base / "hooks.json", "json", {"PreToolUse": _claude_like(
-            cmd, "Bash|apply_patch|Edit|Write", HOOK_TIMEOUT_S)})
+        return Spec(agent, base / "hooks.json", "json", {
+            event: _claude_like(cmd, "Bash|apply_patch|Edit|Write", HOOK_TIMEOUT_S)
+            for event in ("PreToolUse", "PostToolUse")})
     if agent == "gemini":
         # GEMINI_CLI_HOME stands in for the home directory Gemini CLI keeps .gemini in.
         base = project / ".gemini" if project else Path(
             os.environ.get("GEMINI_CLI_HOME") or _home()) / ".gemini"
         hook = {"type": "command", "command": cmd, "name": "rewindfs",
                 "timeout": HOOK_TIMEOUT_S * 1000}
+        tools = "run_shell_command|write_file|replace"
         return Spec(agent, base / "settings.json", "json", {
-            "BeforeTool": [{"matcher": "run_shell_command|write_file|replace",
-                            "hooks": [hook]}],
+            "BeforeTool": [{"matcher": tools, "hooks": [hook]}],
+            "AfterTool": [{"matcher": tools, "hooks": [hook]}],
             "BeforeAgent": [{"hooks": [hook]}]})
     if agent == "cursor":
         base = project / ".cursor" if project else _home() / ".cursor"
+        shell = [{"command": cmd, "timeout": HOOK_TIMEOUT_S}]
+        tools = [{"command": cmd, "matcher": "Write|StrReplace|Edit|Delete",
+                  "timeout": HOOK_TIMEOUT_S}]
         return Spec(agent, base / "hooks.json", "json", {
-            "beforeShellExecution": [{"command": cmd, "timeout": HOOK_TIMEOUT_S}],
-            "preToolUse": [{"command": cmd, "matcher": "Write|StrReplace|Edit|Delete",
-                            "timeout": HOOK_TIMEOUT_S}]}, top={"version": 1})
+            "beforeShellExecution": shell, "afterShellExecution": shell,
+            "preToolUse": tools, "postToolUse": tools}, top={"version": 1})
     folder = {"opencode": "opencode", "kilo": "kilo"}[agent]
     base = project / f".{folder}" if project else _xdg_config() / folder
     return Spec(agent, base / "plugin" / "rewindfs.js", "plugin")
@@ -140,3 +152,22 @@ def hook_commands(entry: Any) -> list[str]:
     if isinstance(entry, list):
         return [c for value in entry for c in hook_commands(value)]
     return []
+
+
+def missing_events(s: Spec, data: Any = None, raw: bytes = b"") -> list[str]:
+    """The events of `s` an installed config (`data`, the parsed JSON; or a plugin's
+    `raw` source) has no hook of ours in: an install by an older rewindfs, before the
+    after events."""
+    if s.kind == "plugin":
+        return [] if b'"tool.execute.after"' in raw else ["tool.execute.after"]
+    table = data.get("hooks") if isinstance(data, dict) else None
+    table = table if isinstance(table, dict) else {}
+    return [event for event in s.events
+            if not any(is_ours(e) for e in table.get(event) or [] if isinstance(e, dict))]
+
+
+def upgrade_problem(agent: str, missing: list[str]) -> str:
+    """What `rewind hooks status` says of an install missing `missing` events."""
+    return (f"installed by an older rewindfs, without its {', '.join(missing)} hook: run "
+            f"`rewind hooks install {agent}` again (a revert of one session can then "
+            "tell its changes from another's)") if missing else ""

@@ -1,10 +1,14 @@
-"""The checkpoint a hook takes: a step of the agent's turn, named after what runs next.
+"""The checkpoint a hook takes: a step of the agent's turn, named after what runs next, or
+(the agent's after event) the files once that tool call is done.
 
-The step is the agent layer's (`stepbegin`: the same begin event `begin_step` writes), so
-`rewind revert TURN` and `rewind redo` work on hook turns as on the Python API's, and the
-checkpoint's trailers say which agent and session it protects. It goes straight to the
-store's faces rather than through CheckpointManager, whose imports (restore, the steps'
-revert machinery) a hook would pay on every checkpoint without using them.
+The step is the agent layer's (`stepbegin`: the same begin event `begin_step` writes, and
+the after event that ends it), so `rewind revert TURN` and `rewind redo` work on hook
+turns as on the Python API's, a session's alone; the checkpoint's trailers say which agent
+and session it protects. The capture and its event are made under the step log's lock, so
+the log holds the states of every session in the order they were captured
+(rewindfs.agent.timeline). It goes straight to the store's faces rather than through
+CheckpointManager, whose imports (restore, the steps' revert machinery) a hook would pay
+on every checkpoint without using them.
 
 Before a command that can destroy the project's own `.git` (agent.classify.gitstate),
 the checkpoint records the repository too (store.projectgit), within HOOK_GIT_SECONDS
@@ -23,12 +27,18 @@ from pathlib import Path
 from typing import Any
 
 from rewindfs import config
-from rewindfs.agent.stepbegin import append_begin, step_trailers, valid_id
+from rewindfs.agent.stepbegin import (
+    AGENT_TRAILER,
+    SESSION_TRAILER,
+    log_call,
+    step_trailers,
+    valid_id,
+)
 from rewindfs.agent.workdir import hook_project
 from rewindfs.config import capture_key
 from rewindfs.errors import Refused
 from rewindfs.hooks import hooklog
-from rewindfs.hooks.payloads import ToolCall
+from rewindfs.hooks.payloads import AFTER, ToolCall
 from rewindfs.store import (
     Layout,
     Limits,
@@ -42,7 +52,6 @@ from rewindfs.store.history import carrying, stamp, steplog
 from rewindfs.store.maintenance import Policy, auto
 from rewindfs.store.remote import autopush
 
-AGENT_TRAILER, SESSION_TRAILER = "Rewind-Agent", "Rewind-Session"
 HOOK_GIT_SECONDS = 8.0  # a hook's copy of the repository's new objects, at most
 
 
@@ -58,14 +67,15 @@ def take(call: ToolCall, reason: str, turn: str, root: str = "",
     step_id, turn = valid_id(f"{call.agent}:{call.call}", "step"), valid_id(turn, "turn")
     if found is None and not root and store.exists() and not changesource.active():
         found = stamp.changes(layout.store, h16, workdir, capture_key(workdir, settings.home))
-    recorder = _recorder(call, settings)
-    result = _checkpoint(settings, store, workdir, reason, found,
-                         {AGENT_TRAILER: call.agent, SESSION_TRAILER: call.session,
-                          **step_trailers(step_id, turn, "before")}, recorder)
+    # (the repository's state: before a command that can destroy it, not after it ran)
+    recorder = _recorder(call, settings) if call.phase != AFTER else None
+    with steplog.session(layout, h16) as log:
+        result = _checkpoint(settings, store, workdir, reason, found,
+                             {AGENT_TRAILER: call.agent, SESSION_TRAILER: call.session,
+                              **step_trailers(step_id, turn, call.phase)}, recorder)
+        log_call(log, call, step_id, turn, result.tree, result.commit, str(workdir))
     if recorder is not None and recorder.note():
         hooklog.write(call.agent, hooklog.INFO, f"{workdir}: {recorder.note()}")
-    with steplog.session(layout, result.project) as log:
-        append_begin(log, step_id, turn, result.tree, result.commit)
     if settings.auto_prune:
         auto.start(layout, Policy(settings.retention_days, settings.delete_orphans,
                                   settings.max_total_size_mb), settings.min_interval_hours)

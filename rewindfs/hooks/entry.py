@@ -206,6 +206,8 @@ def handle(call: payloads.ToolCall, run: _Run | None = None, partial: str = ""
 
         helper.warm(call)   # the project watched, its first checkpoint in the background
         return None
+    if call.phase == payloads.AFTER:
+        return after(call, run, partial)
     turn = call.turn
     if call.agent == "gemini":
         turn = _state().turn_of(call.agent, call.session) or call.session
@@ -220,9 +222,7 @@ def handle(call: payloads.ToolCall, run: _Run | None = None, partial: str = ""
         reason = f"before: {_one_line(call.command)}" if call.command else \
             f"before: {call.tool or 'a tool'}"
     elif call.kind == payloads.WRITE:
-        key = f"{turn}\0{call.cwd}"
-        if _state().written(call.agent, call.session, key):
-            return None   # once per turn: this turn's first write already has its checkpoint
+        # Every write its own step (its after event ends it): a change is its call's.
         why = partial
         reason = f"before: {call.tool} {_one_line(call.command)}".rstrip()
     else:
@@ -231,14 +231,32 @@ def handle(call: payloads.ToolCall, run: _Run | None = None, partial: str = ""
         reason += f" ({why}: checkpointed to be safe)"
     from rewindfs.hooks.protect import protect
 
-    outcome = protect(call, reason, turn, run, run.notices if run is not None else [])
-    try:
-        if call.kind == payloads.WRITE:
-            _state().mark_written(call.agent, call.session, f"{turn}\0{call.cwd}")
-    except Exception as exc:  # noqa: BLE001 - the checkpoint is taken: only the memory lost
-        hooklog.write(call.agent, hooklog.ERROR, f"session memory not saved: "
-                      f"{type(exc).__name__}: {exc}")
-    return outcome
+    return protect(call, reason, turn, run, run.notices if run is not None else [])
+
+
+def after(call: payloads.ToolCall, run: _Run | None = None, partial: str = "") -> dict | None:
+    """The agent's after event (Claude Code's PostToolUse, ...): the files once a call
+    whose before was checkpointed is done, so what it changed is known to be its own
+    (rewindfs.agent.attribution); a call the gate let through unrecorded is let be."""
+    if call.kind == payloads.SHELL or partial and call.kind == payloads.OTHER and (
+            not call.tool or call.tool in payloads.SHELL_TOOLS):
+        if run is not None:
+            run.doing = "reading the command"
+        why = partial or _unclassifiable(call.command)
+        seconds = min(CLASSIFY_SECONDS, max(run.left(), 0.001)) if run else CLASSIFY_SECONDS
+        if not why and not _due(call.command, seconds):
+            return None
+        what = _one_line(call.command) if call.command else (call.tool or "a tool")
+    elif call.kind == payloads.WRITE:
+        what = f"{call.tool} {_one_line(call.command)}".rstrip()
+    else:
+        return None
+    turn = call.turn
+    if call.agent == "gemini":
+        turn = _state().turn_of(call.agent, call.session) or call.session
+    from rewindfs.hooks.protect import protect
+
+    return protect(call, f"after: {what}", turn, run, run.notices if run is not None else [])
 
 
 def _unclassifiable(command: str) -> str:

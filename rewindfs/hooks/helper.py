@@ -178,8 +178,7 @@ def settle(call: Any, reason: str, turn: str, root: str) -> dict[str, Any]:
         # (a command that can destroy .git: the checkpoint records it, files changed or not)
         if found is not None and not found[2] and not destroys_git_state(
                 call.command, helperwire.MAX_COMMAND):
-            return unchanged.log_unchanged(root, f"{call.agent}:{call.call}", turn,
-                                           found[0], found[1], call.command)
+            return unchanged.log_unchanged(root, call, reason, turn, found[0], found[1])
     from rewindfs.hooks import checkpoint
 
     return checkpoint.take(call, reason, turn, root, found)

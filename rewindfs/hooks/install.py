@@ -20,7 +20,16 @@ from typing import Any
 
 from rewindfs.errors import InvalidInput, Refused
 from rewindfs.hooks import configfile, plugin, runner
-from rewindfs.hooks.agents import Spec, hook_command, hook_commands, is_ours, spec, without_ours
+from rewindfs.hooks.agents import (
+    Spec,
+    hook_command,
+    hook_commands,
+    is_ours,
+    missing_events,
+    spec,
+    upgrade_problem,
+    without_ours,
+)
 from rewindfs.hooks.configrecord import digest as _digest
 from rewindfs.hooks.configrecord import dump as _dump
 from rewindfs.hooks.configrecord import forget as _forget
@@ -105,11 +114,13 @@ def install(agent: str, project: Path | None = None, other_owner: bool = False) 
     record = _read_record(s.path)
     if record is None or record.get("written") != (_digest(raw) if raw is not None else None):
         # First install, or the file changed since ours: what it is now is what uninstall
-        # brings back.
+        # brings back. Keys an earlier install added are still ours to take out.
+        earlier = [k for k in (record or {}).get("added") or [] if k not in added]
+        added += earlier
         original = raw
         if raw is not None and s.kind == "json" and _installed_in(_parse(s.path, raw)):
             # Ours already there with no record of the file before: take them out.
-            original = _dump(_without_ours(s, _parse(s.path, raw), []), raw)
+            original = _dump(_without_ours(s, _parse(s.path, raw), earlier), raw)
         record = {"path": str(s.path), "created_dirs": _missing_dirs(s.path), "added": added,
                   "original": None if original is None else
                   original.decode("utf-8", "surrogateescape")}
@@ -193,8 +204,9 @@ def installed(agent: str, project: Path | None = None, path: Path | None = None
         command = runner.plugin_command(raw) if plugin.HEADER.encode() in raw else None
         if command is None:
             return Installed(s, False)
-        return Installed(s, True, runner.problem(agent, command, hook_command(agent)), None,
-                         runner.python_of(command))
+        problem = runner.problem(agent, command, hook_command(agent)) or \
+            upgrade_problem(agent, missing_events(s, raw=raw))
+        return Installed(s, True, problem, None, runner.python_of(command))
     try:
         data = _parse(s.path, raw)
     except Refused as exc:
@@ -203,8 +215,12 @@ def installed(agent: str, project: Path | None = None, path: Path | None = None
     if not _installed_in(data) or not ours:
         return Installed(s, False)
     current = hook_command(agent)
-    command = current if current in ours else ours[0]
-    problem = runner.problem(agent, command, current)
+    # Each event has its hook (before and after a call): any of them that would not run
+    # is the problem.
+    command = next((c for c in ours if runner.problem(agent, c, current)),
+                   current if current in ours else ours[0])
+    problem = runner.problem(agent, command, current) or \
+        upgrade_problem(agent, missing_events(s, data))
     trust = None
     if agent == "codex":
         from rewindfs.hooks import codextrust

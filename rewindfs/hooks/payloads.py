@@ -3,16 +3,24 @@ session and turn.
 
 Facts (each checked against the real CLI, see tests/hooks/test_hooks_agents.py):
 - Claude Code PreToolUse: session_id, prompt_id, cwd, tool_name (Bash, Write, Edit, ...),
-  tool_input.command / tool_input.file_path, tool_use_id.
-- Codex PreToolUse: session_id, turn_id, cwd, tool_name "Bash" for its shell tool (an
-  apply_patch given to the shell arrives as a Bash command), tool_input.command, tool_use_id.
-- Gemini CLI BeforeTool: session_id, cwd, timestamp, tool_name (run_shell_command,
-  write_file, replace), tool_input; no turn id, so BeforeAgent (one per prompt) names the turn.
-- Cursor (documented, not run: its CLI needs Cursor's servers) beforeShellExecution:
-  conversation_id, generation_id, command, cwd, workspace_roots; preToolUse: tool_name,
-  tool_input.
+  tool_input.command / tool_input.file_path, tool_use_id; PostToolUse (PostToolUseFailure
+  for a tool that failed) the same, after the call.
+- Codex PreToolUse and PostToolUse: session_id, turn_id, cwd, tool_name "Bash" for its
+  shell tool (an apply_patch given to the shell arrives as a Bash command),
+  tool_input.command, tool_use_id.
+- Gemini CLI BeforeTool and AfterTool: session_id, cwd, timestamp, tool_name
+  (run_shell_command, write_file, replace), tool_input; no turn id, so BeforeAgent (one per
+  prompt) names the turn; no call id either: a call is known by its tool and input.
+- Cursor (documented, not run: its CLI needs Cursor's servers) beforeShellExecution and
+  afterShellExecution: conversation_id, generation_id, command, cwd, workspace_roots;
+  preToolUse and postToolUse: tool_name, tool_input, tool_use_id.
 - OpenCode and Kilo: our plugin's `tool.execute.before` sends tool, sessionID, callID, args,
-  directory and the turn (the last user message it saw).
+  directory and the turn (the last user message it saw); `tool.execute.after` the same
+  with phase "after".
+
+A call's `key` pairs its after event with its before (the agent's id of the call, else
+its tool and a digest of what it runs or writes); `call` names the step (unique: for a
+call without an id, the key and the time).
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ if TYPE_CHECKING:  # (typing: milliseconds of every hook call)
 AGENTS = ("claude-code", "codex", "gemini", "cursor", "opencode", "kilo")
 
 SHELL, WRITE, TURN, OTHER = "shell", "write", "turn", "other"
+BEFORE, AFTER = "before", "after"   # a tool call about to run, or done
 
 # Tool names per agent: the shell tool, and the tools that write files.
 SHELL_TOOLS = {"Bash", "Shell", "run_shell_command", "bash", "shell", "exec_command",
@@ -40,19 +49,25 @@ PATCH_HEADERS = ("*** Add File: ", "*** Update File: ", "*** Delete File: ", "**
 
 
 class ToolCall:
-    """One tool call about to run (a plain class: dataclasses would cost every hook call
-    the import of inspect)."""
+    """One tool call about to run, or done (a plain class: dataclasses would cost every
+    hook call the import of inspect)."""
 
     __slots__ = ("agent", "kind", "tool", "command", "cwd", "session", "turn", "call",
-                 "answer")
+                 "answer", "phase", "key", "files")
 
     def __init__(self, agent: str, kind: str, tool: str, command: str, cwd: str,
-                 session: str, turn: str, call: str, answer: str = ""):
+                 session: str, turn: str, call: str, answer: str = "", phase: str = BEFORE,
+                 key: str = "", files: str = ""):
         self.agent, self.kind, self.tool = agent, kind, tool   # kind: SHELL, WRITE, TURN, OTHER
         self.command = command   # the shell command, or the files the write tool names
         self.cwd, self.session, self.turn = cwd, session, turn
         self.call = call         # the tool call's id (a step id)
         self.answer = answer     # what the agent's protocol wants on stdout (Cursor: allow)
+        self.phase = phase       # BEFORE or AFTER the call
+        self.key = key or call   # pairs the call's after event with its before
+        # A write tool's files as it names them (a JSON list; "": not known), the only
+        # files such a call can change.
+        self.files = files
 
 
 class Unknown(ValueError):
@@ -112,24 +127,50 @@ def _text(data: dict[str, Any], *keys: str) -> str:
 
 
 def _tool(agent: str, data: dict[str, Any], tool: str, tool_input: Any, *, cwd: str,
-          session: str, turn: str, call: str, answer: str = "") -> ToolCall:
+          session: str, turn: str, call: str, answer: str = "", phase: str = BEFORE
+          ) -> ToolCall:
     tool_input = tool_input if isinstance(tool_input, dict) else {}
     command = _text(tool_input, "command", "cmd")
     if not cwd:
         raise Unknown(f"{agent}: payload has no cwd")
+    files = ""
     if tool in SHELL_TOOLS and command:
         kind = SHELL
         if command.lstrip().startswith(PATCH_PROGRAMS):   # Codex's apply_patch via its shell
-            kind, tool, command = WRITE, "apply_patch", _files(cwd, _patched(command))
+            named = _patched(command)
+            kind, tool, command, files = WRITE, "apply_patch", _files(cwd, named), _listed(named)
     elif tool in WRITE_TOOLS:
         kind = WRITE
         path = _text(tool_input, "file_path", "filePath", "path", "target_file", "notebook_path")
-        command = _files(cwd, [path] if path else _patched(
-            _text(tool_input, "input", "patch", "command", "patchText")))
+        named = [path] if path else _patched(
+            _text(tool_input, "input", "patch", "command", "patchText"))
+        command, files = _files(cwd, named), _listed(named)
     else:
         kind = OTHER
+    key = call or f"{tool}-{_digest(tool, command)}"
+    if not call:
+        call = key if phase == AFTER else f"{key}-{time.time_ns()}"
     return ToolCall(agent, kind, tool, command, cwd, session or "unknown",
-                    turn or session or "unknown", call or f"{tool}-{time.time_ns()}", answer)
+                    turn or session or "unknown", call, answer, phase, key, files)
+
+
+MAX_FILES = 2048   # characters of a write's list of files kept (more: not known)
+
+
+def _listed(paths: list[str]) -> str:
+    import json
+
+    text = json.dumps([p for p in paths if p])
+    return text if len(text) <= MAX_FILES and paths else ""
+
+
+def _digest(tool: str, command: str) -> str:
+    """What names a call the agent gives no id: its tool and what it runs or writes."""
+    try:  # sha256 without hashlib's OpenSSL (the hook's start-up)
+        from _sha256 import sha256
+    except ImportError:  # pragma: no cover - a Python built without it
+        from hashlib import sha256
+    return sha256(f"{tool}\0{command}".encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
 
 def _patched(patch: str) -> list[str]:
@@ -149,6 +190,8 @@ def _files(cwd: str, paths: list[str]) -> str:
 # its first checkpoint in the background (hooks.helper.warm).
 SESSION_EVENTS = ("SessionStart", "UserPromptSubmit")
 
+AFTER_EVENTS = {"claude-code": ("PostToolUse", "PostToolUseFailure"), "codex": ("PostToolUse",)}
+
 
 def _claude_or_codex(agent: str, data: dict[str, Any]) -> ToolCall:
     event = _text(data, "hook_event_name")
@@ -156,11 +199,13 @@ def _claude_or_codex(agent: str, data: dict[str, Any]) -> ToolCall:
         session = _text(data, "session_id")
         return ToolCall(agent, TURN, "", "", _text(data, "cwd"), session or "unknown",
                         _text(data, "prompt_id", "turn_id") or session or "unknown", "")
-    if event and event != "PreToolUse":
+    after = event in AFTER_EVENTS[agent]
+    if event and event != "PreToolUse" and not after:
         raise Unknown(f"{agent}: unexpected event {event!r}")
     return _tool(agent, data, _text(data, "tool_name"), data.get("tool_input"),
                  cwd=_text(data, "cwd"), session=_text(data, "session_id"),
-                 turn=_text(data, "prompt_id", "turn_id"), call=_text(data, "tool_use_id"))
+                 turn=_text(data, "prompt_id", "turn_id"), call=_text(data, "tool_use_id"),
+                 phase=AFTER if after else BEFORE)
 
 
 def _gemini(agent: str, data: dict[str, Any]) -> ToolCall:
@@ -170,10 +215,11 @@ def _gemini(agent: str, data: dict[str, Any]) -> ToolCall:
         # A new prompt: its timestamp names the turn the following tool calls belong to.
         return ToolCall(agent, TURN, "", "", cwd, session or "unknown",
                         _text(data, "timestamp") or str(time.time_ns()), "")
-    if event and event != "BeforeTool":
+    if event and event not in ("BeforeTool", "AfterTool"):
         raise Unknown(f"{agent}: unexpected event {event!r}")
     return _tool(agent, data, _text(data, "tool_name"), data.get("tool_input"), cwd=cwd,
-                 session=session, turn="", call="")
+                 session=session, turn="", call="",
+                 phase=AFTER if event == "AfterTool" else BEFORE)
 
 
 CURSOR_ALLOW = '{"permission": "allow"}'
@@ -185,23 +231,27 @@ def _cursor(agent: str, data: dict[str, Any]) -> ToolCall:
     root = roots[0] if isinstance(roots, list) and roots and isinstance(roots[0], str) else ""
     ids = dict(session=_text(data, "conversation_id", "session_id"),
                turn=_text(data, "generation_id"), answer=CURSOR_ALLOW)
-    if event == "beforeShellExecution" or (not event and "command" in data):
+    if event in ("beforeShellExecution", "afterShellExecution") or (
+            not event and "command" in data):
         return _tool(agent, data, "Shell", {"command": _text(data, "command")},
-                     cwd=_text(data, "cwd") or root, call=_text(data, "tool_use_id"), **ids)
-    if event == "preToolUse":
+                     cwd=_text(data, "cwd") or root, call=_text(data, "tool_use_id"),
+                     phase=AFTER if event == "afterShellExecution" else BEFORE, **ids)
+    if event in ("preToolUse", "postToolUse", "postToolUseFailure"):
         tool_input = data.get("tool_input")
         cwd = _text(tool_input, "cwd", "working_directory") if isinstance(tool_input, dict) else ""
         return _tool(agent, data, _text(data, "tool_name"), tool_input,
                      cwd=cwd or _text(data, "cwd") or root, call=_text(data, "tool_use_id"),
-                     **ids)
+                     phase=BEFORE if event == "preToolUse" else AFTER, **ids)
     raise Unknown(f"{agent}: unexpected event {event!r}")
 
 
 def _plugin(agent: str, data: dict[str, Any]) -> ToolCall:
-    # Sent by our own plugin (hooks/plugin.py) from OpenCode's or Kilo's tool.execute.before.
+    # Sent by our own plugin (hooks/plugin.py) from OpenCode's or Kilo's tool.execute.before
+    # and tool.execute.after.
     return _tool(agent, data, _text(data, "tool"), data.get("args"),
                  cwd=_text(data, "directory"), session=_text(data, "sessionID"),
-                 turn=_text(data, "turn"), call=_text(data, "callID"))
+                 turn=_text(data, "turn"), call=_text(data, "callID"),
+                 phase=AFTER if _text(data, "phase") == AFTER else BEFORE)
 
 
 _PARSERS = {"claude-code": _claude_or_codex, "codex": _claude_or_codex, "gemini": _gemini,

@@ -3,9 +3,11 @@
 OpenCode and Kilo load every JS file there at start-up. On `tool.execute.before` the plugin
 hands the tool call to rewindfs's hook (stdin JSON, like the other agents' hooks, the same
 isolated command: hooks.agents.hook_argv) and waits for it without blocking the agent's
-event loop (an asynchronous spawn awaited, killed past the agents' hook timeout);
-`chat.message` gives it the user message that names the current turn. It never throws and
-never changes the tool's arguments.
+event loop (an asynchronous spawn awaited, killed past the agents' hook timeout); on
+`tool.execute.after` it hands over the same call again, with phase "after" (the arguments,
+directory and turn as the before saw them, kept by call id until then); `chat.message`
+gives it the user message that names the current turn. It never throws and never changes
+the tool's arguments.
 
 What the hook leaves unprotected (its answer's `systemMessage`, hooks.notice) is shown to
 the user twice over: as a warning toast in the TUI (not awaited: headless, `opencode run`
@@ -65,6 +67,7 @@ function runHook(payload) {{
 export const Rewindfs = async ({{ directory, client }}) => {{
   const turns = {{}};
   const notices = {{}};
+  const calls = new Map();   // callID -> the payload its before sent (for its after)
   return {{
     "chat.message": async (input, output) => {{
       try {{
@@ -75,11 +78,15 @@ export const Rewindfs = async ({{ directory, client }}) => {{
     "tool.execute.before": async (input, output) => {{
       try {{
         const args = (output && output.args) || {{}};
-        const payload = JSON.stringify({{
+        const call = {{
           tool: input.tool, sessionID: input.sessionID, callID: input.callID, args,
           directory: args.workdir || directory, turn: turns[input.sessionID] || "",
-        }});
-        const said = await runHook(payload);
+        }};
+        if (input.callID) {{
+          if (calls.size >= 1024) calls.delete(calls.keys().next().value);
+          calls.set(input.callID, call);
+        }}
+        const said = await runHook(JSON.stringify(call));
         if (said) {{
           notices[input.callID] = said;
           try {{
@@ -97,6 +104,13 @@ export const Rewindfs = async ({{ directory, client }}) => {{
           delete notices[input.callID];
           output.output = said + "\\n" + (typeof output.output === "string" ? output.output : "");
         }}
+        const call = (input && input.callID && calls.get(input.callID)) || {{
+          tool: input.tool, sessionID: input.sessionID, callID: input.callID,
+          args: (input && input.args) || {{}}, directory,
+          turn: turns[input.sessionID] || "",
+        }};
+        if (input && input.callID) calls.delete(input.callID);
+        await runHook(JSON.stringify({{ ...call, phase: "after" }}));
       }} catch (e) {{}}
     }},
   }};

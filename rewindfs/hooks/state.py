@@ -1,6 +1,5 @@
-"""Per-session memory of the hooks: Gemini CLI's current turn (its tool payloads carry none),
-the turns in which a file-writing tool already had its checkpoint (once per turn), and the
-project root of each cwd seen (so the no-change path needs no project registry).
+"""Per-session memory of the hooks: Gemini CLI's current turn (its tool payloads carry none)
+and the project root of each cwd seen (so the no-change path needs no project registry).
 
 One small JSON file per agent session under ``rewind-hooks/sessions/``; read cheaply on every
 call (a file replaced atomically: a reader sees the old or the new one). Agents run hooks
@@ -23,7 +22,6 @@ from typing import Any
 
 from rewindfs.hooks import deadline, hooklog
 
-KEEP_WRITTEN = 64   # turns remembered per session
 KEEP_ROOTS = 32
 LOCK_SECONDS = 5.0
 
@@ -80,19 +78,6 @@ def turn_of(agent: str, session: str) -> str:
 def start_turn(agent: str, session: str, turn: str) -> None:
     def change(data: dict[str, Any]) -> bool:
         data["turn"] = turn
-        return True
-
-    update(agent, session, change)
-
-
-def written(agent: str, session: str, key: str) -> bool:
-    return key in (load(agent, session).get("written") or [])
-
-
-def mark_written(agent: str, session: str, key: str) -> None:
-    def change(data: dict[str, Any]) -> bool:
-        keys = [k for k in data.get("written") or [] if isinstance(k, str) and k != key]
-        data["written"] = [*keys, key][-KEEP_WRITTEN:]
         return True
 
     update(agent, session, change)

@@ -1,7 +1,13 @@
 """The hooks' path with nothing to checkpoint: when store.history.stamp proves the project
 is still its newest checkpoint (its ref read by libgit2, no object), the agent's step is
-logged as beginning there, with no capture and no settings parsed. The project root comes
-from the session's memory (hooks.state), set by the checkpoint path (hooks.checkpoint).
+logged as beginning there (or, for an after event, its call as ending there), with no
+capture and no settings parsed. The project root comes from the session's memory
+(hooks.state), set by the checkpoint path (hooks.checkpoint).
+
+The proof is from before the step log's lock was taken; under it the ref is read again,
+so a checkpoint another session took meanwhile is never logged after this older state
+(the log keeps the sessions' states in the order they were captured): should the ref have
+moved, the checkpoint is taken the ordinary way.
 """
 
 from __future__ import annotations
@@ -22,15 +28,22 @@ def changes(root: str) -> tuple[str, str, list[bytes]] | None:
                          capture_key(workdir))
 
 
-def log_unchanged(root: str, step_id: str, turn: str, commit: str, tree: str,
-                  command: str = "") -> dict[str, Any]:
-    """Nothing changed: the step begins at the newest checkpoint, as begin_step logs it.
-    `command`: what runs next (the newest checkpoint's left-out files it may destroy)."""
-    from rewindfs.agent.stepbegin import append_begin, valid_id
+def log_unchanged(root: str, call: Any, reason: str, turn: str, commit: str, tree: str
+                  ) -> dict[str, Any]:
+    """Nothing changed: the step begins (or the call ends) at the newest checkpoint, as
+    begin_step logs it. `call`: the hook's payloads.ToolCall."""
+    from rewindfs.agent.stepbegin import log_call, valid_id
     from rewindfs.hooks import leftout
 
-    step_id, turn = valid_id(step_id, "step"), valid_id(turn, "turn")
-    with steplog.session(Layout.for_home(), project_hash(Path(root))) as log:
-        append_begin(log, step_id, turn, tree, commit)
-    return {"taken": False, "hash": commit, "directory": root, "stamp": True,
-            "left_out": leftout.of_project(command, Path(root))}
+    step_id, turn = valid_id(f"{call.agent}:{call.call}", "step"), valid_id(turn, "turn")
+    layout = Layout.for_home()
+    h16 = project_hash(Path(root))
+    with steplog.session(layout, h16) as log:
+        if stamp.tip(layout.store, h16) == commit:
+            log_call(log, call, step_id, turn, tree, commit, root)
+            return {"taken": False, "hash": commit, "directory": root, "stamp": True,
+                    "left_out": leftout.of_project(call.command, Path(root))}
+    from rewindfs.hooks import checkpoint
+
+    return checkpoint.take(call, reason, turn, root)   # another checkpoint came meanwhile
+

@@ -12,7 +12,9 @@ Two kinds, as the agents offer them:
 * `revert_from`: the agent's own "revert to here" on a message: every file the
   step and the later steps of its session changed goes back to what it was before
   the first of them that changed it, files they created are deleted, and every
-  other file stays as it is.
+  other file stays as it is. A file a step of another session changed too, while
+  that first step ran or after it, keeps its bytes and is named (`kept`): a revert
+  never takes back another session's work.
 """
 
 from __future__ import annotations
@@ -37,8 +39,9 @@ def to_step(store: st.Store, history: AgentHistory, item: Listed) -> st.Checkpoi
 
 
 def revert_from(store: st.Store, history: AgentHistory, item: Listed
-                ) -> tuple[st.Checkpoint, list[bytes]]:
-    """The target and the paths of the agent's "revert to here" from this step."""
+                ) -> tuple[st.Checkpoint, list[bytes], dict[bytes, list[tuple[str, str]]]]:
+    """The target and the paths of the agent's "revert to here" from this step, and the
+    files it keeps (each with the other sessions, (agent, session), that changed it)."""
     session = item.session
     later = [s for s in session.steps if (s.time, s.id) >= (item.step.time, item.step.id)]
     first_change: dict[bytes, model.Step] = {}
@@ -62,10 +65,36 @@ def revert_from(store: st.Store, history: AgentHistory, item: Listed
     target = compose.compose(repo, base, overrides,
                              f"{describe(item)}, reverting the steps after it")
     root = os.fsencode(str(history.workdir))
+    kept = _others(history, item, first_change)
     # A file a later step created and another deleted again is in neither: nothing to do.
-    scope = [p for p in sorted(first_change) if trees.lookup(repo, target.tree_id, p)
-             or os.path.lexists(root + b"/" + p)]
-    return target, scope
+    scope = [p for p in sorted(first_change) if p not in kept and (
+        trees.lookup(repo, target.tree_id, p) or os.path.lexists(root + b"/" + p))]
+    return target, scope, kept
+
+
+def _others(history: AgentHistory, item: Listed, first_change: dict[bytes, model.Step]
+            ) -> dict[bytes, list[tuple[str, str]]]:
+    """The files of `first_change` a step of another session changed while the first
+    step to change it ran, or after (a step with no finish time: still running)."""
+    if not first_change:
+        return {}
+    since = min(step.time for step in first_change.values())
+    kept: dict[bytes, list[tuple[str, str]]] = {}
+    for session in history.sessions:
+        if session.id == item.session.id:
+            continue
+        for step in session.steps:
+            if (step.finish_time if step.finish_time is not None else float("inf")) <= since:
+                continue
+            probe = Listed(0, item.agent, session, session.turn_of(step), step, ())
+            for path in _changed_files(history, probe, step):
+                first = first_change.get(os.fsencode(path))
+                ended = step.finish_time if step.finish_time is not None else float("inf")
+                who = (item.agent, session.id)
+                if first is not None and ended > first.time and \
+                        who not in kept.get(os.fsencode(path), []):
+                    kept.setdefault(os.fsencode(path), []).append(who)
+    return kept
 
 
 def _changed_files(history: AgentHistory, item: Listed, step: model.Step) -> list[str]:

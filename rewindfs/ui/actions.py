@@ -101,8 +101,11 @@ def undo_plan(source: Source) -> Plan:
 
 
 def revert_plan(source: Source, cp: Checkpoint) -> Plan:
-    """Revert the agent turn `cp` belongs to, and every step after it (`rewind revert`)."""
+    """Revert the agent turn `cp` belongs to, and the later steps of its session (`rewind
+    revert`): other sessions' work stays, a file they changed too is kept and named."""
+    from rewindfs.agent.steps import kept_dict
     from rewindfs.cli.commands.restore import describe
+    from rewindfs.cli.commands.steps import kept_why, session_name
 
     turn = cp.trailers.get("Rewind-Turn")
     if not turn:
@@ -111,22 +114,27 @@ def revert_plan(source: Source, cp: Checkpoint) -> Plan:
     if source.fetched:
         raise InvalidInput("a fetched project's turns stay on the machine that took them")
     manager, workdir = source.app.manager, str(source.target.workdir)
+    session = cp.trailers.get("Rewind-Session") or None
     with source.lock:
-        preview = manager.steps.preview_revert(workdir, turn)
+        preview = manager.steps.preview_revert(workdir, turn, session)
     turns = ", ".join(clean(t) for t in preview.turns)
     lines = describe(preview.plan) if preview.plan is not None else \
         ["  nothing to change: those steps changed no files that are still there"]
+    who = session_name(*preview.who)
+    for path, kept in sorted(preview.decision.kept.items()):
+        lines.append(f"  kept: {quote_path(path)} ({kept_why(kept_dict(kept))})")
 
     def run() -> list[str]:
         from rewindfs.cli.commands.steps import outcome
 
         with source.lock:
-            result = manager.revert_to(workdir, turn, confirmed=preview)
+            result = manager.revert_to(workdir, turn, session, confirmed=preview)
         if not result.get("success"):
             raise RewindError(result.get("error") or "could not revert")
         return outcome(result, "reverted", "u")
 
-    return Plan(f"revert turn(s) {turns} ({len(preview.steps)} step(s))", lines, run,
+    return Plan(f"revert turn(s) {turns} ({len(preview.steps)} step(s)"
+                + (f" of {who})" if who else ")"), lines, run,
                 question=f"revert turn {clean(turn)}?", nothing=preview.plan is None
                 or not preview.plan.plan.actions)
 

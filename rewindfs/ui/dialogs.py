@@ -23,7 +23,7 @@ KEYS = [
     ("r", "restore the selection: the file, or from the timeline the whole checkpoint"),
     ("g", "restore the whole checkpoint and the repository's .git as it recorded them"),
     ("u", "undo the last restore"),
-    ("t", "revert the selected checkpoint's agent turn (and every step after it)"),
+    ("t", "revert the selected checkpoint's agent turn (and its session's later steps)"),
     ("d", "switch between the diff and the whole file as it was"),
     ("s", "files: changed since the checkpoint / what its step changed"),
     ("l", "label the selected checkpoint"),

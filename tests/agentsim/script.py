@@ -8,6 +8,7 @@ answer and the agent's own extra calls (titles, summaries) never shift the scrip
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 
@@ -50,12 +51,18 @@ class Script:
     moves: list[Move]
     project: str = ""   # absolute project directory, for tools that want absolute paths
     calls: int = field(default=0)
+    # Called with the request's count of tool results before it is answered, on the
+    # server's thread: a test that blocks there holds the agent until it lets go (two
+    # sessions' tool calls interleaved in an order the test chooses).
+    gate: Callable[[int], None] | None = None
 
     def move(self, tool_results: int, finished_turns: int = 0) -> Move:
         """The move that answers a request which carries `tool_results` tool results, in a
         conversation whose first `finished_turns` turns are over. A ``Say`` in the middle
         of the moves ends a turn: the next prompt (``-c``, continuing the session) goes on
         with the moves after it."""
+        if self.gate is not None:
+            self.gate(tool_results + finished_turns)
         if any(isinstance(m, Say) for m in self.moves[:-1]):  # turns of one session
             at = tool_results + finished_turns
             return self.moves[at] if at < len(self.moves) else Say()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -63,9 +64,10 @@ class ModelServer:
     project: str = ""
     deadline: float = 300.0
     requests: list[Request] = field(default_factory=list)
+    gate: Callable[[int], None] | None = None   # Script.gate
 
     def __post_init__(self) -> None:
-        self.script = Script(list(self.moves), self.project)
+        self.script = Script(list(self.moves), self.project, gate=self.gate)
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._timer: threading.Timer | None = None

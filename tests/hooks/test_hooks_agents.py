@@ -56,16 +56,18 @@ def test_agent_session_checkpointed_by_hook_and_undone(agent: str, tmp_path: Pat
 
     listed = json.loads(run_rewind("list", "--json", cwd=project, check=True).stdout)
     reasons = [cp["reason"] for cp in listed]
-    # Newest first: the rm's checkpoint, then the one before the turn's first write; the
-    # harmless `ls` and the second write took none.
-    assert len(listed) == 2 and reasons[0] == "before: rm important.txt", (reasons, log)
+    # Newest first: the files the rm left; the oldest, before the turn's first write. Each
+    # call's before or after holds what changed since the one before (a call that found
+    # nothing changed took none); the harmless `ls` took none at all.
+    assert reasons[0] == "after: rm important.txt", (reasons, log)
     # "before: <the agent's write tool> notes.txt": the file, relative, never its contents.
-    assert reasons[1].startswith("before: ") and reasons[1].split(" ", 2)[2] == "notes.txt", \
-        (reasons, log)
+    assert reasons[-1].startswith("before: ") and reasons[-1].split(" ", 2)[2] == \
+        "notes.txt", (reasons, log)
+    assert not any("ls" in r.split() for r in reasons), reasons
     trailers = listed[0]["trailers"]
     assert trailers["Rewind-Agent"] == agent and trailers["Rewind-Turn"], trailers
     turn = trailers["Rewind-Turn"]
-    assert listed[1]["trailers"]["Rewind-Turn"] == turn   # one prompt, one turn
+    assert {cp["trailers"]["Rewind-Turn"] for cp in listed} == {turn}   # one prompt, one turn
     shown = run_rewind("list", cwd=project, check=True).stdout
     assert f"({agent}, turn {turn})" in shown, shown
 
@@ -77,11 +79,11 @@ def test_agent_session_checkpointed_by_hook_and_undone(agent: str, tmp_path: Pat
     assert not (project / "important.txt").exists()
     assert (project / "notes.txt").read_text() == "one\n"
 
-    # An ordinary restore of the checkpoint the hook took brings the file back (the revert
-    # added checkpoints on top: find it by its reason).
+    # An ordinary restore of the checkpoint the hook took before the rm (the one before its
+    # after) brings the file back (the revert added checkpoints on top: find it by reason).
     listed = json.loads(run_rewind("list", "--json", cwd=project, check=True).stdout)
-    number = next(cp["number"] for cp in listed if cp["reason"] == "before: rm important.txt")
-    run_rewind("restore", str(number), "--yes", cwd=project, check=True)
+    number = next(cp["number"] for cp in listed if cp["reason"] == "after: rm important.txt")
+    run_rewind("restore", str(number + 1), "--yes", cwd=project, check=True)
     assert (project / "important.txt").read_text() == "keep me\n"
 
     # Uninstall puts the hook's file back as it was before install and touches nothing else
@@ -107,8 +109,10 @@ def _project_to_rm_in(tmp_path: Path) -> Path:
 def _only_the_rm_checkpointed(run, run_rewind, project: Path, agent: str) -> None:
     assert run.returncode == 0, run.stderr[-2000:]
     assert not (project / "important.txt").exists()
-    [cp] = json.loads(run_rewind("list", "--json", cwd=project, check=True).stdout)
-    assert cp["reason"] == "before: rm important.txt" and cp["trailers"]["Rewind-Agent"] == agent
+    listed = json.loads(run_rewind("list", "--json", cwd=project, check=True).stdout)
+    assert [cp["reason"] for cp in listed] == ["after: rm important.txt",
+                                               "before: rm important.txt"]
+    assert {cp["trailers"]["Rewind-Agent"] for cp in listed} == {agent}
 
 
 @pytest.mark.parametrize("agent", ["claude-code", "codex", "kilo"])
@@ -194,9 +198,13 @@ def test_each_turn_of_a_session_is_its_own(agent: str, resume: tuple[str, ...], 
             run = session.run("write a file")
         assert run.returncode == 0 and (project / ("b.txt" if n else "a.txt")).exists(), \
             (run.stderr[-2000:], srv.describe())
-    second, first = json.loads(run_rewind("list", "--json", cwd=project, check=True).stdout)
-    assert (first["reason"], second["reason"]) == ("before: " + WRITE_TOOL[agent] + " a.txt",
-                                                   "before: " + WRITE_TOOL[agent] + " b.txt")
+    listed = json.loads(run_rewind("list", "--json", cwd=project, check=True).stdout)
+    # Before the first write (the second's found nothing changed since the first's after),
+    # and after each.
+    assert [cp["reason"] for cp in listed] == [
+        f"after: {WRITE_TOOL[agent]} b.txt", f"after: {WRITE_TOOL[agent]} a.txt",
+        f"before: {WRITE_TOOL[agent]} a.txt"], [cp["reason"] for cp in listed]
+    second, first = listed[0], listed[-1]
     assert first["trailers"]["Rewind-Session"] == second["trailers"]["Rewind-Session"]
     turn1, turn2 = first["trailers"]["Rewind-Turn"], second["trailers"]["Rewind-Turn"]
     assert turn1 != turn2

@@ -103,7 +103,8 @@ def test_claude_code_runs_the_hook_and_none_of_the_projects_code(
     assert run.returncode == 0, log
     assert not (project / "important.txt").exists(), log
     listed = json.loads(run_rewind("list", "--json", cwd=project, check=True).stdout)
-    assert [cp["reason"] for cp in listed] == ["before: rm important.txt"], log
+    assert [cp["reason"] for cp in listed] == ["after: rm important.txt",
+                                               "before: rm important.txt"], log
     assert not marks.exists(), (marks.read_text(), shadows)
     # The helper the hook started is isolated as well (and imported none of them).
     pid = int((home / "rewind-hooks" / "helper.lock").read_text() or 0)
@@ -138,9 +139,11 @@ def test_a_secret_in_claude_codes_command_is_kept_nowhere(tmp_path: Path, home: 
         run = session.run("clean the build")
         log = f"{run.stderr[-2000:]}\n{srv.describe()}\n{log_lines(home)}"
     assert run.returncode == 0 and not (project / "build").exists(), log
-    [cp] = json.loads(run_rewind("list", "--json", cwd=project, check=True).stdout)
-    assert cp["reason"].startswith('before: curl -sS -H "Authorization: Bearer ***" '), cp
-    assert "--password=***" in cp["reason"] and "MYSQL_PWD=***" in cp["reason"], cp
+    after, cp = json.loads(run_rewind("list", "--json", cwd=project, check=True).stdout)
+    for one, phase in ((cp, "before"), (after, "after")):   # the call's before and after
+        assert one["reason"].startswith(f'{phase}: curl -sS -H "Authorization: Bearer ***" '), \
+            one
+        assert "--password=***" in one["reason"] and "MYSQL_PWD=***" in one["reason"], one
 
     def pushed() -> bool:   # (the remote holds a copy of each checkpoint: another id)
         subjects = subprocess.run(["git", "log", "--all", "--format=%s"],

@@ -21,9 +21,21 @@ def _row(run_rewind, env: dict[str, str], *project: str) -> dict:
     return next(r for r in json.loads(out)["agents"] if r["agent"] == "codex")
 
 
-def _ours(app: CodexApp) -> dict:
-    [hook] = [h for h in app.hooks() if "-m rewindfs.hooks codex" in h["command"]]
-    return hook
+def _ours(app: CodexApp) -> dict[str, dict]:
+    """Our hooks as Codex loads them, by event: the one before each call and the one
+    after it."""
+    found = {}
+    for h in app.hooks():
+        if "-m rewindfs.hooks codex" in h["command"]:
+            event = "pre" if ":pre_tool_use:" in h["key"] else "post"
+            assert event not in found and "_tool_use:" in h["key"], h
+            found[event] = h
+    assert set(found) == {"pre", "post"}, found
+    return found
+
+
+def _statuses(app: CodexApp) -> set[str]:
+    return {h["trustStatus"] for h in _ours(app).values()}
 
 
 def test_codex_trust_as_codex_sees_it(tmp_path: Path, home: Path, run_rewind,
@@ -43,11 +55,11 @@ def test_codex_trust_as_codex_sees_it(tmp_path: Path, home: Path, run_rewind,
 
         # Untrusted: Codex says so too, and a session runs the rm without the hook.
         with CodexApp(codex) as app:
-            hook = _ours(app)
+            hooks = _ours(app)
         # Gone at the end of its input (the Node wrapper exits after the native server):
         # no server of this test shares the Codex home with the next one.
         assert app.proc.returncode == 0
-        assert hook["trustStatus"] == "untrusted", hook
+        assert {h["trustStatus"] for h in hooks.values()} == {"untrusted"}, hooks
         row = _row(run_rewind, env)
         assert row["installed"] and not row["active"] and row["codex_trust"] == "untrusted"
         assert "/hooks" in row["problem"]
@@ -61,16 +73,21 @@ def test_codex_trust_as_codex_sees_it(tmp_path: Path, home: Path, run_rewind,
         # has its checkpoint.
         (project / "important.txt").write_text("keep me\n")
         with CodexApp(codex) as app:
-            app.trust(hook)
-            assert _ours(app)["trustStatus"] == "trusted"
+            app.trust(hooks["pre"])   # one of the two: not enough
+            assert _statuses(app) == {"trusted", "untrusted"}
+        assert _row(run_rewind, env)["codex_trust"] == "untrusted"
+        with CodexApp(codex) as app:
+            app.trust(hooks["post"])
+            assert _statuses(app) == {"trusted"}
         row = _row(run_rewind, env)
         assert row["active"] and row["codex_trust"] == "trusted" and not row["problem"], row
         assert "Codex already trusts" in run_rewind("hooks", "install", "codex", env=env,
                                                     check=True).stdout
         run = codex.run("remove it")
         assert run.returncode == 0 and not (project / "important.txt").exists(), run.stderr
-        [cp] = json.loads(run_rewind("list", "--json", cwd=project, check=True).stdout)
-        assert cp["reason"] == "before: rm important.txt"
+        after, cp = json.loads(run_rewind("list", "--json", cwd=project, check=True).stdout)
+        assert (cp["reason"], after["reason"]) == ("before: rm important.txt",
+                                                   "after: rm important.txt")
         assert cp["trailers"]["Rewind-Agent"] == "codex"
         run_rewind("restore", str(cp["number"]), "--yes", cwd=project, check=True)
         assert (project / "important.txt").read_text() == "keep me\n"
@@ -81,18 +98,18 @@ def test_codex_trust_as_codex_sees_it(tmp_path: Path, home: Path, run_rewind,
         data["hooks"]["PreToolUse"][-1]["hooks"][0]["timeout"] = 61
         hooks_json.write_text(json.dumps(data, indent=2) + "\n")
         with CodexApp(codex) as app:
-            assert _ours(app)["trustStatus"] == "modified"
+            assert _ours(app)["pre"]["trustStatus"] == "modified"
         row = _row(run_rewind, env)
         assert not row["active"] and row["codex_trust"] == "modified", row
 
         # Turned off in /hooks.
         config = Path(env["CODEX_HOME"]) / "config.toml"
         with CodexApp(codex) as app:
-            app.trust(_ours(app))
+            app.trust(_ours(app)["pre"])
             app.call("config/batchWrite", {"edits": [{
                 "keyPath": "hooks.state", "mergeStrategy": "upsert",
-                "value": {hook["key"]: {"enabled": False}}}]})
-            assert not _ours(app)["enabled"], config.read_text()
+                "value": {hooks["pre"]["key"]: {"enabled": False}}}]})
+            assert not _ours(app)["pre"]["enabled"], config.read_text()
         row = _row(run_rewind, env)
         assert not row["active"] and row["codex_trust"] == "disabled", row
 
@@ -133,11 +150,13 @@ def test_codex_project_hooks_trust_as_codex_sees_it(tmp_path: Path, home: Path,
         with open(Path(env["CODEX_HOME"]) / "config.toml", "a") as fh:
             fh.write(f'\n[projects."{project}"]\ntrust_level = "trusted"\n')
         with CodexApp(codex) as app:
-            hook = _ours(app)   # Codex found the project's hook, under the key we compute
-            assert hook["key"].startswith(f"{project / '.codex' / 'hooks.json'}:"), hook
-            assert hook["trustStatus"] == "untrusted"
+            hooks = _ours(app)   # Codex found the project's hooks, under the keys we compute
+            for hook in hooks.values():
+                assert hook["key"].startswith(f"{project / '.codex' / 'hooks.json'}:"), hook
+            assert _statuses(app) == {"untrusted"}
             assert _row(run_rewind, env, "--project", str(project))["codex_trust"] == "untrusted"
-            app.trust(hook)
-            assert _ours(app)["trustStatus"] == "trusted"
+            for hook in hooks.values():
+                app.trust(hook)
+            assert _statuses(app) == {"trusted"}
         row = _row(run_rewind, env, "--project", str(project))
         assert row["active"] and row["codex_trust"] == "trusted", row

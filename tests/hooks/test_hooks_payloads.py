@@ -23,9 +23,10 @@ def hook(agent: str, payload: object, home: Path, raw: bytes | None = None,
                                **(env or {})})
 
 
-def claude(cwd: Path, tool: str, tool_input: dict, turn: str = "p1", call: str = "t1") -> dict:
+def claude(cwd: Path, tool: str, tool_input: dict, turn: str = "p1", call: str = "t1",
+           event: str = "PreToolUse") -> dict:
     return {"session_id": "s1", "transcript_path": "/x.jsonl", "cwd": str(cwd),
-            "prompt_id": turn, "permission_mode": "default", "hook_event_name": "PreToolUse",
+            "prompt_id": turn, "permission_mode": "default", "hook_event_name": event,
             "tool_name": tool, "tool_input": tool_input, "tool_use_id": call}
 
 
@@ -40,7 +41,7 @@ def gemini(cwd: Path, event: str, tool: str = "", tool_input: dict | None = None
            stamp: str = "2026-01-01T00:00:00.000Z") -> dict:
     data = {"session_id": "g1", "transcript_path": "/x.jsonl", "cwd": str(cwd),
             "hook_event_name": event, "timestamp": stamp}
-    if event == "BeforeTool":
+    if event in ("BeforeTool", "AfterTool"):
         data.update(tool_name=tool, tool_input=tool_input or {})
     else:
         data["prompt"] = "do it"
@@ -125,15 +126,82 @@ def test_cursor_pre_tool_use_write(proj: Path, home: Path, run_rewind) -> None:
     assert cp["reason"] == "before: Write README.md"
 
 
-def test_writes_checkpoint_once_per_turn(proj: Path, home: Path, run_rewind) -> None:
-    for n in range(3):   # one turn, three edits: one checkpoint
+def test_each_write_is_its_own_step(proj: Path, home: Path, run_rewind) -> None:
+    """Every write has its before (nothing changed since the previous call's after: no
+    checkpoint) and its after, which holds what the write changed."""
+    for n in range(3):   # one turn, three edits
         hook("claude-code", claude(proj, "Edit", {"file_path": str(proj / "README.md")},
                                    call=f"e{n}"), home)
         (proj / "README.md").write_text(f"edit {n}\n")
-    assert [cp["reason"] for cp in checkpoints(run_rewind, proj)] == ["before: Edit README.md"]
-    hook("claude-code", claude(proj, "Write", {"file_path": str(proj / "new.txt")},
-                               turn="p2"), home)
-    assert len(checkpoints(run_rewind, proj)) == 2   # the next turn's first write
+        hook("claude-code", claude(proj, "Edit", {"file_path": str(proj / "README.md")},
+                                   call=f"e{n}", event="PostToolUse"), home)
+    listed = checkpoints(run_rewind, proj)
+    assert [cp["reason"] for cp in listed] == ["after: Edit README.md"] * 3 + \
+        ["before: Edit README.md"]
+    assert [cp["trailers"]["Rewind-Phase"] for cp in listed] == ["after"] * 3 + ["before"]
+    assert [cp["trailers"]["Rewind-Step"] for cp in listed] == \
+        ["claude-code:e2", "claude-code:e1", "claude-code:e0", "claude-code:e0"]
+
+
+AFTER_PAYLOADS = {
+    "claude-code": lambda p, cmd: claude(p, "Bash", {"command": cmd}, event="PostToolUse"),
+    "codex": lambda p, cmd: {**codex(p, cmd), "hook_event_name": "PostToolUse",
+                             "tool_response": "ok"},
+    "gemini": lambda p, cmd: gemini(p, "AfterTool", "run_shell_command", {"command": cmd}),
+    "cursor": lambda p, cmd: {**cursor_shell(p, cmd), "hook_event_name": "afterShellExecution",
+                              "output": "", "duration": 5},
+    "opencode": lambda p, cmd: {**plugin(p, "bash", {"command": cmd}), "phase": "after"},
+}
+BEFORE_PAYLOADS = {
+    "claude-code": lambda p, cmd: claude(p, "Bash", {"command": cmd}),
+    "codex": lambda p, cmd: codex(p, cmd),
+    "gemini": lambda p, cmd: gemini(p, "BeforeTool", "run_shell_command", {"command": cmd}),
+    "cursor": lambda p, cmd: cursor_shell(p, cmd),
+    "opencode": lambda p, cmd: plugin(p, "bash", {"command": cmd}),
+}
+
+
+@pytest.mark.parametrize("agent", sorted(AFTER_PAYLOADS))
+def test_after_event_records_what_the_call_left(agent: str, proj: Path, home: Path,
+                                                 run_rewind) -> None:
+    """Each agent's after event ends the call's step with the files it left; a harmless
+    command's after records nothing, as its before did not."""
+    before, after = BEFORE_PAYLOADS[agent], AFTER_PAYLOADS[agent]
+    for payload in (before(proj, "ls"), after(proj, "ls")):
+        assert hook(agent, payload, home).stderr == b""
+    assert checkpoints(run_rewind, proj) == []
+    hook(agent, before(proj, "rm README.md"), home)
+    (proj / "README.md").unlink()
+    done = hook(agent, after(proj, "rm README.md"), home)
+    assert done.returncode == 0 and done.stderr == b""
+    newest, first = checkpoints(run_rewind, proj)
+    assert (first["reason"], newest["reason"]) == ("before: rm README.md", "after: rm README.md")
+    assert newest["trailers"]["Rewind-Phase"] == "after"
+    assert newest["trailers"]["Rewind-Agent"] == agent
+    steps = home / "checkpoints" / "store" / "steps"
+    [log] = steps.iterdir()
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [e["event"] for e in events] == ["begin", "after"]
+    assert events[0]["call"] == events[1]["call"] and events[0]["session"] == \
+        events[1]["session"], events   # the after names the call its before began
+
+
+def test_calls_without_an_id_pair_by_what_they_run(proj: Path, home: Path) -> None:
+    """Gemini CLI and Cursor's shell events give no call id: the before and the after of
+    one call share a key made of the tool and the command (the step id stays unique)."""
+    a = payloads.parse("gemini", gemini(proj, "BeforeTool", "run_shell_command",
+                                        {"command": "make"}))
+    b = payloads.parse("gemini", gemini(proj, "AfterTool", "run_shell_command",
+                                        {"command": "make"}))
+    again = payloads.parse("gemini", gemini(proj, "BeforeTool", "run_shell_command",
+                                            {"command": "make"}))
+    other = payloads.parse("gemini", gemini(proj, "AfterTool", "run_shell_command",
+                                            {"command": "make clean"}))
+    assert (a.phase, b.phase) == ("before", "after") and a.key == b.key == again.key
+    assert a.call != again.call and other.key != a.key
+    c = payloads.parse("claude-code", claude(proj, "Write", {"file_path": "/p/a"},
+                                             event="PostToolUseFailure"))
+    assert (c.phase, c.key, c.call) == ("after", "t1", "t1")
 
 
 def test_codex_apply_patch_through_shell_is_a_write(proj: Path, home: Path,

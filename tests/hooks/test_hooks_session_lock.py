@@ -52,15 +52,14 @@ def test_a_hook_waits_for_the_session_lock_and_keeps_the_other_change(project: P
                  or proc.poll() is not None, "the hook to wait for the session's lock", 60)
         assert proc.poll() is None, proc.stderr.read()   # the scenario: it is waiting
         # Meanwhile the other hook's change lands.
-        path.write_text(json.dumps({"written": ["other-turn\0/elsewhere"],
+        path.write_text(json.dumps({"turn": "other-turn",
                                     "roots": {"/elsewhere": "/elsewhere"}}))
     finally:
         os.close(fd)
     assert proc.wait(timeout=60) == 0 and proc.stderr.read() == b""
     data = json.loads(path.read_text())
-    assert "other-turn\0/elsewhere" in data["written"]            # theirs kept
-    assert f"p1\0{project}" in data["written"]                    # and ours
-    assert data["roots"] == {"/elsewhere": "/elsewhere", str(project): str(project)}
+    assert data["turn"] == "other-turn"                              # theirs kept
+    assert data["roots"] == {"/elsewhere": "/elsewhere", str(project): str(project)}  # ours
 
 
 @pytest.mark.long

@@ -52,7 +52,7 @@ def test_claude_code_takes_back_its_own_rm_through_mcp(tmp_path: Path, home: Pat
     (project / "package.json").write_text("{}\n")
     moves = [Shell("rm important.txt"),
              Tool(LIST, {}),
-             Tool(RESTORE, {"ref": "1", "paths": ["important.txt"]}),
+             Tool(RESTORE, {"ref": "2", "paths": ["important.txt"]}),
              Say("I deleted important.txt by mistake; it is back.")]
     with ModelServer(moves, project=str(project)) as srv:
         session = Agent("claude-code", tmp_path / "agent-home", project, srv,
@@ -75,14 +75,15 @@ def test_claude_code_takes_back_its_own_rm_through_mcp(tmp_path: Path, home: Pat
     assert all(name in offered for name in (LIST, RESTORE, "mcp__rewind__undo")), log
     assert [name for _, name, _ in calls] == ["Bash", LIST, RESTORE], (calls, log)
     listing, restored = results[calls[1][0]], results[calls[2][0]]
-    assert "1." in listing and "before: rm important.txt" in listing, (listing, log)
+    # The rm's after is 1, its before 2 (the hook runs before and after each call).
+    assert "2." in listing and "before: rm important.txt" in listing, (listing, log)
     assert "Restored" in restored and "Pre-rollback snapshot" in restored, (restored, log)
 
     # The file is back, and the restore saved what it found first.
     assert (project / "important.txt").read_text() == "keep me\n"
     listed = json.loads(run_rewind("list", "--json", cwd=project, check=True).stdout)
     [taken] = [cp for cp in listed if cp["reason"] == "before: rm important.txt"]
-    assert taken["number"] == 1 and taken["trailers"]["Rewind-Agent"] == "claude-code"
+    assert taken["number"] == 2 and taken["trailers"]["Rewind-Agent"] == "claude-code"
     [pre] = [cp for cp in listed if cp["pre_rollback"]]
     assert pre["hash"][:8] in restored and taken["short_hash"] in pre["reason"], listed
     # `rewind undo` takes the agent's restore back.

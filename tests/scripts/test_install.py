@@ -231,9 +231,10 @@ def _install_use_and_uninstall(fresh: Fresh, clone: Path, tmp_path: Path,
     log = fresh.home / ".hermes" / "rewind-hooks" / "hook.log"
     assert run.returncode == 0, (run.stderr[-2000:], log.read_text() if log.exists() else "")
     assert not (project / "important.txt").exists()
-    [cp] = json.loads(fresh.rewind("list", "--json", cwd=project).stdout)
-    assert cp["reason"] == "before: rm important.txt", cp
-    fresh.rewind("restore", "1", "--yes", cwd=project)
+    after, cp = json.loads(fresh.rewind("list", "--json", cwd=project).stdout)
+    assert (cp["reason"], after["reason"]) == ("before: rm important.txt",
+                                               "after: rm important.txt"), (cp, after)
+    fresh.rewind("restore", "2", "--yes", cwd=project)
     assert (project / "important.txt").read_text() == "keep me\n"
 
     used = _files(fresh.home)

@@ -124,9 +124,11 @@ class AgentData:
         session.turns.append(found)
         return found
 
-    def step(self, change: Callable[[Path], object] | None = None) -> Step:
-        """One model step: snapshot, `change(project)`, snapshot again, the files it changed."""
-        turn = self.sessions[-1].turns[-1]
+    def step(self, change: Callable[[Path], object] | None = None,
+             session: Session | None = None) -> Step:
+        """One model step (in `session`, default the last one begun): snapshot,
+        `change(project)`, snapshot again, the files it changed."""
+        turn = (session or self.sessions[-1]).turns[-1]
         ms = self._tick()
         start = self.snapshot()
         if change is not None:

@@ -8,7 +8,7 @@ import json
 import subprocess
 
 import pytest
-from agentdata import sample
+from agentdata import AgentData, sample
 from conftest import isolated_git_env, wait_for
 
 
@@ -102,6 +102,31 @@ def test_revert_to_here_as_the_agent_does(kilo, run_rewind):
     rewind("undo", "--steps", "1")
     assert (kilo.project / "a.txt").read_text() == "hello edited\n"
     assert not (kilo.project / "b.txt").exists()
+
+
+def test_revert_keeps_what_another_session_changed_after(tmp_path, run_rewind):
+    """Two Kilo Code sessions in one project (issue 45): --revert from the first one's
+    step takes back its own files; the file the other session changed after it keeps
+    the other session's bytes and is named (output and --json)."""
+    data = AgentData(tmp_path, "kilo")
+    one, two = data.session("one"), data.session("two")
+    data.turn("write two files", one)
+    data.step(lambda p: ((p / "shared.txt").write_text("one\n"),
+                         (p / "mine.txt").write_text("one's\n")), session=one)
+    data.turn("append", two)
+    data.step(lambda p: (p / "shared.txt").write_text("one\ntwo\n"), session=two)
+    data.save()
+    rewind = rewind_in(data, run_rewind)
+    entries = json.loads(rewind("list", "--agent", "kilo", "--json").stdout)
+    ref = next(e["short_ref"] for e in entries if "mine.txt" in e["files"])
+    plan = json.loads(rewind("restore", ref, "--revert", "--dry-run", "--json").stdout)
+    assert [k["path"] for k in plan["kept"]] == ["shared.txt"]
+    out = rewind("restore", ref, "--revert", "--yes").stdout
+    assert f"kept: shared.txt (kilo session {two.id} changed it after" in out, out
+    assert not (data.project / "mine.txt").exists()
+    assert (data.project / "shared.txt").read_text() == "one\ntwo\n"
+    rewind("undo")
+    assert (data.project / "mine.txt").read_text() == "one's\n"
 
 
 def test_gone_steps_and_import_survives_the_agents_gc(kilo, run_rewind, store_git, fsck):

@@ -118,6 +118,35 @@ async def test_revert_an_agent_turn_shows_its_plan_first(home, project, mgr):
 
 
 @pilot_test
+async def test_revert_takes_back_the_selected_session_s_turn_only(home, project, mgr):
+    """Two sessions (issue 45): `t` on B's checkpoint plans B's turn alone, names B and the
+    file A changed after B (kept); A's work stays."""
+    for session, step, files in (("B", "b1", {"shared.txt": "B\n", "b.txt": "B's\n"}),
+                                 ("A", "a1", {"shared.txt": "B and A\n", "a.txt": "A's\n"})):
+        mgr.begin_step(str(project), step, f"turn-{step}", session=session)
+        for rel, text in files.items():
+            (project / rel).write_text(text)
+        mgr.end_step(str(project), step)
+    app = make_app(home, project)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        while cp_of(app).trailers.get("Rewind-Session") != "B":
+            await pilot.press("j")
+            await settle(pilot)
+        await pilot.press("t")
+        await settle(pilot)
+        shown = screen_text(app)
+        assert "revert turn(s) turn-b1 (1 step(s) of agent session B)" in shown, shown
+        assert "kept: shared.txt" in shown and "delete 1: b.txt" in shown, shown
+        await pilot.press("y")
+        await settle(pilot)
+        assert status(app).startswith("reverted turn(s) turn-b1 of agent session B")
+    assert not (project / "b.txt").exists()
+    assert (project / "shared.txt").read_text() == "B and A\n"
+    assert (project / "a.txt").read_text() == "A's\n"
+
+
+@pilot_test
 async def test_a_checkpoint_of_no_turn_says_so_in_one_line(demo):
     home, workdir = demo
     app = make_app(home, workdir)

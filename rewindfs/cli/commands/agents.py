@@ -191,9 +191,11 @@ def diff_trees(app: App, workdir: Path, given: tuple[str, ...]
 
 @contextmanager
 def restore_target(app: App, workdir: Path, text: str, revert: bool
-                   ) -> Iterator[tuple[st.Checkpoint, list[bytes] | None]]:
+                   ) -> Iterator[tuple[st.Checkpoint, list[bytes] | None,
+                                       dict[bytes, list[tuple[str, str]]]]]:
     """The checkpoint `rewind restore kilo:3` restores to (and, with --revert, the paths it
-    reverts); the copied tree is kept from gc until the block ends."""
+    reverts and the files it keeps: another session changed them too); the copied tree is
+    kept from gc until the block ends."""
     from rewindfs.restore import foreign
 
     history, item = resolve(app, workdir, text)
@@ -203,7 +205,7 @@ def restore_target(app: App, workdir: Path, text: str, revert: bool
         if revert:
             yield foreign.revert_from(store, history, item)
         else:
-            yield foreign.to_step(store, history, item), None
+            yield foreign.to_step(store, history, item), None, {}
 
 
 def agent_dir(item: Listed) -> str:

@@ -29,7 +29,7 @@ from rewindfs.cli.output.human import visible
 from rewindfs.cli.output.widths import stat_width
 from rewindfs.cli.target import remote_option
 from rewindfs.cli.target import resolve as resolve_target
-from rewindfs.errors import NotFound, StoreError
+from rewindfs.errors import InvalidInput, NotFound, StoreError
 
 if TYPE_CHECKING:
 
@@ -127,6 +127,7 @@ def _stamp_later(app: App, result, started: int) -> None:
     "rewind list --remote origin  # every project origin holds (after rewind fetch)",
     "rewind list -C @origin/app   # one of them",
     "rewind list --agent kilo     # Kilo Code's steps here; restore with kilo:N",
+    "rewind list --session 3f2a   # the checkpoints of one agent session",
 ))
 @click.argument("directory", required=False, type=click.Path(), metavar="[DIR]")
 @dir_option_named("directory_opt")
@@ -135,11 +136,14 @@ def _stamp_later(app: App, result, started: int) -> None:
 @remote_option
 @click.option("--agent", type=click.Choice(["kilo", "opencode"]), metavar="kilo|opencode",
               help="That agent's own snapshots of the project instead (read-only).")
+@click.option("--session", metavar="ID", default=None,
+              help="Only the checkpoints the hooks took for this agent session (an id or "
+                   "its first characters), numbered as in the whole list.")
 @json_option
 @output_options
 @click.pass_obj
 def list_(app: App, directory: str | None, all_projects: bool, remote: str | None,
-          agent: str | None,
+          agent: str | None, session: str | None,
           as_json: bool, **kw: str | None) -> None:
     """List checkpoints, newest first (1 = newest).
 
@@ -160,6 +164,10 @@ def list_(app: App, directory: str | None, all_projects: bool, remote: str | Non
     refuse_together(**{"--all-projects": all_projects, "--remote": remote})
     refuse_together(**{"--all-projects": all_projects, "--agent": agent})
     refuse_together(**{"--remote": remote, "--agent": agent})
+    refuse_together(**{"--session": session, "--agent": agent})
+    refuse_together(**{"--session": session, "--all-projects": all_projects})
+    if session is not None and not session.strip():
+        raise InvalidInput("--session needs a session id (or its first characters)")
     if agent:
         from rewindfs.cli.commands import agents
 
@@ -195,11 +203,13 @@ def list_(app: App, directory: str | None, all_projects: bool, remote: str | Non
         def size(h16, c):
             return total_size(repo, app.store.layout, h16, c)
 
-        if not many and not as_json and mount is None and not target.fetched:
+        if not many and not as_json and mount is None and not target.fetched and not session:
             long = _paged(app, target, stats, size)
             if long is not None:
                 return long
         found = st.checkpoints(repo, target.key)
+        if session:
+            found = [c for c in found if of_session(c.trailers, session)]
         rows = listing.listed(target, found, stats, size, mount)
         if target.fetched:
             _mark_over(repo, rows)
@@ -220,6 +230,14 @@ def list_(app: App, directory: str | None, all_projects: bool, remote: str | Non
                 listing.print_list(app, console, target.title, lines)
         except Surprise as exc:
             _surprised(app, targets[0], exc)
+
+
+def of_session(trailers: dict[str, str], session: str) -> bool:
+    """Whether a checkpoint's trailers name `session` (an id, or its first characters)."""
+    from rewindfs.agent.stepbegin import SESSION_TRAILER
+
+    found = trailers.get(SESSION_TRAILER, "")
+    return bool(found) and found.startswith(session)
 
 
 def _mark_over(repo, rows: list) -> None:

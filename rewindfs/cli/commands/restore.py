@@ -96,12 +96,12 @@ def restore(app: App, reference: str, paths: tuple[str, ...], directory: str | N
     source = place.key if place.fetched else None
     with ExitStack() as held:
         target: str | Checkpoint = reference
-        scope = None
+        scope, kept = None, {}
         if is_step(reference):
             refuse_together(**{"a kilo:/opencode: step": True, "--remote": remote})
             from rewindfs.cli.commands import agents  # (their readers: only for their steps)
 
-            target, scope = held.enter_context(
+            target, scope, kept = held.enter_context(
                 agents.restore_target(app, workdir, reference, revert))
         elif revert:
             raise click.UsageError("--revert is for kilo:/opencode: steps "
@@ -114,7 +114,7 @@ def restore(app: App, reference: str, paths: tuple[str, ...], directory: str | N
         if source:
             _local_project(app, place, remote)
         _restore(app, workdir, target, scope, source, paths, dry_run, yes, restore_all, safe,
-                 as_json, git)
+                 as_json, git, kept)
 
 
 def _local_project(app: App, place, remote: str | None) -> None:
@@ -154,9 +154,11 @@ def _export(app: App, workdir: Path, target: str | Checkpoint, dest: str,
 
 def _restore(app: App, workdir: Path, target: str | Checkpoint, scope: list[bytes] | None,
              source: str | None, paths: tuple[str, ...], dry_run: bool, yes: bool,
-             restore_all: bool, safe: bool, as_json: bool, git: bool = False) -> None:
-    """`scope`: project paths a step revert is limited to (else PATHS, else everything);
-    `source`: the fetched project `target` is a checkpoint of; `git`: .git too."""
+             restore_all: bool, safe: bool, as_json: bool, git: bool = False,
+             kept: dict[bytes, list[tuple[str, str]]] | None = None) -> None:
+    """`scope`: project paths a step revert is limited to (else PATHS, else everything),
+    `kept` the files it leaves (another session changed them too); `source`: the fetched
+    project `target` is a checkpoint of; `git`: .git too."""
     options = rs.Options(
         paths=list(paths) or None, cwd=path_base(workdir),
         # A fetched checkpoint's time says nothing about the agent's writes here.
@@ -164,16 +166,26 @@ def _restore(app: App, workdir: Path, target: str | Checkpoint, scope: list[byte
         limits=app.limits, extra_excludes=app.extra_excludes, source=source,
         git=git, git_bounds=app.settings.git_bounds() if git else None,
     )
+    kept_rows = [{"path": os.fsdecode(p), "when": "later", "sessions": [
+        {"agent": a, "session": s} for a, s in who]} for p, who in sorted((kept or {}).items())]
     if scope is not None and not scope and not git:
-        click.echo("nothing to revert: that step and the ones after it changed no files")
+        if as_json:
+            click.echo(json.dumps({"success": True, "restored_files": [], "deleted_files": [],
+                                   "kept": kept_rows}, indent=2))
+            return
+        click.echo("nothing to revert: that step and the ones after it changed no files"
+                   + (" that another session did not change too" if kept_rows else ""))
+        _say_kept(kept_rows)
         return
     plan_result = rs.dry_run(app.store, workdir, target, options, _scope=scope)
     if plan_result.safe and options.safe is None:
         app.term.note("safe restore (the agent recorded writes since this checkpoint): files "
                       "a person changed are kept; --all restores them too")
+    extra = {"kept": kept_rows} if kept_rows else {}
     if dry_run:
         _report(app, plan_result, None, as_json, f"plan for restoring to {_target(plan_result)}; "
-                "nothing was changed")
+                "nothing was changed", extra)
+        _say_kept(kept_rows, as_json)
         return
     if plan_result.plan.deletes and not yes:
         _confirm(app, plan_result)
@@ -182,7 +194,18 @@ def _restore(app: App, workdir: Path, target: str | Checkpoint, scope: list[byte
     with restore_progress(app.term):  # to the checkpoint planned, whatever REFERENCE names now
         result = rs.restore(app.store, workdir, plan_result.target, options, _scope=scope)
     _report(app, result, paths, as_json, f"restored {workdir} to {_target(result)}",
-            restore_report(app.store, result, source))
+            {**restore_report(app.store, result, source), **extra})
+    _say_kept(kept_rows, as_json)
+
+
+def _say_kept(rows: list[dict], as_json: bool = False) -> None:
+    """The files a step revert left as they are, and why (another session's changes)."""
+    if not rows or as_json:
+        return
+    from rewindfs.cli.commands.steps import kept_why
+
+    for row in rows:
+        click.echo(f"  kept: {quote_path(row['path'])} ({kept_why(row)})")
 
 
 @click.command(epilog=examples(

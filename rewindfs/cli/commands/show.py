@@ -129,16 +129,16 @@ def format_report(r: dict[str, Any], full: bool = False) -> list[str]:
         lines.append(f"  labels:   {', '.join(r['labels'])} (pinned: never pruned automatically)")
     if r["step_id"] or r["turn_id"]:
         lines.append(f"  step:     {r['step_id']} of turn {r['turn_id']} ({r['phase']})")
-    if r["trailers"].get("Rewind-Agent"):
-        lines.append(f"  agent:    {r['trailers']['Rewind-Agent']}, session "
-                     f"{r['trailers'].get('Rewind-Session', '?')}")
+    if r.get("agent") or r.get("session"):
+        lines.append(f"  agent:    {r.get('agent') or '-'}, session {r.get('session') or '?'}")
     files = r["files_changed"]
     lines.append(f"  changes:  {files} file{'s' if files != 1 else ''}, "
                  f"+{r['insertions']}/-{r['deletions']} since the previous checkpoint")
     if r["steps"]:
         lines.append("  steps:")
         for s in r["steps"]:
-            lines.append(f"    {s['step_id']} (turn {s['turn_id']}, {s['status']}): "
+            of = f", session {s['session']}" if s.get("session") else ""
+            lines.append(f"    {s['step_id']} (turn {s['turn_id']}{of}, {s['status']}): "
                          f"{s['phase']} the step{_changed(s)}")
     if r["state"]:
         lines.append("  state:")

@@ -4,5 +4,5 @@
     carrying      a checkpoint taken with agent state and pending actions attached
     actions       external actions no checkpoint carries yet
     ledger        agent writes (record_agent_write), for safe restores
-    steplog       agent steps (begin, end, revert, unrevert), JSON lines
+    steplog       agent steps (begin, end, after, revert, unrevert), JSON lines
 """

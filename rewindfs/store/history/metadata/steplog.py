@@ -1,7 +1,7 @@
 """The step log: what an agent's steps did, so a turn or step can be reverted and redone.
 
-One JSON event per line in `store/steps/<h16>.jsonl` (begin, end, revert,
-unrevert; see rewindfs.agent.steps for their meaning). A file rather than commit
+One JSON event per line in `store/steps/<h16>.jsonl` (begin, end, after, revert,
+unrevert; see rewindfs.agent.timeline for their meaning). A file rather than commit
 trailers because reverts and redos are not checkpoints, and a step that changed
 nothing writes no checkpoint at all; the checkpoints a step did write carry
 `Rewind-Step`, `Rewind-Turn` and `Rewind-Phase` trailers as well, for readers of
