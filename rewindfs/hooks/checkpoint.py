@@ -32,7 +32,7 @@ from rewindfs.store import (
     project_hash,
 )
 from rewindfs.store.history import carrying, stamp, steplog
-from rewindfs.store.maintenance import Policy, auto
+from rewindfs.store.maintenance import Policy, auto, autocap
 from rewindfs.store.remote import autopush
 
 AGENT_TRAILER, SESSION_TRAILER = "Rewind-Agent", "Rewind-Session"
@@ -56,6 +56,8 @@ def take(call: ToolCall, reason: str, turn: str, root: str = "",
     with steplog.session(layout, result.project) as log:
         append_begin(log, step_id, turn, result.tree, result.commit)
     if settings.auto_prune:
+        if result.taken:  # over the size cap: a pruner in the background
+            autocap.after_checkpoint(layout, settings.max_total_size_mb)
         auto.start(layout, Policy(settings.retention_days, settings.delete_orphans,
                                   settings.max_total_size_mb), settings.min_interval_hours)
     if settings.auto_import:  # Kilo's and OpenCode's own snapshots, in a detached child
@@ -75,7 +77,8 @@ def _checkpoint(settings: config.Settings, store: Store, workdir: Path, reason: 
     started = time.time_ns()
     result = carrying.take_carrying(
         store, str(workdir), reason, trailers=trailers,
-        limits=Limits(max_file_size=settings.max_file_size_bytes, max_files=settings.max_files),
+        limits=Limits(max_file_size=settings.max_file_size_bytes, max_files=settings.max_files,
+                      store_cap=settings.max_total_size_mb * 1024 * 1024),
         extra_excludes=tuple(settings.extra_excludes), keep=settings.max_snapshots,
         paths=found[2] if found else None)
     if result.taken and settings.auto_push:  # queued; pushed by a detached process

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 import pygit2
 from pygit2.ffi import C
 
-from rewindfs.errors import StoreError
+from rewindfs.errors import Refused, StoreError
 from rewindfs.store.capture import changes, deepdirs, interrupts
 from rewindfs.store.capture.changes import unreadable_dirs
 from rewindfs.store.capture.storing import index_dirs, pack_trees, store_found
@@ -66,7 +66,9 @@ def capture(project: Project, limits: Limits, paths: list[bytes] | None = None) 
     With `paths`, only those files and directories are looked at; every other
     entry stays as the last capture saw it. The caller holds the project lock.
     Raises Refused when the project has more than `limits.max_files` files
-    (nothing is written then). Ctrl-C stops it within moments, index untouched.
+    (nothing is written then), or when what it would add takes more than
+    `limits.store_cap` (nothing is left in the store then). Ctrl-C stops it within
+    moments, index untouched.
     """
     with interrupts.deferred():
         return _capture(project, limits, paths)
@@ -106,8 +108,8 @@ def _capture(project: Project, limits: Limits, paths: list[bytes] | None) -> Cap
                 index.write()  # the stat cache; skipped when nothing changed (it is large)
             if listed:
                 heal.forget(project.store.layout, listed, walk.written)
-        except interrupts.Interrupted:
-            index.read(True)
+        except (interrupts.Interrupted, Refused):
+            index.read(True)  # nothing of it is in the store: neither in the index
             raise
         except (OSError, pygit2.GitError) as exc:
             index.read(True)

@@ -9,6 +9,8 @@ commit is rebuilt on the new tip and tried again.
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -31,6 +33,9 @@ from rewindfs.store.objects.repo import STALE_LOCK_SECONDS, Project, Store, guar
 
 CAS_ATTEMPTS = 20
 MOVED_TRAILER = "Rewind-Moved-From"
+# A test hook: the checkpoint stops itself (SIGSTOP) once its objects are written, before
+# its ref first moves, until SIGCONT: how tests run maintenance against a writer in flight.
+STOP_FOR_TESTS = "REWIND_TEST_STOP_CHECKPOINT"
 
 
 def take(
@@ -163,6 +168,8 @@ def _commit(
         except (pygit2.GitError, OSError) as exc:
             detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
             raise StoreError(f"could not record checkpoint: {detail}") from exc
+        if attempts == 1 and os.environ.get(STOP_FOR_TESTS) == "1":
+            os.kill(os.getpid(), signal.SIGSTOP)
         lost = refupdate.swap(repo, project.ref, ref, oid, f"checkpoint: {reason}")
         if lost is None:
             return oid

@@ -11,7 +11,10 @@ One module per job:
     quarantine  a deleted project is kept retention_days from when it was first seen
                 (the verdict itself: history.verdict)
     removal     removing one project (ref, labels, admin dir, index, record)
-    sizecap     max_total_size_mb: round-robin boundary moves, estimated then measured
+    sizecap     max_total_size_mb: the oldest checkpoints across projects, estimated then
+                measured
+    autocap     the size cap after every checkpoint: a cheap look, a detached pruner
+    caprecord   what the last pruning to the size cap dropped, and why
     treediff    what one checkpoint's tree holds that the next one's does not
     inventory   per-project histories and labels in one pass over the refs
     liveset     what the refs keep alive: per-project counts, bytes only one project
@@ -38,7 +41,16 @@ from typing import TYPE_CHECKING
 from rewindfs.faces import face
 
 if TYPE_CHECKING:
-    from rewindfs.store.maintenance import auto, legacy, sizecap, status, sweep, wipe
+    from rewindfs.store.maintenance import (
+        auto,
+        autocap,
+        caprecord,
+        legacy,
+        sizecap,
+        status,
+        sweep,
+        wipe,
+    )
     from rewindfs.store.maintenance.progress import quiet
     from rewindfs.store.maintenance.removal import remove_project
     from rewindfs.store.maintenance.status import StoreStatus, store_status
@@ -51,4 +63,4 @@ __all__, __getattr__, __dir__ = face(_HERE, {
     "StoreStatus": f"{_HERE}.status",
     "store_status": f"{_HERE}.status",
     "Policy": f"{_HERE}.sweep",
-}, modules=("auto", "legacy", "sizecap", "status", "sweep", "wipe"))
+}, modules=("auto", "autocap", "caprecord", "legacy", "sizecap", "status", "sweep", "wipe"))
