@@ -224,7 +224,8 @@ def _cap_lines(info: StoreStatus) -> list[str]:
         lines.append(f"                 {visible(workdir)}: {len(times)} (taken "
                      f"{human_date(min(times))} to {human_date(max(times))})")
     if last.get("left_over"):
-        lines.append(f"                 still over the cap: {visible(last['left_over'])}")
+        lines.append(f"                 {human_bytes(last['after_bytes'])} left: "
+                     f"{visible(last['left_over'])}")
     return lines
 
 

@@ -8,6 +8,7 @@ One module per job:
     objsizes    on-disk sizes per object and of the object database, remembered
     gc          repack + prune: with a grace period, or now with writers held off
                 (objects.writers)
+    cleanpacks  the packs a repack may leave as they are (nothing unreachable in them)
     quarantine  a deleted project is kept retention_days from when it was first seen
                 (the verdict itself: history.verdict)
     removal     removing one project (ref, labels, admin dir, index, record)

@@ -4,29 +4,32 @@ Once a checkpoint is taken, its caller (the agent API, the hooks, `rewind checkp
 calls `after_checkpoint`. It compares the store's size with max_total_size_mb from what
 objsizes remembers (the packs listed, only the loose-object directories written since
 the last look scanned again: no walk of the object database), and only when the store
-is over its cap does it start the pruner: a detached process (its own session, so it
-outlives a short-lived hook and its work never competes for the caller's GIL), unless
-maintenance already holds the base. It never raises and never waits.
+is past TRIGGER of its cap does it start the pruner: a detached process (its own
+session, so it outlives a short-lived hook and its work never competes for the
+caller's GIL), unless maintenance already holds the base. It never raises and never
+waits. The pruner starts before the cap is reached, and takes the store well under it,
+so that the checkpoints an agent takes while it runs (seconds) fit under the cap, and it
+runs once every few checkpoints rather than after each.
 
 The pruner (`run`) holds the base as the automatic sweep does (auto.base_locked: one
-maintenance process at a time) and, while the store is over its cap:
+maintenance process at a time) and, while the store is past TRIGGER of its cap:
 
 1. plans the drops that bring what the refs keep alive to TARGET of the cap (sizecap:
    the oldest unpinned checkpoints across projects, oldest first, never a project's
-   newest nor a labelled one; going a little under the cap makes pruning come once
-   every few checkpoints rather than after each);
-2. moves those projects' boundaries (history is never rewritten; every kept checkpoint
+   newest nor a labelled one);
+2. moves those projects' boundaries (history is never rewritten: every kept checkpoint
    keeps its id);
 3. frees what nothing reaches now, the dropped checkpoints' objects and those of
-   checkpoints max_snapshots unlisted alike: gc's explicit mode, so that writers are
-   held off for its prune step only and what a concurrent checkpoint or Hermes process
-   is writing is kept (see gc and objects.writers).
+   checkpoints max_snapshots unlisted alike: gc's explicit mode, rewriting only the
+   packs that hold something unreachable (cleanpacks), its prune step taken at a moment
+   no rewindfs writer is inside (writers: looked for FREE_FIRST seconds without holding
+   anyone back, then at the gate), keeping what Hermes may be writing (see gc).
 
 What it did goes into the record (caprecord): which checkpoints went and why, what was
-freed, and why the store is still over its cap when it is (each project's newest and
-labelled checkpoints alone over it; objects Hermes may still be writing). A checkpoint
-that found the pruner busy started nothing, so the pruner looks at the size once more
-after letting go of the base. After a pruning that could not get under the cap, the next
+freed, and why the store is still past the trigger when it is (each project's newest
+and labelled checkpoints alone; objects Hermes may still be writing). A checkpoint that
+found the pruner busy started nothing, so the pruner looks at the size once more after
+letting go of the base. After a pruning that could not get under the trigger, the next
 one starts only once the store grew by RETRY_GROWTH of the cap or RETRY_SECONDS passed.
 
     python -m rewindfs.store.maintenance.autocap --base DIR --max-size-mb N
@@ -53,7 +56,9 @@ from rewindfs.store.objects.repo import Store
 
 log = logger(__name__)
 MiB = 1024 * 1024
-TARGET = 0.9  # a pruning brings what is kept alive to this share of the cap
+TRIGGER = 0.85  # a pruning starts once the store is past this share of its cap ...
+TARGET = 0.7  # ... and brings what is kept alive to this share
+FREE_FIRST = 5.0  # seconds its prune step looks for a moment free of writers, unseen
 ROUNDS = 8  # drop-and-free rounds of one pruning at most (new checkpoints meanwhile)
 LOOKS = 4  # pruning runs of one pruner at most (it looks again after letting go)
 RETRY_SECONDS = 60.0  # after a pruning that ended over the cap, the next waits this long ...
@@ -66,14 +71,14 @@ def stored_bytes(layout: Layout) -> int:
 
 
 def after_checkpoint(layout: Layout, max_total_size_mb: int) -> subprocess.Popen | None:
-    """Start the pruner when the store is over its cap and none runs; the process started,
-    if any. Never raises, never waits."""
+    """Start the pruner when the store is past TRIGGER of its cap and none runs; the
+    process started, if any. Never raises, never waits."""
     try:
         cap = int(max_total_size_mb) * MiB
         if cap <= 0 or not (layout.store / "HEAD").exists():
             return None
         size = stored_bytes(layout)
-        if size <= cap or running(layout) or not _worth_trying(layout, size, cap):
+        if size <= cap * TRIGGER or running(layout) or not _worth_trying(layout, size, cap):
             return None
         child = subprocess.Popen(
             [sys.executable, "-m", __name__, "--base", str(layout.base),
@@ -100,8 +105,8 @@ def _worth_trying(layout: Layout, size: int, cap: int) -> bool:
 
 def run(layout: Layout, cap_bytes: int, by: str = caprecord.AFTER_CHECKPOINT
         ) -> CapPrune | None:
-    """Bring the store under `cap_bytes` now, in this process; its record, or None when the
-    store was not over the cap or other maintenance holds the base."""
+    """Bring the store well under `cap_bytes` now, in this process; its record, or None
+    when the store was not past TRIGGER of the cap or other maintenance holds the base."""
     try:
         with base_locked(layout):
             return _prune(layout, cap_bytes, by)
@@ -111,36 +116,38 @@ def run(layout: Layout, cap_bytes: int, by: str = caprecord.AFTER_CHECKPOINT
 
 def _prune(layout: Layout, cap: int, by: str) -> CapPrune | None:
     size = stored_bytes(layout)
-    if cap <= 0 or size <= cap or not Store(layout).exists():
+    start_at = int(cap * TRIGGER)
+    if cap <= 0 or size <= start_at or not Store(layout).exists():
         return None
-    record = CapPrune(by, cap, time.time(), size, why=caprecord.over_why(size, cap))
-    target = int(cap * TARGET)
+    record = CapPrune(by, cap, time.time(), size, why=caprecord.over_why(size, cap, TRIGGER))
     stuck = ""
     for _ in range(ROUNDS):
         before = size
         store = Store(layout)  # a handle of its own per round: libgit2 reads `shallow` once
-        cap_plan = sizecap.plan(layout, store.repo, target)
+        cap_plan = sizecap.plan(layout, store.repo, int(cap * TARGET))
         if cap_plan.drops:
             record.dropped += caprecord.dropped(layout, cap_plan.drops, cap)
             sizecap.apply(layout, store.repo, cap_plan)
-        result = gc_mod.gc(layout, immediate=True, wait=True)
+        result = gc_mod.gc(layout, immediate=True, wait=True, selective=True,
+                           free_first=FREE_FIRST)
         record.kept_younger_than_minutes = result.kept_younger_than
         record.hermes_active = result.hermes_active
         size = stored_bytes(layout)
-        if size <= cap:
+        if size <= start_at:
             break
-        if cap_plan.exhausted and (cap_plan.expected_live or 0) > cap:
+        if cap_plan.exhausted and (cap_plan.expected_live or 0) > start_at:
             stuck = caprecord.pinned_why(cap_plan.expected_live or 0)
             break
         if not cap_plan.drops and before - size < cap // 100:
             break  # nothing to drop, and gc frees no more
     record.after_bytes, record.ended = size, time.time()
-    if size > cap:
+    if size > start_at:
         record.left_over = _left_over(record, stuck)
     caprecord.write(layout, record)
     log.info("pruned to the size cap (%s): %d checkpoints dropped, %s -> %s%s", by,
              len(record.dropped), caprecord.mib(record.before_bytes), caprecord.mib(size),
-             f"; still over it: {record.left_over}" if record.left_over else "")
+             f"; still past {TRIGGER:.0%} of it: {record.left_over}" if record.left_over
+             else "")
     return record
 
 
@@ -153,7 +160,7 @@ def _left_over(record: CapPrune, stuck: str) -> str:
     if record.kept_younger_than_minutes:
         return (f"checkpoints were being written without pause: objects younger than "
                 f"{record.kept_younger_than_minutes:g} minutes were kept")
-    return "more was written while it pruned; the next checkpoint prunes again"
+    return "more was written while it pruned; the next checkpoint starts it again"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -167,8 +174,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for _ in range(LOOKS):
             record = run(layout, cap)
-            # None: not over the cap, or other maintenance holds the base (and looks itself)
-            if record is None or record.left_over is not None or stored_bytes(layout) <= cap:
+            # None: not past the trigger, or other maintenance holds the base (and looks)
+            if record is None or record.left_over is not None or \
+                    stored_bytes(layout) <= cap * TRIGGER:
                 break
     except Exception:  # noqa: BLE001 - logged for whoever looks; nobody waits on us
         log.exception("pruning to the size cap failed")

@@ -50,7 +50,8 @@ class CapPrune:
     why: str = ""  # why it ran
     dropped: list[Dropped] = field(default_factory=list)
     dropped_count: int = 0  # all of them (the list keeps the newest KEPT)
-    left_over: str | None = None  # why the store is still over its cap (None: it is not)
+    # why the store is still past where pruning starts (None: it is not), over its cap or not
+    left_over: str | None = None
     kept_younger_than_minutes: float = 0.0  # unreachable objects this young were kept
     hermes_active: bool = False  # ... because Hermes may be writing them
 
@@ -66,8 +67,11 @@ def record_path(layout: Layout):
     return layout.store / "rewind-size-cap.json"
 
 
-def over_why(size: int, cap: int) -> str:
-    return f"the store was over its {mib(cap)} cap ({mib(size)})"
+def over_why(size: int, cap: int, share: float = 1.0) -> str:
+    """Why a pruning ran: the store was over its cap (or the share of it pruning starts at)."""
+    if share >= 1.0 or size > cap:
+        return f"the store was over its {mib(cap)} cap ({mib(size)})"
+    return f"the store was over {share:.0%} of its {mib(cap)} cap ({mib(size)})"
 
 
 def pinned_why(live: int) -> str:
@@ -85,7 +89,7 @@ def dropped(layout: Layout, drops: Iterable[Drop], cap: int) -> list[Dropped]:
             record = read_record(layout, drop.h16)
             workdirs[drop.h16] = str(record.workdir) if record is not None else None
         out.append(Dropped(drop.h16, workdirs[drop.h16], drop.commit, drop.time, drop.reason,
-                           f"oldest unpinned checkpoint while the store was over its "
+                           f"oldest unpinned checkpoint, to keep the store under its "
                            f"{mib(cap)} cap"))
     return out
 

@@ -37,8 +37,11 @@ reused by a checkpoint after repack has read that pack's mtime, can be dropped.
 Two gcs never run at once (a non-blocking flock); readers such as the mount keep
 their open packs (libgit2 finds the new pack on the next miss).
 
-An explicit gc (`immediate`: `rewind prune`, the API's explicit prune) frees the
-space now instead of after the grace period. Its repack is the same; then it
+A gc may rewrite only the packs that hold something unreachable (`selective`, the
+pruning to the size cap: see cleanpacks), leaving every other pack as it is.
+
+An explicit gc (`immediate`: `rewind prune`, the API's explicit prune, the pruning to
+the size cap) frees the space now instead of after the grace period. Its repack is the same; then it
 excludes rewindfs writers (see writers) and prunes every unreachable loose
 object, whatever its age: no rewindfs writer is between writing objects and
 moving its ref at that moment, and what the repack loosened is loose by then.
@@ -47,7 +50,9 @@ checkpoint (current), so while Hermes has checkpointed recently (anything in
 `indexes/`, which only Hermes writes, changed within HERMES_WINDOW_MINUTES, the
 longest a Hermes checkpoint can take by its git timeouts) objects younger than
 that window are kept, and the result says so. If writers never pause long
-enough (writers.GIVE_UP), the prune falls back to the grace period.
+enough (writers.GIVE_UP), the prune falls back to the grace period. A gc nobody waits
+for (`free_first`, the pruning to the size cap) first waits that long for a moment no
+writer is inside, holding nobody back, before it holds new writers at the gate.
 
 A gc killed half way leaves its placeholders behind; `clear_placeholders`
 removes them (every sweep calls it), since git fsck reports each as a bad object.
@@ -63,6 +68,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rewindfs.errors import Busy
+from rewindfs.store.maintenance.cleanpacks import clean_packs
 from rewindfs.store.maintenance.sizes import objects_bytes
 from rewindfs.store.objects import gitcli, private, writers
 from rewindfs.store.objects.layout import Layout
@@ -101,11 +107,14 @@ def expiry(grace_minutes: float) -> str:
 
 
 def gc(layout: Layout, grace_minutes: float = GRACE_MINUTES, *, immediate: bool = False,
-       show_progress: bool = False, wait: bool = False) -> GcResult:
+       show_progress: bool = False, wait: bool = False, selective: bool = False,
+       free_first: float = 0.0) -> GcResult:
     """Repack and prune the store. Raises Busy when another gc runs (unless `wait`).
 
     `immediate`: prune what is unreachable now, coordinated with writers (see the
-    module doc); `grace_minutes` then only bounds what the repack may drop unseen.
+    module doc; `free_first`: seconds to wait for no writer first, holding none back);
+    `grace_minutes` then only bounds what the repack may drop unseen. `selective`:
+    leave every pack that holds nothing unreachable as it is.
     """
     if not (layout.store / "HEAD").exists():
         return GcResult(ran=False)
@@ -117,12 +126,14 @@ def gc(layout: Layout, grace_minutes: float = GRACE_MINUTES, *, immediate: bool 
     try:
         with file_lock(layout.lock_file("gc"), timeout=None if wait else 0.0):
             _remove_placeholders(layout)
+            keep = [f"--keep-pack={name}" for name in clean_packs(layout)] if selective \
+                else []
             with _fanout_pinned(layout):
                 # -n: no update-server-info (nobody fetches from the store over dumb http)
                 _run(layout, ["repack", "-A", "-d", "-l", "-n",
-                              f"--unpack-unreachable={when}", *quiet], show_progress)
+                              f"--unpack-unreachable={when}", *keep, *quiet], show_progress)
                 if immediate:
-                    _prune_now(layout, result)
+                    _prune_now(layout, result, free_first)
                 else:
                     _prune(layout, grace_minutes)
                 # A commit-graph (Hermes's `git gc` writes one) naming commits just pruned
@@ -140,10 +151,10 @@ def _prune(layout: Layout, keep_minutes: float) -> None:
     _run(layout, ["prune", f"--expire={expiry(keep_minutes)}", "--no-progress"], False)
 
 
-def _prune_now(layout: Layout, result: GcResult) -> None:
+def _prune_now(layout: Layout, result: GcResult, free_first: float = 0.0) -> None:
     """Prune with rewindfs writers held off; keep only what Hermes may have in flight."""
     try:
-        with writers.excluded(layout):
+        with writers.excluded(layout, free_first=free_first):
             held = time.monotonic()
             result.hermes_active = hermes_active(layout)
             keep = HERMES_WINDOW_MINUTES if result.hermes_active else 0.0
