@@ -180,6 +180,36 @@ def test_unlisted_checkpoints_objects_are_freed(home, layout, tmp_path):
     assert chain(layout, wd) == listed and stored(layout) <= 4 * CHUNK
 
 
+def test_pruning_rewrites_only_the_packs_holding_what_went(home, layout, tmp_path, fsck):
+    """Each checkpoint of 1.2 MB went into packs of its own: a pruning removes the packs of
+    the checkpoints it dropped and leaves every pack of the kept ones as it is (a repack
+    of the whole store each time would cost the store, not what is freed)."""
+    mgr = manager(home, max_total_size_mb=0, max_snapshots=100)
+    wd = tmp_path / "p"
+    pack_dir = layout.store / "objects" / "pack"
+    packs_of = []
+    for i in range(6):
+        before = set(os.listdir(pack_dir)) if pack_dir.exists() else set()
+        churn(wd, i, size=1200 * KB)
+        mgr.new_turn()
+        assert mgr.ensure_checkpoint(str(wd))
+        packs_of.append({n for n in os.listdir(pack_dir) if n.endswith(".pack")} - before)
+    assert all(packs_of)  # the scenario: every checkpoint wrote packs
+    commits = list(reversed(chain(layout, wd)))  # oldest first
+    report = autocap.run(layout, 6 * MiB)
+    assert report is not None and report.dropped
+    gone = {d.commit for d in report.dropped}
+    assert gone == set(commits[:len(gone)])  # the oldest
+    now = set(os.listdir(pack_dir))
+    for commit, packs in zip(commits, packs_of, strict=True):
+        if commit in gone:
+            assert not packs & now
+        else:
+            assert packs <= now  # untouched: the very same files
+    assert stored(layout) <= 6 * MiB * autocap.TARGET
+    fsck()
+
+
 def test_checkpoint_never_waits_on_a_running_pruning(home, layout, tmp_path):
     """While maintenance holds the base (a pruner or the daily sweep), a checkpoint over
     the cap is taken at once and starts no second pruner; the next one after it does."""

@@ -20,10 +20,10 @@ maintenance process at a time) and, while the store is past TRIGGER of its cap:
 2. moves those projects' boundaries (history is never rewritten: every kept checkpoint
    keeps its id);
 3. frees what nothing reaches now, the dropped checkpoints' objects and those of
-   checkpoints max_snapshots unlisted alike: gc's explicit mode, rewriting only the
-   packs that hold something unreachable (cleanpacks), its prune step taken at a moment
-   no rewindfs writer is inside (writers: looked for FREE_FIRST seconds without holding
-   anyone back, then at the gate), keeping what Hermes may be writing (see gc).
+   checkpoints max_snapshots unlisted alike (gc.reclaim): git rewrites only the packs
+   that hold something unreachable (cleanpacks), at a moment no rewindfs writer is
+   inside (looked for FREE_FIRST seconds without holding anyone back, then at the
+   gate), keeping what Hermes may be writing.
 
 What it did goes into the record (caprecord): which checkpoints went and why, what was
 freed, and why the store is still past the trigger when it is (each project's newest
@@ -128,8 +128,7 @@ def _prune(layout: Layout, cap: int, by: str) -> CapPrune | None:
         if cap_plan.drops:
             record.dropped += caprecord.dropped(layout, cap_plan.drops, cap)
             sizecap.apply(layout, store.repo, cap_plan)
-        result = gc_mod.gc(layout, immediate=True, wait=True, selective=True,
-                           free_first=FREE_FIRST)
+        result = gc_mod.reclaim(layout, free_first=FREE_FIRST)
         record.kept_younger_than_minutes = result.kept_younger_than
         record.hermes_active = result.hermes_active
         size = stored_bytes(layout)

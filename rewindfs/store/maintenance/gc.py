@@ -37,11 +37,8 @@ reused by a checkpoint after repack has read that pack's mtime, can be dropped.
 Two gcs never run at once (a non-blocking flock); readers such as the mount keep
 their open packs (libgit2 finds the new pack on the next miss).
 
-A gc may rewrite only the packs that hold something unreachable (`selective`, the
-pruning to the size cap: see cleanpacks), leaving every other pack as it is.
-
-An explicit gc (`immediate`: `rewind prune`, the API's explicit prune, the pruning to
-the size cap) frees the space now instead of after the grace period. Its repack is the same; then it
+An explicit gc (`immediate`: `rewind prune`, the API's explicit prune) frees the
+space now instead of after the grace period. Its repack is the same; then it
 excludes rewindfs writers (see writers) and prunes every unreachable loose
 object, whatever its age: no rewindfs writer is between writing objects and
 moving its ref at that moment, and what the repack loosened is loose by then.
@@ -50,9 +47,18 @@ checkpoint (current), so while Hermes has checkpointed recently (anything in
 `indexes/`, which only Hermes writes, changed within HERMES_WINDOW_MINUTES, the
 longest a Hermes checkpoint can take by its git timeouts) objects younger than
 that window are kept, and the result says so. If writers never pause long
-enough (writers.GIVE_UP), the prune falls back to the grace period. A gc nobody waits
-for (`free_first`, the pruning to the size cap) first waits that long for a moment no
-writer is inside, holding nobody back, before it holds new writers at the gate.
+enough (writers.GIVE_UP), the prune falls back to the grace period.
+
+The pruning to the size cap frees the oldest checkpoints again and again, so its gc
+(`reclaim`) costs what it frees, not the store: its repack rewrites only the packs that
+hold something unreachable (cleanpacks), and it drops their unreachable objects at once
+instead of loosening them for the prune (which compresses each object again, to delete
+it moments later: half a minute for a few checkpoints of media files). That is safe
+only with no rewindfs writer between writing objects and moving its ref, so the repack
+and the prune both run with writers excluded, taken at a moment none is inside
+(`free_first` seconds of looking without holding anyone back, then at the gate).
+Hermes's objects in flight are loose, which a repack leaves alone; the prune keeps them
+as above. Writers that never pause: the explicit mode's grace instead.
 
 A gc killed half way leaves its placeholders behind; `clear_placeholders`
 removes them (every sweep calls it), since git fsck reports each as a bad object.
@@ -71,7 +77,7 @@ from rewindfs.errors import Busy
 from rewindfs.store.maintenance.cleanpacks import clean_packs
 from rewindfs.store.maintenance.sizes import objects_bytes
 from rewindfs.store.objects import gitcli, private, writers
-from rewindfs.store.objects.layout import Layout
+from rewindfs.store.objects.layout import Layout, pack_files
 from rewindfs.store.objects.locks import file_lock
 from rewindfs.store.objects.verify.checkfiles import remove_commit_graphs
 
@@ -107,14 +113,11 @@ def expiry(grace_minutes: float) -> str:
 
 
 def gc(layout: Layout, grace_minutes: float = GRACE_MINUTES, *, immediate: bool = False,
-       show_progress: bool = False, wait: bool = False, selective: bool = False,
-       free_first: float = 0.0) -> GcResult:
+       show_progress: bool = False, wait: bool = False) -> GcResult:
     """Repack and prune the store. Raises Busy when another gc runs (unless `wait`).
 
     `immediate`: prune what is unreachable now, coordinated with writers (see the
-    module doc; `free_first`: seconds to wait for no writer first, holding none back);
-    `grace_minutes` then only bounds what the repack may drop unseen. `selective`:
-    leave every pack that holds nothing unreachable as it is.
+    module doc); `grace_minutes` then only bounds what the repack may drop unseen.
     """
     if not (layout.store / "HEAD").exists():
         return GcResult(ran=False)
@@ -126,14 +129,12 @@ def gc(layout: Layout, grace_minutes: float = GRACE_MINUTES, *, immediate: bool 
     try:
         with file_lock(layout.lock_file("gc"), timeout=None if wait else 0.0):
             _remove_placeholders(layout)
-            keep = [f"--keep-pack={name}" for name in clean_packs(layout)] if selective \
-                else []
             with _fanout_pinned(layout):
                 # -n: no update-server-info (nobody fetches from the store over dumb http)
                 _run(layout, ["repack", "-A", "-d", "-l", "-n",
-                              f"--unpack-unreachable={when}", *keep, *quiet], show_progress)
+                              f"--unpack-unreachable={when}", *quiet], show_progress)
                 if immediate:
-                    _prune_now(layout, result, free_first)
+                    _prune_now(layout, result)
                 else:
                     _prune(layout, grace_minutes)
                 # A commit-graph (Hermes's `git gc` writes one) naming commits just pruned
@@ -151,10 +152,48 @@ def _prune(layout: Layout, keep_minutes: float) -> None:
     _run(layout, ["prune", f"--expire={expiry(keep_minutes)}", "--no-progress"], False)
 
 
-def _prune_now(layout: Layout, result: GcResult, free_first: float = 0.0) -> None:
+def reclaim(layout: Layout, *, free_first: float = 0.0) -> GcResult:
+    """Free what nothing reaches now, rewriting only the packs that hold some (the pruning
+    to the size cap; see the module doc). Waits for a gc that runs."""
+    if not (layout.store / "HEAD").exists():
+        return GcResult(ran=False)
+    start = time.monotonic()
+    result = GcResult(True, objects_bytes(layout))
+    with file_lock(layout.lock_file("gc")):
+        _remove_placeholders(layout)
+        seen = pack_files(layout.store / "objects")
+        keep = [f"--keep-pack={name}" for name in clean_packs(layout)]
+        with _fanout_pinned(layout):
+            try:
+                with writers.excluded(layout, free_first=free_first):
+                    held = time.monotonic()
+                    result.hermes_active = hermes_active(layout)
+                    # Packs written since are whole checkpoints now (their writers are
+                    # done): kept as they are, not folded into the repack's new pack.
+                    keep += [f"--keep-pack={name}" for name in pack_files(layout.store /
+                             "objects") if name.endswith(".pack") and name not in seen]
+                    _run(layout, ["repack", "-A", "-d", "-l", "-n", "--unpack-unreachable=now",
+                                  *keep, "-q"], False)
+                    result.kept_younger_than = \
+                        HERMES_WINDOW_MINUTES if result.hermes_active else 0.0
+                    _prune(layout, result.kept_younger_than)
+                    result.writers_held = time.monotonic() - held
+            except Busy:  # writers never paused: objects in flight may be young ones
+                _run(layout, ["repack", "-A", "-d", "-l", "-n",
+                              f"--unpack-unreachable={expiry(GRACE_MINUTES)}", *keep, "-q"],
+                     False)
+                _prune(layout, GRACE_MINUTES)
+                result.kept_younger_than = GRACE_MINUTES
+            remove_commit_graphs(layout)
+    result.bytes_after = objects_bytes(layout)
+    result.seconds = time.monotonic() - start
+    return result
+
+
+def _prune_now(layout: Layout, result: GcResult) -> None:
     """Prune with rewindfs writers held off; keep only what Hermes may have in flight."""
     try:
-        with writers.excluded(layout, free_first=free_first):
+        with writers.excluded(layout):
             held = time.monotonic()
             result.hermes_active = hermes_active(layout)
             keep = HERMES_WINDOW_MINUTES if result.hermes_active else 0.0
