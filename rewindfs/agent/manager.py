@@ -21,7 +21,7 @@ from rewindfs.agent import state as agent_state
 from rewindfs.agent.results import api_restore_dict, checkpoint_dict
 from rewindfs.agent.steps import StepRecorder
 from rewindfs.agent.workdir import working_dir_for_path
-from rewindfs.errors import NotFound, RewindError
+from rewindfs.errors import NotFound, Refused, RewindError
 from rewindfs.lazylog import logger
 from rewindfs.store.capture import secret_files
 from rewindfs.store.history import carrying, ledger, projects
@@ -126,8 +126,9 @@ class CheckpointManager:
                             secret_files.warning(result.skipped_files["private_keys"]))
             self._maybe_auto_prune()
             return result.taken
-        except RewindError as exc:
-            log.debug("checkpoint of %s skipped: %s", working_dir, exc)
+        except RewindError as exc:  # a guard's refusal (over the size cap) is said
+            (log.warning if isinstance(exc, Refused) else log.debug)(
+                "checkpoint of %s skipped: %s", working_dir, exc)
         except bounded.GaveUp as exc:
             log.warning("checkpoint of %s given up (%s); the tool call goes on without it",
                         working_dir, exc)
@@ -152,9 +153,8 @@ class CheckpointManager:
         alone would take more than max_total_size_mb is refused).
 
         It carries `state` and the external actions recorded since the last
-        checkpoint that carried any (see store.history.metadata.meta). When it takes
-        the store over max_total_size_mb, a pruner starts in the background
-        (store.maintenance.autocap; with auto_prune).
+        checkpoint that carried any (see store.history.metadata.meta). Near the size
+        cap, a pruner starts in the background (store.maintenance.autocap).
         """
         # (restores, diffs and pre-rollback snapshots: `limits`, never refused for the cap)
         limits = replace(self.limits, store_cap=self.max_total_size_mb * 1024 * 1024)

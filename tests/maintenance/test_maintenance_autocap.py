@@ -264,7 +264,7 @@ def test_rewind_checkpoint_refuses_one_larger_than_the_cap(run_rewind, layout, t
     assert set(files) == {b"other.txt"}
 
 
-def test_refusal_counts_both_cores_shares(home, layout, tmp_path):
+def test_refusal_counts_both_cores_shares(home, layout, tmp_path, caplog):
     """A large capture is stored on two cores, each share under the cap and both together
     over it: refused before either pack is visible, no temp file left."""
     wd = tmp_path / "p"
@@ -283,7 +283,10 @@ def test_refusal_counts_both_cores_shares(home, layout, tmp_path):
     assert [n for n in os.listdir(pack_dir) if n.startswith("tmp_")] == []
     assert not [n for n in os.listdir(pack_dir) if n.endswith(".pack")]
     assert chain(layout, wd) == []
-    assert mgr.ensure_checkpoint(str(wd)) is False  # the agent API: never raises
+    with caplog.at_level("WARNING", logger="rewindfs.agent.manager"):
+        assert mgr.ensure_checkpoint(str(wd)) is False  # the agent API: never raises
+    said = [r for r in caplog.records if "max_total_size_mb is 12" in r.getMessage()]
+    assert said and said[0].levelname == "WARNING"  # said, not only at debug level
 
 
 def test_hook_refusal_is_one_line_and_takes_nothing(home, layout, tmp_path):
