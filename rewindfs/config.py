@@ -151,8 +151,10 @@ OTHER_ENV = {"REWIND_PAGER", "REWIND_NO_SERVER", "REWIND_PROGRESS_DELAY",
              # the agent hooks: their deadline and their helper (rewindfs.hooks)
              "REWIND_HOOK_TIMEOUT", "REWIND_HOOK_HELPER", "REWIND_HOOK_HELPER_IDLE",
              # tests: a restore that stops midway (restore.pause), a helper's checkpoint
-             # that stops before it starts (hooks.helper)
+             # that stops before it starts (hooks.helper), a checkpoint that stops
+             # before its ref moves (store.history.snapshot)
              "REWIND_TEST_PAUSE_RESTORE", "REWIND_TEST_STOP_HELPER_CHECKPOINT",
+             "REWIND_TEST_STOP_CHECKPOINT",
              # Linux-only calls turned off for their portable fallbacks (rewindfs.portable);
              # scripts/install's installer and its offline mode
              "REWIND_PORTABLE", "REWIND_INSTALLER", "REWIND_OFFLINE"}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,14 +18,14 @@ from rewindfs import restore as restore_mod
 from rewindfs import store as st
 from rewindfs.agent import bounded, checks
 from rewindfs.agent import state as agent_state
-from rewindfs.agent.results import checkpoint_dict, restore_dict
+from rewindfs.agent.results import api_restore_dict, checkpoint_dict
 from rewindfs.agent.steps import RevertPreview, StepRecorder
 from rewindfs.agent.workdir import working_dir_for_path
-from rewindfs.errors import NotFound, RewindError
+from rewindfs.errors import NotFound, Refused, RewindError
 from rewindfs.lazylog import logger
 from rewindfs.store.capture import secret_files
 from rewindfs.store.history import carrying, ledger, projects
-from rewindfs.store.maintenance import Policy, auto
+from rewindfs.store.maintenance import Policy, auto, autocap
 from rewindfs.store.remote import autopush
 
 log = logger(__name__)
@@ -123,8 +124,9 @@ class CheckpointManager:
                             secret_files.warning(result.skipped_files["private_keys"]))
             self._maybe_auto_prune()
             return result.taken
-        except RewindError as exc:
-            log.debug("checkpoint of %s skipped: %s", working_dir, exc)
+        except RewindError as exc:  # a guard's refusal (over the size cap) is said
+            (log.warning if isinstance(exc, Refused) else log.debug)(
+                "checkpoint of %s skipped: %s", working_dir, exc)
         except bounded.GaveUp as exc:
             log.warning("checkpoint of %s given up (%s); the tool call goes on without it",
                         working_dir, exc)
@@ -145,18 +147,24 @@ class CheckpointManager:
     def take(self, working_dir: str, reason: str = "checkpoint",
              trailers: dict[str, str] | None = None, state: dict[str, Any] | None = None,
              recorder: Any = None) -> st.SnapshotResult:
-        """Take a checkpoint now (raises RewindError on refusal or store failure).
+        """Take a checkpoint now (raises RewindError on refusal or store failure: one that
+        alone would take more than max_total_size_mb is refused).
 
         It carries `state` and the external actions recorded since the last checkpoint
         that carried any (store.history.metadata.meta); `recorder`: the repository's state.
+        Near the size cap, a pruner starts in the background (store.maintenance.autocap).
         """
+        # (restores, diffs and pre-rollback snapshots: `limits`, never refused for the cap)
+        limits = replace(self.limits, store_cap=self.max_total_size_mb * 1024 * 1024)
         result = carrying.take_carrying(
-            self.store, working_dir, reason, state=state, limits=self.limits,
+            self.store, working_dir, reason, state=state, limits=limits,
             trailers=trailers, extra_excludes=self.extra_excludes, keep=self.max_snapshots,
             recorder=recorder)
         self.last_result = result
         if result.taken and self.auto_push:  # queued; never raises
             autopush.trigger(self.layout, self.auto_push, result.project, *self.push_timing)
+        if result.taken and self.auto_prune:  # never raises, never waits
+            autocap.after_checkpoint(self.layout, self.max_total_size_mb)
         return result
 
     def checkpoint(self, working_dir: str, reason: str = "checkpoint",
@@ -285,15 +293,7 @@ class CheckpointManager:
             extras = agent_state.restore_report(self.store, result)
         except RewindError as exc:
             return {"success": False, "error": str(exc)}
-        out = {**restore_dict(result, file_path), **extras}
-        if out.get("failed_deletes") and result.outcome is not None and \
-                len(result.outcome.failed) == len(out["failed_deletes"]) and \
-                not result.outcome.not_attempted:
-            # Hermes's meaning: every file of the checkpoint is back; a file that could
-            # not be removed is reported, not a failure of the restore.
-            out["success"] = True
-            out.pop("error", None)
-        return out
+        return api_restore_dict(result, file_path, extras)
 
     def record_agent_write(self, file_path: str, path: str | None = None) -> bool:
         """Note the content the agent just wrote to (or deleted at) a file, for safe restores.

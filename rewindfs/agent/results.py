@@ -35,6 +35,20 @@ def names(paths) -> list[str]:
     return [os.fsdecode(p) for p in paths]
 
 
+def api_restore_dict(result: restore_mod.RestoreResult, file_path: str | None,
+                     extras: dict[str, Any]) -> dict[str, Any]:
+    """The agent API's restore result: `restore_dict` and `extras` (the target's agent
+    state, external actions), in Hermes's meaning of success: every file of the
+    checkpoint is back; a file that could not be removed is reported, not a failure."""
+    out = {**restore_dict(result, file_path), **extras}
+    if out.get("failed_deletes") and result.outcome is not None and \
+            len(result.outcome.failed) == len(out["failed_deletes"]) and \
+            not result.outcome.not_attempted:
+        out["success"] = True
+        out.pop("error", None)
+    return out
+
+
 def restore_dict(result: restore_mod.RestoreResult, file_path: str | None) -> dict[str, Any]:
     """Hermes's restore result, plus what rewindfs knows about the restore.
 

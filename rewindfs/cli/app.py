@@ -82,6 +82,7 @@ class App:
             max_snapshots=s.max_snapshots,
             max_total_size_mb=s.max_total_size_mb,
             max_file_size_mb=s.max_file_size_mb,
+            auto_prune=s.auto_prune,
             base=s.base,
             max_files=s.max_files,
             extra_excludes=s.extra_excludes,

@@ -49,7 +49,7 @@ from rewindfs.store import (
 )
 from rewindfs.store.capture import changesource
 from rewindfs.store.history import carrying, stamp, steplog
-from rewindfs.store.maintenance import Policy, auto
+from rewindfs.store.maintenance import Policy, auto, autocap
 from rewindfs.store.remote import autopush
 
 HOOK_GIT_SECONDS = 8.0  # a hook's copy of the repository's new objects, at most
@@ -77,6 +77,8 @@ def take(call: ToolCall, reason: str, turn: str, root: str = "",
     if recorder is not None and recorder.note():
         hooklog.write(call.agent, hooklog.INFO, f"{workdir}: {recorder.note()}")
     if settings.auto_prune:
+        if result.taken:  # over the size cap: a pruner in the background
+            autocap.after_checkpoint(layout, settings.max_total_size_mb)
         auto.start(layout, Policy(settings.retention_days, settings.delete_orphans,
                                   settings.max_total_size_mb), settings.min_interval_hours)
     if settings.auto_import:  # Kilo's and OpenCode's own snapshots, in a detached child
@@ -143,7 +145,8 @@ def _checkpoint(settings: config.Settings, store: Store, workdir: Path, reason: 
     started = time.time_ns()
     result = carrying.take_carrying(
         store, str(workdir), reason, trailers=trailers,
-        limits=Limits(max_file_size=settings.max_file_size_bytes, max_files=settings.max_files),
+        limits=Limits(max_file_size=settings.max_file_size_bytes, max_files=settings.max_files,
+                      store_cap=settings.max_total_size_mb * 1024 * 1024),
         extra_excludes=tuple(settings.extra_excludes), keep=settings.max_snapshots,
         paths=found[2] if found else None, recorder=recorder)
     if result.taken and settings.auto_push:  # queued; pushed by a detached process

@@ -81,7 +81,8 @@ def status(app: App, as_json: bool, limit: int) -> None:
     from rewindfs.store.objects import Layout, odbguard
 
     s = app.settings
-    info = store_status(Layout(s.base), s.retention_days)
+    info = store_status(Layout(s.base), s.retention_days,
+                        cap_bytes=s.max_total_size_mb * 1024 * 1024)
     mount = _mount_state(s.mount_dir)
     schedule = _auto_prune(s, info.last_prune)
     unfinished = _unfinished_restores(Layout(s.base), info)
@@ -161,6 +162,7 @@ def _status_lines(info: StoreStatus, mount: dict[str, Any], schedule: dict[str, 
         f"  store/         {human_bytes(info.store_size_bytes)}",
         f"  legacy-*       {human_bytes(info.legacy_size_bytes)}",
         f"Reclaimable:     {reclaim} (freed now by rewind prune)",
+        *_cap_lines(info),
         f"Projects:        {info.project_count}"
         + (f" ({len(deleted)} deleted)" if deleted else ""),
         f"Mount:           {mount['state']} ({mount['path']})"
@@ -198,6 +200,33 @@ def _status_lines(info: StoreStatus, mount: dict[str, Any], schedule: dict[str, 
         lines += [f"  {a.name:<40}  {human_bytes(a.size_bytes):>10}"
                   for a in info.legacy_archives]
         lines.append("Clear with: rewind clear-legacy")
+    return lines
+
+
+def _cap_lines(info: StoreStatus) -> list[str]:
+    """The size cap, what is held against it, and what the last pruning to it dropped."""
+    cap = (f"{human_bytes(info.cap_bytes)} (max_total_size_mb), objects now "
+           f"{human_bytes(info.cap_size_bytes)}" if info.cap_bytes else
+           f"none (max_total_size_mb: 0), objects now {human_bytes(info.cap_size_bytes)}")
+    lines = [f"Size cap:        {cap}"]
+    last = info.last_pruning
+    if not last:
+        return [*lines, "Last pruning:    none"]
+    count = last["dropped_count"]
+    went = f"{count} checkpoint{'' if count == 1 else 's'} dropped" if count else \
+        "no checkpoint dropped"
+    lines.append(f"Last pruning:    {human_age(last['ended'])}, {last['by']}: {went} "
+                 f"({visible(last['why'])}), {human_bytes(last['freed_bytes'])} freed")
+    per_project: dict[str, list[float]] = {}
+    for d in last["dropped"]:
+        per_project.setdefault(d["workdir"] or f"(no record: {d['project']})", []).append(
+            d["time"])
+    for workdir, times in list(per_project.items())[:SHOW]:
+        lines.append(f"                 {visible(workdir)}: {len(times)} (taken "
+                     f"{human_date(min(times))} to {human_date(max(times))})")
+    if last.get("left_over"):
+        lines.append(f"                 {human_bytes(last['after_bytes'])} left: "
+                     f"{visible(last['left_over'])}")
     return lines
 
 

@@ -180,6 +180,15 @@ class Helper:
             return f"killed by signal {os.WTERMSIG(status)}"
         return f"exit status {os.waitstatus_to_exitcode(status)}"
 
+    def sealed_bytes(self) -> int:
+        """Bytes of the child's pack (after `results`), not yet visible."""
+        if self._sealed is None:
+            return 0
+        try:
+            return os.stat(self._sealed[1]).st_size
+        except OSError:
+            return 0
+
     def publish(self) -> set[bytes]:
         """Make the child's pack visible (after `results`); the ids it holds."""
         if self._sealed is not None:

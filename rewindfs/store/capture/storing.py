@@ -3,6 +3,11 @@
 Each file is read once (fileread) and written into a pack (packwrite) or as a loose
 object, half of a large capture on a second core (splitstore); index entries are
 added only once their objects are on disk.
+
+Under the store's size cap (`Limits.store_cap`), a capture whose packs alone take more
+than the whole cap is refused before they are visible: the packs are measured as they
+are written (and the second core's with them before either is published), so the work
+stops as soon as the cap is passed, and nothing is left behind.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import pygit2
 from pygit2.errors import check_error
 from pygit2.ffi import C, ffi
 
+from rewindfs.errors import Refused
 from rewindfs.store.capture import fileread, interrupts, splitstore
 from rewindfs.store.capture.progress import PROGRESS_SECONDS, Progress
 from rewindfs.store.capture.walk import Walk
@@ -50,6 +56,7 @@ class _LooseObjects:
         pass
 
     written: set[bytes] = set()  # loose objects are only written when missing
+    size = 0  # a loose capture is at most LOOSE_MAX_BYTES, and never more than the cap
 
 
 class _PackedObjects:
@@ -74,14 +81,20 @@ class _PackedObjects:
     def written(self) -> set[bytes]:
         return self.pack.oids
 
+    @property
+    def size(self) -> int:
+        return self.pack.size
+
 
 def store_found(project: Project, walk: Walk, changing: list[bytes]) -> None:
     """Read, hash and write everything the walk found; then add its index entries."""
     if not walk.found:
         return
     walk.dirty = True
+    store_cap = walk.limits.store_cap
     walk.packed = (walk.force_pack or len(walk.found) > LOOSE_MAX_FILES
-                   or walk.found_bytes > LOOSE_MAX_BYTES)
+                   or walk.found_bytes > LOOSE_MAX_BYTES
+                   or 0 < store_cap < walk.found_bytes)  # measured as it is written
     sink = _PackedObjects(project) if walk.packed else _LooseObjects(project.repo)
     total_files, total_bytes = len(walk.found), walk.found_bytes
     report = walk.report
@@ -125,6 +138,8 @@ def store_found(project: Project, walk: Walk, changing: list[bytes]) -> None:
                 oid = sink.put(read.data)
                 done_bytes += len(read.data)
                 fields = read.index_fields()
+                if store_cap and sink.size > store_cap:
+                    raise over_the_cap(project, walk.found_bytes, store_cap)
             take(rel, read.outcome, oid, fields)
             if next_report is not None and time.monotonic() >= next_report:
                 files, stored = helper.progress() if helper is not None else (0, 0)
@@ -152,6 +167,8 @@ def store_found(project: Project, walk: Walk, changing: list[bytes]) -> None:
                     take(rel, outcome, oid, fields)
                     if fields is not None:
                         done_bytes += fields[-1]
+                if store_cap and sink.size + helper.sealed_bytes() > store_cap:
+                    raise over_the_cap(project, walk.found_bytes, store_cap)
         interrupts.check()
         sink.finish()
         walk.written |= sink.written
@@ -169,6 +186,20 @@ def store_found(project: Project, walk: Walk, changing: list[bytes]) -> None:
     entry = ffi.new("git_index_entry *")
     for rel, fields, oid in staged:
         _index_add(walk.index, entry, rel, fields, oid)
+
+
+def over_the_cap(project: Project, found_bytes: int, store_cap: int) -> Refused:
+    """The one line a capture larger than the store's whole size cap is refused with."""
+    return Refused(f"{project.workdir}: checkpoint refused: its new and changed files "
+                   f"({_mib(found_bytes)}) take more than the store's whole size cap "
+                   f"(max_total_size_mb is {_mib(store_cap, unit=False)}); nothing was "
+                   "recorded (raise the cap, or leave the big files out with ignore rules)")
+
+
+def _mib(n: int, unit: bool = True) -> str:
+    value = n / (1024 * 1024)
+    text = f"{value:,.0f}" if value >= 10 or value == int(value) else f"{value:,.1f}"
+    return f"{text} MiB" if unit else text
 
 
 def pack_trees(project: Project, index: pygit2.Index, written: set[bytes],

@@ -29,6 +29,9 @@ from rewindfs.store.objects.repo import Project
 class Limits:
     max_file_size: int = 10 * 1024 * 1024  # bytes; a file exactly this big is kept; 0 = no cap
     max_files: int = 0  # files a capture may leave in its tree (past it: refused); 0 = no cap
+    # bytes: the store's whole size cap (max_total_size_mb). A checkpoint whose new objects
+    # alone take more is refused before any of them is visible (storing); 0 = no cap.
+    store_cap: int = 0
 
 
 DEFAULT_LIMITS = Limits()

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 import pygit2
 from pygit2.ffi import C, ffi
 
-from rewindfs.errors import StoreError
+from rewindfs.errors import Refused, StoreError
 from rewindfs.store.capture import changes, changesource, deepdirs, graft, interrupts
 from rewindfs.store.capture.changes import unreadable_dirs
 from rewindfs.store.capture.storing import index_dirs, pack_trees, store_found
@@ -74,7 +74,9 @@ def capture(project: Project, limits: Limits, paths: list[bytes] | None = None) 
     With `paths`, only those files and directories are looked at; every other
     entry stays as the last capture saw it. The caller holds the project lock.
     Raises Refused when the project has more than `limits.max_files` files
-    (nothing is written then). Ctrl-C stops it within moments, index untouched.
+    (nothing is written then), or when what it would add takes more than
+    `limits.store_cap` (nothing is left in the store then). Ctrl-C stops it within
+    moments, index untouched.
 
     When a watch is registered (changesource) and knows what changed since a capture
     it trusts, only the changed paths are read and grafted onto that capture's tree
@@ -101,7 +103,7 @@ def _capture_since(project: Project, limits: Limits, paths: list[bytes] | None,
     root = os.fsencode(str(project.workdir))
     scoped = graft.scopes(graft.nested_tops(root, [*since.paths, *(paths or [])]))
     layout = project.store.layout
-    if since.limits != limits or scoped == [b""] or any(
+    if not _same_tree_rules(since.limits, limits) or scoped == [b""] or any(
             p.rpartition(b"/")[2] in graft.IGNORE_FILES for p in scoped):
         return None
     stamp = _IgnoreStamp(project)
@@ -161,6 +163,12 @@ def _capture_since(project: Project, limits: Limits, paths: list[bytes] | None,
     )
 
 
+def _same_tree_rules(a: Limits, b: Limits) -> bool:
+    """Whether captures under `a` and `b` make the same tree (the store's cap refuses
+    a capture, never changes one)."""
+    return (a.max_file_size, a.max_files) == (b.max_file_size, b.max_files)
+
+
 def _capture(project: Project, limits: Limits, paths: list[bytes] | None) -> Capture:
     index = _read_index(project)
     hidden = _hidden_dirs(project)
@@ -204,8 +212,8 @@ def _capture(project: Project, limits: Limits, paths: list[bytes] | None) -> Cap
         except TooManyFiles:
             index.read(True)
             raise changes.too_many(project, limits) from None
-        except interrupts.Interrupted:
-            index.read(True)
+        except (interrupts.Interrupted, Refused):
+            index.read(True)  # nothing of it is in the store: neither in the index
             raise
         except (OSError, pygit2.GitError) as exc:
             index.read(True)

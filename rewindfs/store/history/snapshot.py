@@ -9,6 +9,8 @@ commit is rebuilt on the new tip and tried again.
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -35,6 +37,9 @@ MOVED_TRAILER = "Rewind-Moved-From"
 # are captured: more trailers, and whether they make a checkpoint due though no file
 # changed (the project repository's state, store.projectgit).
 Recorder = Callable[[Project], tuple[dict[str, str], bool]]
+# A test hook: the checkpoint stops itself (SIGSTOP) once its objects are written, before
+# its ref first moves, until SIGCONT: how tests run maintenance against a writer in flight.
+STOP_FOR_TESTS = "REWIND_TEST_STOP_CHECKPOINT"
 
 
 def take(
@@ -191,6 +196,8 @@ def _commit(
         except (pygit2.GitError, OSError) as exc:
             detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
             raise StoreError(f"could not record checkpoint: {detail}") from exc
+        if attempts == 1 and os.environ.get(STOP_FOR_TESTS) == "1":
+            os.kill(os.getpid(), signal.SIGSTOP)
         lost = refupdate.swap(repo, project.ref, ref, oid, f"checkpoint: {reason}")
         if lost is None:
             return oid

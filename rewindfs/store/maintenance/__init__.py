@@ -8,10 +8,14 @@ One module per job:
     objsizes    on-disk sizes per object and of the object database, remembered
     gc          repack + prune: with a grace period, or now with writers held off
                 (objects.writers)
+    cleanpacks  the packs a repack may leave as they are (nothing unreachable in them)
     quarantine  a deleted project is kept retention_days from when it was first seen
                 (the verdict itself: history.verdict)
     removal     removing one project (ref, labels, admin dir, index, record)
-    sizecap     max_total_size_mb: round-robin boundary moves, estimated then measured
+    sizecap     max_total_size_mb: the oldest checkpoints across projects, estimated then
+                measured
+    autocap     the size cap after every checkpoint: a cheap look, a detached pruner
+    caprecord   what the last pruning to the size cap dropped, and why
     repostates  project repositories' states (store.projectgit) go with their checkpoints:
                 keepers rebuilt before gc, the cap's measurements and prices
     treediff    what one checkpoint's tree holds that the next one's does not
@@ -40,7 +44,16 @@ from typing import TYPE_CHECKING
 from rewindfs.faces import face
 
 if TYPE_CHECKING:
-    from rewindfs.store.maintenance import auto, legacy, sizecap, status, sweep, wipe
+    from rewindfs.store.maintenance import (
+        auto,
+        autocap,
+        caprecord,
+        legacy,
+        sizecap,
+        status,
+        sweep,
+        wipe,
+    )
     from rewindfs.store.maintenance.progress import quiet
     from rewindfs.store.maintenance.removal import remove_project
     from rewindfs.store.maintenance.status import StoreStatus, store_status
@@ -53,4 +66,4 @@ __all__, __getattr__, __dir__ = face(_HERE, {
     "StoreStatus": f"{_HERE}.status",
     "store_status": f"{_HERE}.status",
     "Policy": f"{_HERE}.sweep",
-}, modules=("auto", "legacy", "sizecap", "status", "sweep", "wipe"))
+}, modules=("auto", "autocap", "caprecord", "legacy", "sizecap", "status", "sweep", "wipe"))

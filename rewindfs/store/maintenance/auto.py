@@ -48,7 +48,7 @@ def run_if_due(layout: Layout, policy: Policy, min_interval_hours: float) -> Rep
     if not layout.base.is_dir():
         return None
     try:
-        with _base_locked(layout):
+        with base_locked(layout):
             if not due(layout, min_interval_hours):
                 return None
             previous = last_run(layout)
@@ -59,7 +59,7 @@ def run_if_due(layout: Layout, policy: Policy, min_interval_hours: float) -> Rep
 
 
 @contextmanager
-def _base_locked(layout: Layout) -> Iterator[None]:
+def base_locked(layout: Layout) -> Iterator[None]:
     """An flock on the base directory itself (Busy if taken): a lock file in store/locks
     would create the store directory, which tells Hermes a v2 store exists already."""
     fd = os.open(layout.base, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
@@ -76,7 +76,7 @@ def _base_locked(layout: Layout) -> Iterator[None]:
 def running(layout: Layout) -> bool:
     """Whether an automatic sweep holds the base right now."""
     try:
-        with _base_locked(layout):
+        with base_locked(layout):
             return False
     except Busy:
         return True
@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     orphans.add_argument("--keep-orphans", dest="delete_orphans", action="store_false")
     args = parser.parse_args(argv)
     layout = Layout(args.base)
-    _log_to_store(layout)
+    log_to_store(layout)
     policy = Policy(args.retention_days, args.delete_orphans, args.max_size_mb,
                     args.grace_minutes)
     try:
@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _log_to_store(layout: Layout) -> None:
+def log_to_store(layout: Layout) -> None:
     """Log to store/maintenance.log (started fresh when it grows past LOG_LIMIT)."""
     if layout.store.is_dir():
         private.log_to(layout.store / LOG_NAME, LOG_LIMIT)

@@ -49,6 +49,17 @@ longest a Hermes checkpoint can take by its git timeouts) objects younger than
 that window are kept, and the result says so. If writers never pause long
 enough (writers.GIVE_UP), the prune falls back to the grace period.
 
+The pruning to the size cap frees the oldest checkpoints again and again, so its gc
+(`reclaim`) costs what it frees, not the store: its repack rewrites only the packs that
+hold something unreachable (cleanpacks), and it drops their unreachable objects at once
+instead of loosening them for the prune (which compresses each object again, to delete
+it moments later: half a minute for a few checkpoints of media files). That is safe
+only with no rewindfs writer between writing objects and moving its ref, so the repack
+and the prune both run with writers excluded, taken at a moment none is inside
+(`free_first` seconds of looking without holding anyone back, then at the gate).
+Hermes's objects in flight are loose, which a repack leaves alone; the prune keeps them
+as above. Writers that never pause: the explicit mode's grace instead.
+
 A gc killed half way leaves its placeholders behind; `clear_placeholders`
 removes them (every sweep calls it), since git fsck reports each as a bad object.
 """
@@ -63,9 +74,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rewindfs.errors import Busy
+from rewindfs.store.maintenance.cleanpacks import clean_packs
 from rewindfs.store.maintenance.sizes import objects_bytes
 from rewindfs.store.objects import gitcli, private, writers
-from rewindfs.store.objects.layout import Layout
+from rewindfs.store.objects.layout import Layout, pack_files
 from rewindfs.store.objects.locks import file_lock
 from rewindfs.store.objects.verify.checkfiles import remove_commit_graphs
 
@@ -147,6 +159,44 @@ def _keep_states(layout: Layout) -> None:
 def _prune(layout: Layout, keep_minutes: float) -> None:
     # prune's output stays captured: it names every placeholder ("bad sha1 file")
     _run(layout, ["prune", f"--expire={expiry(keep_minutes)}", "--no-progress"], False)
+
+
+def reclaim(layout: Layout, *, free_first: float = 0.0) -> GcResult:
+    """Free what nothing reaches now, rewriting only the packs that hold some (the pruning
+    to the size cap; see the module doc). Waits for a gc that runs."""
+    if not (layout.store / "HEAD").exists():
+        return GcResult(ran=False)
+    start = time.monotonic()
+    result = GcResult(True, objects_bytes(layout))
+    with file_lock(layout.lock_file("gc")):
+        _remove_placeholders(layout)
+        seen = pack_files(layout.store / "objects")
+        keep = [f"--keep-pack={name}" for name in clean_packs(layout)]
+        with _fanout_pinned(layout):
+            try:
+                with writers.excluded(layout, free_first=free_first):
+                    held = time.monotonic()
+                    result.hermes_active = hermes_active(layout)
+                    # Packs written since are whole checkpoints now (their writers are
+                    # done): kept as they are, not folded into the repack's new pack.
+                    keep += [f"--keep-pack={name}" for name in pack_files(layout.store /
+                             "objects") if name.endswith(".pack") and name not in seen]
+                    _run(layout, ["repack", "-A", "-d", "-l", "-n", "--unpack-unreachable=now",
+                                  *keep, "-q"], False)
+                    result.kept_younger_than = \
+                        HERMES_WINDOW_MINUTES if result.hermes_active else 0.0
+                    _prune(layout, result.kept_younger_than)
+                    result.writers_held = time.monotonic() - held
+            except Busy:  # writers never paused: objects in flight may be young ones
+                _run(layout, ["repack", "-A", "-d", "-l", "-n",
+                              f"--unpack-unreachable={expiry(GRACE_MINUTES)}", *keep, "-q"],
+                     False)
+                _prune(layout, GRACE_MINUTES)
+                result.kept_younger_than = GRACE_MINUTES
+            remove_commit_graphs(layout)
+    result.bytes_after = objects_bytes(layout)
+    result.seconds = time.monotonic() - start
+    return result
 
 
 def _prune_now(layout: Layout, result: GcResult) -> None:

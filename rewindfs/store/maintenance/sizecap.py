@@ -1,4 +1,4 @@
-"""max_total_size_mb: drop the oldest checkpoints, round-robin across projects, until under.
+"""max_total_size_mb: drop the oldest checkpoints across projects, until under.
 
 Deciding is cheap first and exact last:
 
@@ -7,9 +7,10 @@ Deciding is cheap first and exact last:
 2. Over it, git measures the *live* size: objects reachable from the refs,
    honouring the prune boundary. Garbage that gc has not reclaimed yet does not
    count, so history is never dropped to make room that gc will make anyway.
-3. Candidates are each project's oldest kept unlabelled checkpoint, then the next
-   oldest, and so on (round-robin, oldest first within a round), never a
-   project's newest one; labelled checkpoints are pinned and not counted. Each is
+3. Candidates are the kept unlabelled checkpoints of every project, oldest first by
+   when they were taken (to the microsecond rewindfs records; each project's own in
+   the order of its chain), never a project's newest one; labelled checkpoints are
+   pinned and not counted. Each is
    priced by what its tree holds that the next checkpoint's does not (`treediff`,
    sizes on disk from git). That overestimates what a drop frees, so candidates are
    added until the estimate covers the excess, which errs towards too few.
@@ -23,6 +24,7 @@ then reclaims the space (after its grace period).
 
 from __future__ import annotations
 
+import heapq
 import os
 import tempfile
 from dataclasses import dataclass, field
@@ -31,6 +33,7 @@ from pathlib import Path
 import pygit2
 
 from rewindfs.store.history.shallow import add_boundaries, boundaries
+from rewindfs.store.history.trailers import TIME_TRAILER, parse_message
 from rewindfs.store.maintenance import repostates, treediff
 from rewindfs.store.maintenance.inventory import History, histories
 from rewindfs.store.maintenance.progress import Progress, quiet
@@ -45,8 +48,9 @@ MiB = 1024 * 1024
 class Drop:
     h16: str
     commit: str
-    time: int
+    time: float  # when it was taken
     estimate: int | None = None  # bytes it is expected to free
+    reason: str = ""  # its own reason, for the record of what went
 
 
 @dataclass
@@ -57,6 +61,7 @@ class CapPlan:
     expected_live: int | None = None  # live size once the drops are applied
     drops: list[Drop] = field(default_factory=list)
     boundaries: dict[str, set[str]] = field(default_factory=dict)  # h16 -> new shallow entries
+    exhausted: bool = False  # every droppable checkpoint is in `drops`
 
     @property
     def over(self) -> bool:
@@ -88,7 +93,8 @@ def plan(layout: Layout, repo: pygit2.Repository, cap_bytes: int, *,
         result.boundaries = _new_boundaries(projects, result.drops)
         expected = _measure(layout, repo, _tips(repo, refs, projects, result.boundaries),
                             result.boundaries)
-        if expected <= cap_bytes or used == len(queue):
+        result.exhausted = used == len(queue)
+        if expected <= cap_bytes or result.exhausted:
             break
     result.expected_live = expected
     return result
@@ -104,17 +110,22 @@ def apply(layout: Layout, repo: pygit2.Repository, cap_plan: CapPlan) -> int:
 
 def _candidates(repo: pygit2.Repository, projects: dict[str, History],
                 progress: Progress) -> list[Drop]:
-    """Round-robin order: every project's oldest droppable checkpoint, then the next ones."""
+    """Oldest first across projects: each project's droppable checkpoints in the order of
+    its chain (oldest first), merged by when they were taken."""
     per_project: list[list[Drop]] = []
     for hist in progress(list(projects.values()), "reading histories"):
         droppable = hist.unlabelled[1:]  # never the newest: a project keeps one checkpoint
-        per_project.append([Drop(hist.h16, str(c.id), c.commit_time)
-                            for c in reversed(droppable)])
-    order: list[Drop] = []
-    for depth in range(max((len(p) for p in per_project), default=0)):
-        level = [p[depth] for p in per_project if depth < len(p)]
-        order += sorted(level, key=lambda d: (d.time, d.h16))
-    return order
+        per_project.append([_drop(hist.h16, c) for c in reversed(droppable)])
+    return list(heapq.merge(*per_project, key=lambda d: (d.time, d.h16)))
+
+
+def _drop(h16: str, commit: pygit2.Commit) -> Drop:
+    reason, trailers = parse_message(commit.message)
+    try:
+        when = float(trailers[TIME_TRAILER])
+    except (KeyError, ValueError):
+        when = float(commit.commit_time)
+    return Drop(h16, str(commit.id), when, reason=reason)
 
 
 def _price(layout: Layout, repo: pygit2.Repository, projects: dict[str, History],

@@ -4,7 +4,9 @@ Hermes's `store_status` keys are kept (base, store_size_bytes, legacy_size_bytes
 total_size_bytes, project_count, projects[hash, workdir, exists, created_at,
 last_touch, commits], pre_v2_projects[path, workdir, exists], legacy_archives[name,
 size_bytes, mtime]) and extended (checkpoints, size_bytes, state, deleted_at,
-quarantine_until per project; reclaimable_bytes, last_prune).
+quarantine_until per project; reclaimable_bytes, last_prune; the size cap: cap_bytes,
+cap_size_bytes (what the cap is held against: the bytes of the store's objects) and
+last_pruning, the record of what the last pruning to it dropped (caprecord)).
 
 Looking is also when a deletion is first seen: status notes it in the project's
 record, which starts its quarantine (see quarantine), as a sweep would.
@@ -21,7 +23,7 @@ from typing import Any
 from rewindfs.errors import StoreError
 from rewindfs.store.history.projects import ProjectRecord, list_records, read_record
 from rewindfs.store.history.verdict import State, judge
-from rewindfs.store.maintenance import legacy, liveset, quarantine
+from rewindfs.store.maintenance import caprecord, legacy, liveset, quarantine
 from rewindfs.store.maintenance.inventory import histories, project_hashes
 from rewindfs.store.maintenance.liveset import Live
 from rewindfs.store.maintenance.objsizes import object_bytes
@@ -74,6 +76,9 @@ class StoreStatus:
     # Bytes of objects nothing reaches: what `rewind prune` frees now (None: not measured).
     reclaimable_bytes: int | None = None
     last_prune: float | None = None
+    cap_bytes: int = 0  # max_total_size_mb in bytes (0: no cap)
+    cap_size_bytes: int = 0  # what the cap is held against: the store's objects
+    last_pruning: dict[str, Any] | None = None  # caprecord.CapPrune, as a dict
 
     @property
     def project_count(self) -> int:
@@ -88,15 +93,19 @@ class StoreStatus:
 
 
 def store_status(layout: Layout, retention_days: float, *, sizes: bool = True,
-                 now: float | None = None) -> StoreStatus:
+                 now: float | None = None, cap_bytes: int = 0) -> StoreStatus:
     """The base's sizes, its projects (newest touch first), pre-v2 repositories and
-    legacy archives. Without `sizes`, per-project and reclaimable sizes (which need
-    git) are left out."""
+    legacy archives, the size cap `cap_bytes` and the last pruning to it. Without
+    `sizes`, per-project and reclaimable sizes (which need git) are left out."""
     now = time.time() if now is None else now
-    out = StoreStatus(str(layout.base), last_prune=marker.last_run(layout), reclaimable_bytes=0)
+    out = StoreStatus(str(layout.base), last_prune=marker.last_run(layout), reclaimable_bytes=0,
+                      cap_bytes=max(0, cap_bytes))
     if not layout.base.exists():
         return out
-    out.store_size_bytes = store_bytes(layout)
+    out.cap_size_bytes, objects = object_bytes(layout)
+    out.store_size_bytes = store_bytes(layout, objects)
+    last = caprecord.read(layout)
+    out.last_pruning = last.to_dict() if last is not None else None
     out.legacy_archives = [ArchiveStatus(a.name, a.size(), a.created, _mtime(a.path))
                            for a in legacy.archives(layout)]
     out.legacy_size_bytes = sum(a.size_bytes for a in out.legacy_archives)
@@ -110,10 +119,10 @@ def store_status(layout: Layout, retention_days: float, *, sizes: bool = True,
     return out
 
 
-def store_bytes(layout: Layout) -> int:
+def store_bytes(layout: Layout, objects: int | None = None) -> int:
     """Apparent size of every file of the store; the loose objects scanned only in the
-    directories written since the last look (objsizes)."""
-    total = object_bytes(layout)[1]
+    directories written since the last look (objsizes), or `objects` when known."""
+    total = object_bytes(layout)[1] if objects is None else objects
     try:
         with os.scandir(layout.store) as entries:
             for entry in entries:

@@ -29,9 +29,10 @@ from typing import Any
 from rewindfs.errors import Busy, RewindError
 from rewindfs.store.history.projects import ProjectRecord, list_records
 from rewindfs.store.history.verdict import State, judge
+from rewindfs.store.maintenance import caprecord, legacy, quarantine, sizecap
 from rewindfs.store.maintenance import gc as gc_mod
-from rewindfs.store.maintenance import legacy, quarantine, sizecap
 from rewindfs.store.maintenance.gc import GRACE_MINUTES
+from rewindfs.store.maintenance.objsizes import object_bytes
 from rewindfs.store.maintenance.progress import Progress, quiet
 from rewindfs.store.maintenance.removal import remove_project
 from rewindfs.store.maintenance.sizes import tree_bytes
@@ -191,10 +192,12 @@ def run(layout: Layout, policy: Policy, todo: Plan | None = None, *, always_gc: 
     _remove_repos(layout, policy, todo, report)
     _remove_archives(layout, policy, todo, report)
     if store.exists():
-        _enforce_cap(layout, store, policy, report, progress)
+        capped = _enforce_cap(layout, store, policy, report, progress)
         if always_gc or report.deleted_projects or report.dropped_checkpoints \
                 or _garbage_likely(layout, last_sweep):
             _gc(layout, policy, report, show_git_progress)
+        if capped is not None:
+            _record_cap(layout, policy, report, capped)
     report.bytes_freed = max(0, before - tree_bytes(layout.base))
     report.seconds = time.monotonic() - start
     return report
@@ -258,16 +261,42 @@ def _remove_archives(layout: Layout, policy: Policy, todo: Plan, report: Report)
 
 
 def _enforce_cap(layout: Layout, store: Store, policy: Policy, report: Report,
-                 progress: Progress) -> None:
+                 progress: Progress) -> caprecord.CapPrune | None:
+    """Drop what the size cap asks; the record of it (finished by `_record_cap` after gc),
+    None when nothing was dropped."""
     if policy.max_total_size_mb <= 0:
-        return
+        return None
+    cap = policy.max_total_size_mb * MiB
+    started, before = time.time(), object_bytes(layout)[0]
     try:
-        cap_plan = sizecap.plan(layout, store.repo, policy.max_total_size_mb * MiB,
-                                progress=progress)
+        cap_plan = sizecap.plan(layout, store.repo, cap, progress=progress)
         report.dropped_checkpoints = sizecap.apply(layout, store.repo, cap_plan)
     except RewindError as exc:
         log.warning("size cap not enforced: %s", exc)
         report.errors += 1
+        return None
+    if not cap_plan.drops:
+        return None
+    by = caprecord.EXPLICIT_PRUNE if policy.reclaim_now else caprecord.AUTOMATIC_SWEEP
+    record = caprecord.CapPrune(by, cap, started, before, why=caprecord.over_why(before, cap),
+                                dropped=caprecord.dropped(layout, cap_plan.drops, cap))
+    if cap_plan.exhausted and (cap_plan.expected_live or 0) > cap:
+        record.left_over = caprecord.pinned_why(cap_plan.expected_live or 0)
+    return record
+
+
+def _record_cap(layout: Layout, policy: Policy, report: Report,
+                record: caprecord.CapPrune) -> None:
+    record.after_bytes, record.ended = object_bytes(layout)[0], time.time()
+    record.kept_younger_than_minutes = report.kept_younger_than_minutes
+    record.hermes_active = report.hermes_active
+    if record.after_bytes <= record.cap_bytes:
+        record.left_over = None
+    elif record.left_over is None:
+        record.left_over = ("gc did not run (another was running)" if not report.gc_ran else
+                            f"unreachable objects younger than "
+                            f"{report.kept_younger_than_minutes:g} minutes are kept")
+    caprecord.write(layout, record)
 
 
 def _gc(layout: Layout, policy: Policy, report: Report, show_progress: bool) -> None:

@@ -17,7 +17,10 @@ rewindfs writers while it prunes:
   nobody), so there is a second lock, the *gate*: a writer passes through it
   (shared, for an instant) on its way in, and the gc holds it exclusively while
   it waits for the writers inside to finish, at most HOLD seconds at a time, so
-  a long checkpoint in flight delays the others by no more than that.
+  a long checkpoint in flight delays the others by no more than that. A gc nobody
+  waits for (the pruning to the size cap after a checkpoint) first looks for a
+  moment with no writer inside without the gate (`free_first`), so a writer waits
+  only while it prunes, never while it waits.
 
 Hermes writes objects too. Current Hermes holds its own store lock
 (`<base parent>/.<base name>.lock`, see `hermes_lock_path`) around a whole
@@ -46,6 +49,7 @@ WRITERS = "writers"
 GATE = "writers-gate"
 HOLD = 0.5  # seconds new writers may be held at the gate per attempt of a gc
 GIVE_UP = 120.0  # seconds a gc tries before it settles for less (see gc)
+POLL = 0.01  # seconds between looks for a moment free of writers
 
 _held = threading.local()
 
@@ -93,16 +97,21 @@ def _still_there(path: Path, fd: int) -> bool:
 
 
 @contextmanager
-def excluded(layout: Layout, give_up: float = GIVE_UP) -> Iterator[None]:
+def excluded(layout: Layout, give_up: float = GIVE_UP, *, free_first: float = 0.0
+             ) -> Iterator[None]:
     """No rewindfs writer is writing for the duration of the block.
 
-    Writers already inside are waited for, but new ones are held at the gate for
-    at most HOLD seconds per attempt: a long checkpoint in flight (a first one of
-    a huge tree) must not stall every other agent's checkpoints behind it. After
-    `give_up` seconds without a moment free of writers: Busy.
+    For `free_first` seconds, a moment with no writer inside is looked for without
+    holding anyone back. Then writers already inside are waited for, but new ones are
+    held at the gate for at most HOLD seconds per attempt: a long checkpoint in flight
+    (a first one of a huge tree) must not stall every other agent's checkpoints behind
+    it. After `give_up` seconds without a moment free of writers: Busy.
     """
-    deadline = time.monotonic() + give_up
     with ExitStack() as stack:
+        if _free_moment(layout, stack, free_first):
+            yield
+            return
+        deadline = time.monotonic() + give_up
         while True:
             stack.enter_context(file_lock(layout.lock_file(GATE)))
             try:
@@ -115,6 +124,18 @@ def excluded(layout: Layout, give_up: float = GIVE_UP) -> Iterator[None]:
                                "try again in a moment") from None
                 time.sleep(HOLD)  # let the writers queued at the gate through
         yield
+
+
+def _free_moment(layout: Layout, stack: ExitStack, seconds: float) -> bool:
+    """Take the writers lock at a moment no writer holds it, within `seconds`."""
+    until = time.monotonic() + seconds
+    while time.monotonic() < until:
+        try:
+            stack.enter_context(file_lock(layout.lock_file(WRITERS), timeout=0.0))
+            return True
+        except Busy:
+            time.sleep(POLL)
+    return False
 
 
 def hermes_lock_path(layout: Layout) -> Path:
