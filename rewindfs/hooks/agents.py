@@ -77,9 +77,13 @@ def spec(agent: str, project: Path | None = None) -> Spec:
         base = project / ".claude" if project else Path(
             os.environ.get("CLAUDE_CONFIG_DIR") or _home() / ".claude")
         tools = "Bash|Write|Edit|MultiEdit|NotebookEdit"
+        # A session's start and each prompt (no matcher: they name no tool) let the
+        # resident process watch the project and take its first checkpoint early.
+        begins = [{"hooks": [{"type": "command", "command": cmd, "timeout": HOOK_TIMEOUT_S}]}]
         return Spec(agent, base / "settings.json", "json", {
-            event: _claude_like(cmd, tools, HOOK_TIMEOUT_S)
-            for event in ("PreToolUse", "PostToolUse", "PostToolUseFailure")})
+            **{event: _claude_like(cmd, tools, HOOK_TIMEOUT_S)
+               for event in ("PreToolUse", "PostToolUse", "PostToolUseFailure")},
+            **{event: begins for event in ("SessionStart", "UserPromptSubmit")}})
     if agent == "codex":
         base = project / ".codex" if project else Path(
             os.environ.get("CODEX_HOME") or _home() / ".codex")

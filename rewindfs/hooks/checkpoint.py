@@ -46,6 +46,7 @@ from rewindfs.store import (
     Store,
     normalize_workdir,
     project_hash,
+    working_tree_tree,
 )
 from rewindfs.store.capture import changesource
 from rewindfs.store.history import carrying, stamp, steplog
@@ -94,9 +95,6 @@ def take(call: ToolCall, reason: str, turn: str, root: str = "",
             "watched": result.grafted}
 
 
-SESSION_REASON = "session start: the project before the session's first command"
-
-
 def workdir_of(call: ToolCall) -> Path | None:
     """The project a tool call's directory belongs to (None: none to checkpoint: in no
     project, or the home directory or above, which a checkpoint refuses)."""
@@ -113,11 +111,18 @@ def limits() -> tuple[int, int]:
 
 
 def session_start(call: ToolCall, workdir: Path) -> None:
-    """The checkpoint a session's start takes in the background (resident.server): the
-    project as the agent found it, with no step of its own."""
+    """A session's first capture, in the background (resident.server): the project as the
+    agent found it, its objects written and the watch's base, but no checkpoint recorded.
+    The session's first command then records its "before" at the cost of what changed
+    since (it waits for this capture: they share the project's lock)."""
     settings = config.load(None, {})
-    _checkpoint(settings, Store(Layout(settings.base)), workdir, SESSION_REASON, None,
-                {AGENT_TRAILER: call.agent, SESSION_TRAILER: call.session})
+    working_tree_tree(Store(Layout(settings.base)), workdir, _limits(settings),
+                      tuple(settings.extra_excludes))
+
+
+def _limits(settings: config.Settings) -> Limits:
+    return Limits(max_file_size=settings.max_file_size_bytes, max_files=settings.max_files,
+                  store_cap=settings.max_total_size_mb * 1024 * 1024)
 
 
 def _recorder(call: ToolCall, settings: config.Settings) -> Any:
@@ -145,8 +150,7 @@ def _checkpoint(settings: config.Settings, store: Store, workdir: Path, reason: 
     started = time.time_ns()
     result = carrying.take_carrying(
         store, str(workdir), reason, trailers=trailers,
-        limits=Limits(max_file_size=settings.max_file_size_bytes, max_files=settings.max_files,
-                      store_cap=settings.max_total_size_mb * 1024 * 1024),
+        limits=_limits(settings),
         extra_excludes=tuple(settings.extra_excludes), keep=settings.max_snapshots,
         paths=found[2] if found else None, recorder=recorder)
     if result.taken and settings.auto_push:  # queued; pushed by a detached process

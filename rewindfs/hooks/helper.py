@@ -225,7 +225,7 @@ def start() -> None:
 
 def warm(call: Any) -> None:
     """An agent's session began (its first prompt): ask the resident process to watch the
-    project and take its first checkpoint in the background (resident.server), so the
+    project and take its first capture in the background (resident.server), so the
     session's first command needs only what changed. Never waits for the checkpoint;
     with no resident process running, one is started and given WARM_START_SECONDS to
     listen (a prompt, not a tool call, waits that long at most, once)."""

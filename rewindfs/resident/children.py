@@ -1,7 +1,7 @@
 """What the resident process's children do (resident.server forks one per request): settle a
-hook's tool call, take a session's first checkpoint once its project is watched, or run a
-`rewind` command for a client (resident.clichild). Each registers the watch as its
-captures' change source (store.capture.changesource), asked through the parent.
+hook's tool call, take a session's first capture (no checkpoint recorded) once its project
+is watched, or run a `rewind` command for a client (resident.clichild). Each registers the
+watch as its captures' change source (store.capture.changesource), asked through the parent.
 """
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ def warm(request: dict[str, Any]) -> None:
         checkpoint.session_start(call, workdir)
     except BaseException as exc:  # noqa: BLE001 - no one to tell but the log
         hooklog.write("helper", hooklog.ERROR,
-                      f"first checkpoint of the session: {type(exc).__name__}: {exc}")
+                      f"first capture of the session: {type(exc).__name__}: {exc}")
 
 
 def cli(conn: socket.socket, request: dict[str, Any], fds: list[int],

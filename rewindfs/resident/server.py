@@ -16,7 +16,7 @@ error and the process stays up). By its kind:
   back to the client; a client that goes away takes its command with it (SIGTERM);
 - `since` and `captured`: a child's capture asking the watch what changed, and telling
   it what the capture gave (resident.source, resident.watch);
-- `watch`: start watching a project, and take its first checkpoint in the background
+- `watch`: start watching a project, and take its first capture in the background
   (an agent's session has begun there: hooks.entry);
 - `status`: the watch of each project, for `rewind doctor`.
 
@@ -153,7 +153,7 @@ class Server:
             self.clients[conn.fileno()] = pidfd
             self.poller.register(conn, select.POLLRDHUP)
             return True
-        if kind == "warm":   # a session began: its project watched, a first checkpoint
+        if kind == "warm":   # a session began: its project watched, a first capture
             checked = self.checked_call({**request, "kind": None})
             self.fork(conn, lambda: children.warm(checked))
             wire.send(conn, {"ok": True})

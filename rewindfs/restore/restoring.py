@@ -134,7 +134,8 @@ def restore(store: st.Store, workdir, reference: str | st.Checkpoint,
             else journal.FAILED
         journal.end(jpath, entry, status, outcome.touched, outcome.created_dirs)
     return RestoreResult(wd, target, plan, pre.commit, outcome, safe, seen.kept_oversize,
-                         given, _hint(repo, target, wd, opts) if given is None else None)
+                         git=given,
+                         git_hint=_hint(repo, target, wd, opts) if given is None else None)
 
 
 def dry_run(store: st.Store, workdir, reference: str | st.Checkpoint,
