@@ -92,7 +92,9 @@ def take(call: ToolCall, reason: str, turn: str, root: str = "",
             "scoped": len(found[2]) if found else None,
             "left_out": leftout.of_checkpoint(call.command, workdir, result.skipped_files,
                                               result.sizes),
-            "watched": result.grafted}
+            "watched": result.grafted,
+            # (why the repository's state could not be recorded: said to the user)
+            "git_refused": recorder.recorded.refused if recorder is not None else None}
 
 
 def workdir_of(call: ToolCall) -> Path | None:

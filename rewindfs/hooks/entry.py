@@ -93,7 +93,8 @@ class _Run:
             return self.answer
         if remember:
             notices = notice.fresh(self.agent, self.call.session, notices)
-        return notice.answer(self.agent, self.answer, notices)
+        return notice.answer(self.agent, self.answer, notices,
+                             after=self.call.phase == payloads.AFTER)
 
     def give_up(self) -> None:
         try:

@@ -49,9 +49,10 @@ def _clean(text: str) -> str:
     return text if len(text) <= MAX_LINE else text[: MAX_LINE - 3] + "..."
 
 
-def answer(agent: str, base: str, notices: list[Notice]) -> str:
+def answer(agent: str, base: str, notices: list[Notice], after: bool = False) -> str:
     """The hook's stdout: `base` (what the agent's protocol asks for, '' for none) with
-    `notices` shown to the user the way `agent` shows a hook's message."""
+    `notices` shown to the user the way `agent` shows a hook's message (`after`: the
+    answer to a call's after event, which carries no PreToolUse context)."""
     if not notices:
         return base
     from rewindfs.store.history import redact
@@ -60,7 +61,7 @@ def answer(agent: str, base: str, notices: list[Notice]) -> str:
     if agent == "cursor":
         data = json.loads(base) if base else {"permission": "allow"}
         return json.dumps({**data, "user_message": message, "agent_message": message})
-    if agent in ("claude-code", "codex"):
+    if agent in ("claude-code", "codex") and not after:
         return json.dumps({"systemMessage": message, "hookSpecificOutput": {
             "hookEventName": "PreToolUse", "additionalContext": message}})
     return json.dumps({"systemMessage": message})

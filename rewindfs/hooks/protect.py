@@ -31,7 +31,7 @@ def protect(call: payloads.ToolCall, reason: str, turn: str, run: Any,
     `notices`. TimeUp (the deadline) passes through, the notice of it is the caller's."""
     outcome = None
     try:
-        outcome = checkpoint(call, reason, turn, run)
+        outcome = checkpoint(call, reason, turn, run, notices=notices)
     except TimeUp:
         raise
     except Exception as exc:  # noqa: BLE001 - said to the user, and the other projects go on
@@ -59,7 +59,7 @@ def protect(call: payloads.ToolCall, reason: str, turn: str, run: Any,
             continue
         done.add(root)
         try:
-            others.append(checkpoint(call, reason, turn, run, root))
+            others.append(checkpoint(call, reason, turn, run, root, notices))
         except TimeUp:
             raise
         except Exception as exc:  # noqa: BLE001 - as above
@@ -91,8 +91,26 @@ def _failed(call: payloads.ToolCall, where: str, exc: BaseException) -> Notice:
     return Notice(f"failed\0{where}", text)
 
 
+def _left_unprotected(outcome: dict[str, Any]) -> list[Notice]:
+    """What a checkpoint taken does not hold that the command may destroy (files it left
+    out: hooks.leftout), and a repository whose state it could not record."""
+    from rewindfs.hooks import leftout
+
+    where, out = str(outcome.get("directory") or ""), []
+    said = leftout.notice(outcome.get("left_out"))
+    if said:
+        out.append(Notice(f"left-out\0{where}\0{said}", f"{where}: {said}"))
+    refused = outcome.get("git_refused")
+    if isinstance(refused, str) and refused:
+        out.append(Notice(f"git\0{where}\0{refused}", (
+            f"{where}: its .git was not recorded ({refused}): `rewind restore --git` "
+            "cannot give the repository back as it is now")))
+    return out
+
+
 def checkpoint(call: payloads.ToolCall, reason: str, turn: str, run: Any,
-               root: str | None = None) -> dict[str, Any]:
+               root: str | None = None, notices: list[Notice] | None = None
+               ) -> dict[str, Any]:
     """One project's checkpoint: `root`, else the project the call's cwd is in (the
     session's memory of it, else found by the checkpoint path and remembered)."""
     started = time.monotonic()
@@ -114,6 +132,8 @@ def checkpoint(call: payloads.ToolCall, reason: str, turn: str, run: Any,
         except Exception as exc:  # noqa: BLE001 - remembered next time
             hooklog.write(call.agent, hooklog.ERROR, f"session memory not saved: "
                           f"{type(exc).__name__}: {exc}")
+    if notices is not None and call.phase != payloads.AFTER:
+        notices += _left_unprotected(outcome)
     took = time.monotonic() - started
     scoped = outcome.get("scoped")
     what = ("checkpoint" if outcome.get("taken") else

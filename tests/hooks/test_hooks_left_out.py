@@ -19,6 +19,7 @@ import pytest
 from agentsim import ModelServer, Say, Shell
 from agentsim.clis import Agent, binary, missing
 from conftest import make_git_repo, settle, wait_for
+from hookproc import claude_payload, hook_env, run_hook
 
 CSV = b"id,label\n" + b"1,a\n" * 3_000_000   # 12 MB: over max_file_size_mb (10)
 
@@ -76,6 +77,25 @@ def test_the_oversize_file_is_in_the_outcome_before_rm(home: Path, tmp_path: Pat
     assert again.get("stamp") is True and again["left_out"] == first["left_out"], again
 
 
+def test_the_hooks_answer_tells_the_user_what_the_checkpoint_left_out(
+        home: Path, tmp_path: Path) -> None:
+    """The installed hook's answer to Claude Code says it, once per session: its
+    `systemMessage` (the user) and PreToolUse `additionalContext` (the model)."""
+    root = issue_project(tmp_path)
+    env = hook_env(home, REWIND_HOOK_HELPER="0")
+    done = run_hook("claude-code", claude_payload(root, "rm -rf app data", call="t1"), root,
+                    env)
+    said = json.loads(done.stdout)
+    message = said["systemMessage"]
+    assert "data/train.csv (11.4 MiB, over the size cap, max_file_size_mb)" in message, said
+    assert "no restore brings them back" in message, said
+    assert said["hookSpecificOutput"]["additionalContext"] == message, said
+    # Said once per session: the next command of the same session's answer is empty.
+    again = run_hook("claude-code", claude_payload(root, "rm -rf app data", call="t2"), root,
+                     env)
+    assert again.stdout.strip() == b"", again.stdout
+
+
 @pytest.mark.parametrize("command,named", [
     ("git clean -fdx", {"node_modules/", ".env", "build/"}),
     ("git clean -fd", {"build/"}),              # git keeps what its .gitignore ignores
@@ -115,7 +135,9 @@ def test_the_issues_case_with_the_real_claude_code(tmp_path: Path, home: Path, r
         run = session.run("clean up")
     assert run.returncode == 0, run.stderr[-2000:]
     assert not (root / "app").exists() and not (root / "data").exists()
-    done = run_rewind("restore", "1", "--yes", cwd=root, check=True).stdout
+    listed = json.loads(run_rewind("list", "--json", cwd=root, check=True).stdout)
+    [before] = [cp for cp in listed if cp["reason"] == "before: rm -rf app data"]
+    done = run_rewind("restore", str(before["number"]), "--yes", cwd=root, check=True).stdout
     assert (root / "app/env/prod.py").read_bytes() == b"DB = 'prod'\n", done
     assert (root / "app/build/steps.py").read_bytes() == b"steps = [1]\n", done
     assert "data/train.csv (11.4 MiB, over the size cap, max_file_size_mb); missing now" in \
