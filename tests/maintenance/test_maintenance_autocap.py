@@ -291,14 +291,17 @@ def test_refusal_counts_both_cores_shares(home, layout, tmp_path, caplog):
 
 def test_hook_refusal_is_one_line_and_takes_nothing(home, layout, tmp_path):
     """The agent's hook (the real command, a Claude Code payload): the agent goes on, no
-    checkpoint is recorded, and the hook's log holds the refusal in one line naming the
-    cap, for the hook to pass on."""
+    checkpoint is recorded, the hook's answer tells the user in one line naming the cap
+    (`systemMessage`), and its log holds the refusal."""
     wd = tmp_path / "p"
     wd.mkdir()
+    (wd / "package.json").write_text("{}\n")   # a project
     (wd / "big.bin").write_bytes(os.urandom(2 * MiB))
     env = hook_env(home, REWIND_MAX_TOTAL_SIZE_MB="1")
     done = run_hook("claude-code", claude_payload(wd, "rm -rf build"), wd, env)
-    assert done.stdout == b""
+    message = json.loads(done.stdout)["systemMessage"]
+    assert len(message.splitlines()) == 1, message
+    assert "refused" in message and "max_total_size_mb is 1" in message, message
     assert chain(layout, wd) == []
     said = [line for line in log_lines(home) if "max_total_size_mb is 1" in line]
     assert len(said) == 1 and "refused" in said[0], log_lines(home)
