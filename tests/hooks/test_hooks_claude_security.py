@@ -123,14 +123,14 @@ def test_a_secret_in_claude_codes_command_is_kept_nowhere(tmp_path: Path, home: 
         pytest.skip(missing("claude-code"))
     monkeypatch.setenv("REWIND_HOOK_HELPER_IDLE", "30")
     project = tmp_path / "proj"
-    (project / "build").mkdir(parents=True)
-    (project / "build" / "out.bin").write_text("built\n")
+    (project / "artifacts").mkdir(parents=True)   # (build/ is excluded: no after of it)
+    (project / "artifacts" / "out.bin").write_text("built\n")
     (project / "package.json").write_text("{}\n")
     remote = tmp_path / "remote.git"
     auto_push_to(remote, home, run_rewind)
     command = (f'curl -sS -H "Authorization: Bearer {BEARER}" http://127.0.0.1:9/v1/charges '
                f"|| true; MYSQL_PWD={PASSWORD} mysql --password={PASSWORD} -e 'select 1' "
-               "|| true; rm -rf build")
+               "|| true; rm -rf artifacts")
     agent_home = tmp_path / "agent-home"
     with ModelServer([Shell(command), Say("Done.")], project=str(project)) as srv:
         session = Agent("claude-code", agent_home, project, srv)
@@ -138,7 +138,7 @@ def test_a_secret_in_claude_codes_command_is_kept_nowhere(tmp_path: Path, home: 
                    check=True)
         run = session.run("clean the build")
         log = f"{run.stderr[-2000:]}\n{srv.describe()}\n{log_lines(home)}"
-    assert run.returncode == 0 and not (project / "build").exists(), log
+    assert run.returncode == 0 and not (project / "artifacts").exists(), log
     after, cp = json.loads(run_rewind("list", "--json", cwd=project, check=True).stdout)
     for one, phase in ((cp, "before"), (after, "after")):   # the call's before and after
         assert one["reason"].startswith(f'{phase}: curl -sS -H "Authorization: Bearer ***" '), \

@@ -50,10 +50,16 @@ def test_claude_code_commands_the_classifier_missed_are_checkpointed(
     assert not (project / "g").exists() and not (project / "src").exists()
     assert not (project / "generated").exists()
     cps = listed(run_rewind, project)
-    # Newest first; `ls -la` and `git status` took none.
-    assert [cp["reason"] for cp in cps] == [f"before: {c}" for c in reversed(commands[2:])]
-    # Each restores what its command destroyed (restores add checkpoints: found by id).
-    for cp, lost in zip(cps, ("generated/schema.sql", "src/main.py", "g"), strict=True):
+    # Newest first; `ls -la` and `git status` took none. Each command that changed files
+    # has its after (the hook's after event); the state before the next one is that after
+    # (nothing changed in between: no checkpoint of its own).
+    bash, python, make = commands[2:]
+    assert [cp["reason"] for cp in cps] == [f"after: {make}", f"after: {python}",
+                                            f"after: {bash}", f"before: {bash}"], cps
+    # The state before each command restores what it destroyed (restores add
+    # checkpoints: found by id).
+    befores = cps[1:]   # before make clean, before python, before bash
+    for cp, lost in zip(befores, ("generated/schema.sql", "src/main.py", "g"), strict=True):
         number = next(c["number"] for c in listed(run_rewind, project)
                       if c["hash"] == cp["hash"])
         run_rewind("restore", str(number), "--yes", cwd=project, check=True)

@@ -59,15 +59,18 @@ def test_restore_git_brings_the_repository_back(command: str, tmp_path: Path, ho
     assert CASES[command](project, before), f"the command did not do its damage\n{log}"
     after = state(project)
 
-    [checkpoint] = json.loads(run_rewind("list", "--json", cwd=project, check=True).stdout)
+    listed = json.loads(run_rewind("list", "--json", cwd=project, check=True).stdout)
+    # (and an "after" when the command changed files: the hook's after event)
+    [checkpoint] = [cp for cp in listed if cp["reason"].startswith("before: ")]
     assert checkpoint["reason"] == f"before: {command}", log
+    number = str(checkpoint["number"])
     assert checkpoint["trailers"].get("Rewind-Git-State"), (checkpoint, log)
     assert "repository state recorded" in log, log   # the hook said what it recorded
 
-    shown = run_rewind("show", "1", cwd=project, check=True).stdout
+    shown = run_rewind("show", number, cwd=project, check=True).stdout
     assert "branches: feature " in shown and "main " in shown, shown
 
-    done = run_rewind("restore", "1", "--git", "--yes", cwd=project, check=True).stdout
+    done = run_rewind("restore", number, "--git", "--yes", cwd=project, check=True).stdout
     assert state(project) == before, done
     assert (project / "app.py").read_text() == files_before
     assert fsck(project) == "", fsck(project)

@@ -75,10 +75,12 @@ def test_git_reset_from_a_sub_project_checkpoints_the_work_tree(
         tmp_path: Path, mono: Path, home: Path, run_rewind) -> None:
     session(tmp_path, mono / "frontend", "git reset --hard", run_rewind)
     assert (mono / "backend" / "app.py").read_text() == "committed\n"   # the damage
-    [cp] = checkpoints(run_rewind, mono)   # git's top level: mono itself
-    assert cp["reason"] == "before: git reset --hard"
+    # git's top level: mono itself (before the command, and after it: the hook's after)
+    cps = checkpoints(run_rewind, mono)
+    assert [c["reason"] for c in cps] == ["after: git reset --hard", "before: git reset --hard"]
+    cp = cps[1]
     assert cp["trailers"]["Rewind-Agent"] == "claude-code"
-    run_rewind("restore", "1", "--yes", cwd=mono, check=True)
+    run_rewind("restore", str(cp["number"]), "--yes", cwd=mono, check=True)
     assert (mono / "backend" / "app.py").read_text() == "backend edit\n"
     assert (mono / "frontend" / "app.js").read_text() == "frontend edit\n"
     # The project the agent stands in has its checkpoint too, as ever.
@@ -93,8 +95,10 @@ def test_cd_then_git_stash_checkpoints_where_the_git_commands_run(
     assert str(mono / "backend") in projects(run_rewind)
     cps = json.loads(run_rewind("list", "--json", "-C", str(mono / "backend"),
                                 check=True).stdout)
-    assert [cp["reason"] for cp in cps] == ["before: cd backend && git stash -u && git stash drop"]
-    run_rewind("restore", "1", "--yes", "-C", str(mono / "backend"), check=True)
+    command = "cd backend && git stash -u && git stash drop"
+    assert [cp["reason"] for cp in cps] == [f"after: {command}", f"before: {command}"]
+    run_rewind("restore", str(cps[1]["number"]), "--yes", "-C", str(mono / "backend"),
+               check=True)
     assert (mono / "backend" / "app.py").read_text() == "backend edit\n"
     assert (mono / "backend" / "new.py").read_text() == "untracked backend file\n"
 
