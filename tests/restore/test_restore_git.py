@@ -66,6 +66,31 @@ def test_refs_set_back_in_a_repository_that_lost_them(repo: Path, run_rewind) ->
     assert fsck(repo) == ""
 
 
+def test_a_detached_head_comes_back_detached(repo: Path, run_rewind) -> None:
+    git(repo, "checkout", "-q", "--detach")   # (at HEAD: the unstaged work stays)
+    before = state(repo)
+    assert git(repo, "symbolic-ref", "-q", "HEAD", check=False) == ""   # detached
+    _checkpoint(run_rewind, repo)
+    git(repo, "checkout", "-q", "main")
+    git(repo, "branch", "-D", "feature")
+    run_rewind("restore", "1", "--git", "--yes", cwd=repo, check=True)
+    assert state(repo) == before
+    assert fsck(repo) == ""
+
+
+def test_a_dry_run_with_git_changes_nothing(repo: Path, run_rewind) -> None:
+    _checkpoint(run_rewind, repo)
+    git(repo, "branch", "-D", "feature")
+    (repo / "app.py").write_text("changed since\n")
+    after = state(repo)
+    files = (repo / "app.py").read_bytes()
+    done = run_rewind("restore", "1", "--git", "--dry-run", cwd=repo, check=True).stdout
+    assert "nothing was changed" in done and "feature" in done, done
+    assert state(repo) == after and (repo / "app.py").read_bytes() == files
+    assert json.loads(run_rewind("list", "--json", cwd=repo, check=True).stdout)[0][
+        "reason"] == "before"   # no pre-rollback snapshot either
+
+
 def test_plain_restore_never_touches_git_and_names_the_option(repo: Path, run_rewind) -> None:
     _checkpoint(run_rewind, repo)
     git(repo, "branch", "-D", "feature")
