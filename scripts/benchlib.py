@@ -154,6 +154,9 @@ def generate_project(
         written += len(data)
         out.append(rel)
     project = Project(root=root, files=out, total_bytes=written)
+    # A project, as the agent hooks require one to be (a folder in no project is refused):
+    # its marker, beside the files.
+    (root / "package.json").write_text('{"name": "bench"}\n')
 
     if node_modules_files:
         nm_rng = random.Random(seed + 1)
@@ -195,6 +198,7 @@ def generate_many_small(root: Path, *, files: int = 200_000, per_dir: int = 500,
             fh.write(data)
         written += len(data)
         out.append(rel)
+    (root / "package.json").write_text('{"name": "bench"}\n')   # a project (hooks)
     return Project(root=root, files=out, total_bytes=written)
 
 
