@@ -55,12 +55,11 @@ def reach(command: str, cwd: str, home: str) -> Reach:
 
 def _script(text: str, here: str, home: str, out: Reach, depth: int) -> str:
     """Reads `text` run from `here`; the directory it ends in."""
-    try:
-        tokens = Lexer(text).run()
+    try:   # (what a failed read added stays: generous costs a checkpoint at most)
+        return _tokens(Lexer(text).run(), here, home, out, depth)
     except (ParseError, RecursionError):
         _pieces(text, here, home, out)
         return here
-    return _tokens(tokens, here, home, out, depth)
 
 
 def _tokens(tokens: list[Token], here: str, home: str, out: Reach, depth: int) -> str:
