@@ -115,25 +115,25 @@ def test_a_spawned_mount_is_a_child_of_the_mount_server(mount_server, foreground
 
 EXIT_PROBE = """
 import atexit, sys, threading, time
-sys.path.insert(0, {tests!r})
-import forkrun
+from rewindfs.resident import forked
 atexit.register(lambda: open({out!r}, "a").write("atexit\\n"))
 def late():
     time.sleep(0.3)
     open({out!r}, "a").write("thread\\n")
 threading.Thread(target=late).start()
 sys.stdout.write("unflushed")
-forkrun._exit(7)
+forked.finish(7)
 """
 
 
 @pytest.mark.parametrize("reader", ["reads", "gone"])
 def test_the_quick_exit_keeps_what_a_command_sees(tmp_path, reader):
-    """forkrun._exit, which ends forked runs: threads waited for, then atexit, then stdout
+    """resident.forked.finish, which ends forked runs (the tests' and the resident
+    process's): threads waited for, then atexit, then stdout
     flushed, as Python's own exit; a flush that fails is Python's to report (120)."""
     out = tmp_path / "order.txt"
     env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # a buffered stdout
-    code = EXIT_PROBE.format(tests=str(Path(__file__).parent), out=str(out))
+    code = EXIT_PROBE.format(out=str(out))
     if reader == "reads":
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                               env=env, timeout=60)
