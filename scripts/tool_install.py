@@ -38,6 +38,12 @@ RECEIPT = "rewindfs-install.json"
 SOURCES = ("pyproject.toml", "README.md", "man", "rewindfs")
 
 
+
+def _own_process() -> dict[str, str]:
+    """The environment `rewind` runs in from here: in its own process, starting no resident
+    process (an install or uninstall leaves none behind)."""
+    return {**os.environ, "REWIND_NO_SERVER": "1"}
+
 def say(message: str) -> None:
     print(f"install: {message}", flush=True)
 
@@ -293,7 +299,8 @@ def install(args: argparse.Namespace) -> None:
         man_dir(bin_dir).mkdir(parents=True, exist_ok=True)
         shutil.copyfile(page, man_dir(bin_dir) / "rewind.1")
         files.append(str(man_dir(bin_dir) / "rewind.1"))
-    script = subprocess.run([str(rewind), "completion", "bash"], capture_output=True)
+    script = subprocess.run([str(rewind), "completion", "bash"], capture_output=True,
+                            env=_own_process())
     if script.returncode == 0 and script.stdout:
         completion_dir().mkdir(parents=True, exist_ok=True)
         (completion_dir() / "rewind").write_bytes(script.stdout)
@@ -307,7 +314,7 @@ def install(args: argparse.Namespace) -> None:
                "created_dirs": sorted(d for d in created if Path(d).exists())}
     (venv / RECEIPT).write_text(json.dumps(receipt, indent=2) + "\n")
     version = subprocess.run([str(rewind), "--version"], capture_output=True,
-                             text=True).stdout.split()[-1:] or ["?"]
+                             text=True, env=_own_process()).stdout.split()[-1:] or ["?"]
     say(f"rewind {version[0]} installed in {time.monotonic() - started:.1f}s: "
         f"{bin_dir / 'rewind'} (a {args.installer} tool in {venv}; pygit2 "
         f"{'patched' if args.pygit2 else 'stock'}, "
@@ -331,7 +338,7 @@ def tool_hooks(rewind: Path, venv: Path) -> tuple[list[tuple[str, str | None, st
     server registration (`rewind hooks install AGENT --mcp`), as `rewind hooks status
     --json` says."""
     done = subprocess.run([str(rewind), "hooks", "status", "--json"], capture_output=True,
-                          text=True)
+                          text=True, env=_own_process())
     if done.returncode != 0:
         fail(f"`rewind hooks status` failed: {done.stderr.strip()[-300:]}")
     status = json.loads(done.stdout)
@@ -402,17 +409,18 @@ def uninstall(args: argparse.Namespace) -> None:
             # says now); a tool older than `--file` (a usage error) removes the one its
             # environment names.
             done = subprocess.run([str(rewind), "hooks", "uninstall", agent, *where,
-                                   "--file", path], capture_output=True, text=True)
+                                   "--file", path], capture_output=True, text=True,
+                                  env=_own_process())
             if done.returncode == 2 and "--file" in done.stderr:
                 done = subprocess.run([str(rewind), "hooks", "uninstall", agent, *where],
-                                      capture_output=True, text=True)
+                                      capture_output=True, text=True, env=_own_process())
             if done.returncode != 0:
                 fail(f"could not remove {agent}'s hook: {done.stderr.strip()[-300:]}; "
                      "nothing else removed")
             say(done.stdout.strip())
         for agent, _path in servers:
             done = subprocess.run([str(rewind), "hooks", "uninstall", agent, "--mcp"],
-                                  capture_output=True, text=True)
+                                  capture_output=True, text=True, env=_own_process())
             if done.returncode != 0:
                 fail(f"could not remove {agent}'s MCP server: {done.stderr.strip()[-300:]}; "
                      "nothing else removed")

@@ -29,6 +29,7 @@ import os
 import select
 import signal
 import socket
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -167,10 +168,11 @@ def settle(call: Any, reason: str, turn: str, root: str) -> dict[str, Any]:
     """In a project seen before (`root`), nothing changed since its newest checkpoint is
     answered from the stamp (no object read); else the checkpoint, of only the paths the
     stamp names when it names them."""
-    from rewindfs.store.capture import changesource
-
+    # A watch is registered only where its module was loaded (the resident process's
+    # children): the hook's own process need not import the capture code to know.
+    changesource = sys.modules.get("rewindfs.store.capture.changesource")
     found = None
-    if root and not changesource.active():   # (the watch answers that faster)
+    if root and not (changesource is not None and changesource.active()):  # (it is faster)
         from rewindfs.agent.classify.gitstate import destroys_git_state
         from rewindfs.hooks import unchanged
 

@@ -47,6 +47,9 @@ class ClientPager:
 
 def run(conn: socket.socket, request: dict[str, Any], fds: list[int],
         listener: socket.socket) -> None:
+    # A Ctrl-C the client forwards from now on waits until this process is the command,
+    # its streams the client's: then it is answered as any `rewind` answers one.
+    signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGINT,))
     try:
         wire.send(conn, {"pid": os.getpid()})
         conn.settimeout(GO_SECONDS)
@@ -63,8 +66,11 @@ def run(conn: socket.socket, request: dict[str, Any], fds: list[int],
                   keep=[conn.fileno()])
     _streams()
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    if go.get("sigint_ignored"):
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    from rewindfs.cli import interrupts
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN if go.get("sigint_ignored")
+                  else interrupts.exit_at_once)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, (signal.SIGINT,))
     from rewindfs.cli.output import term
     from rewindfs.resident.source import Remote
     from rewindfs.store.capture import changesource

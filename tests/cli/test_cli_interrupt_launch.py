@@ -55,6 +55,7 @@ def ignored_sigint() -> None:
 
 def launch(args: list[str], cwd: Path, before_exec) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "REWIND_"))}
+    env["REWIND_NO_SERVER"] = "1"   # run in its own process (no resident one)
     return subprocess.run([REWIND, *args], cwd=cwd, env=env, capture_output=True, text=True,
                           timeout=60, stdin=subprocess.DEVNULL, preexec_fn=before_exec)
 

@@ -99,6 +99,7 @@ def sweep(args: list[str], env: dict[str, str], cwd: Path, after=None) -> int:
 @pytest.fixture
 def env(home: Path, tmp_path: Path) -> dict[str, str]:
     out = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "REWIND_"))}
+    out["REWIND_NO_SERVER"] = "1"   # run in its own process (no resident one)
     out.update(HERMES_HOME=str(home), HOME=str(tmp_path), LC_ALL="C.UTF-8")
     return out
 

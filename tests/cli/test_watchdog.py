@@ -66,6 +66,7 @@ def driver(what: str, stall: str, seconds: float = 0, portable: str = "",
     """`portable`: REWIND_PORTABLE (rewindfs.portable): pidfd,proc watch the command as
     the helper's parent, and tell a stopped one with ps(1)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("REWIND_")}
+    env["REWIND_NO_SERVER"] = "1"   # run in its own process (no resident one)
     env["REWIND_STALL_SECONDS"] = stall
     env["REWIND_PORTABLE"] = portable
     return subprocess.Popen([sys.executable, "-c", DRIVER, what, str(seconds)], env=env,
@@ -137,6 +138,7 @@ def test_the_helper_holds_a_pidfd_from_before_the_fork(tmp_path):
         pytest.fail("strace is missing: scripts/setup installs it (apt-get install strace)")
     trace = tmp_path / "trace"
     env = {k: v for k, v in os.environ.items() if not k.startswith("REWIND_")}
+    env["REWIND_NO_SERVER"] = "1"   # run in its own process (no resident one)
     proc = subprocess.run([strace, "-f", "-qq", "-o", str(trace), "-e",
                            "trace=pidfd_open,clone,clone3,fork,vfork", sys.executable, "-c",
                            DRIVER, "patient", "1"], env={**env, "REWIND_STALL_SECONDS": "2"},

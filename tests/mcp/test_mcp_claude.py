@@ -84,8 +84,10 @@ def test_claude_code_takes_back_its_own_rm_through_mcp(tmp_path: Path, home: Pat
     listed = json.loads(run_rewind("list", "--json", cwd=project, check=True).stdout)
     [taken] = [cp for cp in listed if cp["reason"] == "before: rm important.txt"]
     assert taken["number"] == 2 and taken["trailers"]["Rewind-Agent"] == "claude-code"
-    [pre] = [cp for cp in listed if cp["pre_rollback"]]
-    assert pre["hash"][:8] in restored and taken["short_hash"] in pre["reason"], listed
+    # The state the restore overwrote was checkpointed already (the rm's after): it is the
+    # restore's pre-rollback snapshot, no new one taken.
+    [pre] = [cp for cp in listed if f"snapshot {cp['hash'][:8]}" in restored]
+    assert pre["reason"] == "after: rm important.txt", (listed, restored)
     # `rewind undo` takes the agent's restore back.
     run_rewind("undo", cwd=project, check=True)
     assert not (project / "important.txt").exists()

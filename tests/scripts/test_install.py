@@ -249,9 +249,9 @@ def _install_use_and_uninstall(fresh: Fresh, clone: Path, tmp_path: Path,
         (installed_files | {".claude/settings.json"}) & after
     # What stays is what using it made: the checkpoints and the hooks' log (the user's
     # data, named by the uninstall) and Claude Code's own files.
-    assert after - before <= {f for f in used if f.startswith((".hermes/", ".claude"))
-                              or f in (".hermes/", ".claude/")} - {".claude/settings.json"}, \
-        sorted(after - before)
+    kept = {f for f in used if f.startswith((".hermes/", ".claude"))
+            or f in (".hermes/", ".claude/")} - {".claude/settings.json"}
+    assert after - before <= kept, (sorted(after - before - kept), sorted(used - before))
     assert not (fresh.home / ".local").exists()
 
 

@@ -23,6 +23,7 @@ from rewindfs.store import project_hash
 def run(home: Path, *args: str, cwd=None) -> subprocess.CompletedProcess:
     """`rewind ARGS` with HERMES_HOME=home, under umask 000."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "REWIND_"))}
+    env["REWIND_NO_SERVER"] = "1"   # run in its own process (no resident one)
     env.update(HERMES_HOME=str(home), HOME=str(home.parent / "user-home"), LC_ALL="C.UTF-8")
     return subprocess.run([REWIND, *map(str, args)], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=120, stdin=subprocess.DEVNULL,

@@ -25,6 +25,7 @@ main(sys.argv[1:])
 def test_a_missing_internal_is_named_in_one_line(command, home, project, run_rewind):
     run_rewind("checkpoint", project, check=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "REWIND_"))}
+    env["REWIND_NO_SERVER"] = "1"   # run in its own process (no resident one)
     env["HERMES_HOME"] = str(home)
     proc = subprocess.run([sys.executable, "-c", WITHOUT, *command], cwd=project, env=env,
                           capture_output=True, text=True, timeout=60)
