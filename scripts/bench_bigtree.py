@@ -140,8 +140,7 @@ class Bench:
         end = time.monotonic() + 3600
         while time.monotonic() < end:
             project = self.watched(root)
-            if project.get("state") == "ready" and project.get("grafts", 0) + \
-                    project.get("walks", 0) > 0:
+            if project.get("state") == "ready" and project.get("base"):
                 break
             time.sleep(0.1)
         # The background checkpoint holds the project lock until done: a hook waits for it.

@@ -93,9 +93,9 @@ def warm(request: dict[str, Any]) -> None:
         limits = checkpoint.limits()
         deadline = time.monotonic() + WARM_SECONDS
         found = ask({"kind": "status"}) or {}
-        if any(p.get("root") == str(workdir) and p.get("state") == "ready"
+        if any(p.get("root") == str(workdir) and p.get("state") in ("starting", "ready")
                for p in found.get("projects", [])):
-            return   # watched already: its checkpoints cost what changed
+            return   # watched already (a session's start and its first prompt both ask)
         ask({"kind": "watch", "workdir": str(workdir), "limits": list(limits)})
         while time.monotonic() < deadline:
             found = ask({"kind": "status"}) or {}

@@ -184,7 +184,8 @@ class Watcher:
         with self.lock:
             return [{"root": os.fsdecode(p.root), "state": p.state, "why": p.why,
                      "dirs": len(p.dirs), "changed": len(p.changed), "grafts": p.grafts,
-                     "walks": p.walks} for p in self.projects.values()]
+                     "walks": p.walks, "base": p.base is not None}
+                    for p in self.projects.values()]
 
     # -- watching --------------------------------------------------------------------------
 
