@@ -17,9 +17,9 @@ from rewindfs.cli.output.term import COLOR_CHOICES
 # command name -> the module of rewindfs.cli.commands defining it (in its COMMANDS list). A test
 # checks this table against the modules, so a new command cannot be left out.
 COMMANDS: dict[str, str] = {
-    "checkpoint": "checkpoints", "list": "checkpoints", "diff": "checkpoints",
+    "checkpoint": "checkpoints", "list": "checkpoints", "diff": "diff",
     "log": "files", "cat": "files", "grep": "files",
-    "restore": "restore", "undo": "restore",
+    "restore": "restore", "undo": "undo",
     "show": "show",
     "delete": "manage", "label": "manage", "forget": "manage",
     "mount": "mount", "umount": "mount",
