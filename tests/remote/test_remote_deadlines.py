@@ -103,8 +103,9 @@ def test_the_background_pusher_lets_go_of_a_silent_remote(tmp_path: Path):
                  timeout=DEADLINE)
         assert state(a)["push"]["ok"] is False
         assert "no progress for 3 s" in state(a)["push"]["error"]
-        log = (a.store / "rewind-remotes" / "autopush.log").read_text()
-        assert "automatic push to origin failed" in log
+        log = a.store / "rewind-remotes" / "autopush.log"   # (written after the state)
+        wait_for("the failure in the pusher's log", lambda: log.exists() and
+                 "automatic push to origin failed" in log.read_text(), timeout=DEADLINE)
         manual = a.rewind("push", "origin", "-C", app, check=False, timeout=DEADLINE,
                           REWIND_REMOTE_TIMEOUT="2")
         assert "no progress for 2 s" in manual.stderr, manual.stderr
