@@ -77,12 +77,15 @@ def test_the_oversize_file_is_in_the_outcome_before_rm(home: Path, tmp_path: Pat
     assert again.get("stamp") is True and again["left_out"] == first["left_out"], again
 
 
+@pytest.mark.usefixtures("no_helper_left")
+@pytest.mark.parametrize("helper", ["0", "1"])
 def test_the_hooks_answer_tells_the_user_what_the_checkpoint_left_out(
-        home: Path, tmp_path: Path) -> None:
+        home: Path, tmp_path: Path, helper: str) -> None:
     """The installed hook's answer to Claude Code says it, once per session: its
-    `systemMessage` (the user) and PreToolUse `additionalContext` (the model)."""
+    `systemMessage` (the user) and PreToolUse `additionalContext` (the model); with the
+    resident process (helper 1) as without it."""
     root = issue_project(tmp_path)
-    env = hook_env(home, REWIND_HOOK_HELPER="0")
+    env = hook_env(home, REWIND_HOOK_HELPER=helper)
     done = run_hook("claude-code", claude_payload(root, "rm -rf app data", call="t1"), root,
                     env)
     said = json.loads(done.stdout)
