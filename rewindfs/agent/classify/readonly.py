@@ -24,9 +24,10 @@ from rewindfs.agent.classify.filerules import is_sink
 from rewindfs.agent.classify.options import scan
 from rewindfs.agent.classify.shell_lexer import Command, Lexer, ParseError, Token, split_commands
 
-# Reserved words that only introduce or close a compound command.
+# Reserved words that only introduce or close a compound command. (`time` is not one: in
+# a shell other than bash it is /usr/bin/time, which runs and may write, `-o FILE`.)
 _KEYWORDS = frozenset({"!", "{", "}", "if", "then", "elif", "else", "fi", "do", "done",
-                       "while", "until", "esac", "time"})
+                       "while", "until", "esac"})
 # A simple command starting with these is a loop or case header: its words are data.
 _HEADERS = frozenset({"for", "select", "case"})
 # Variables an assignment may set before (or between) read-only commands: they change how
