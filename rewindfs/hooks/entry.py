@@ -205,40 +205,18 @@ def handle(call: payloads.ToolCall, run: _Run | None = None, partial: str = ""
         _state().start_turn(call.agent, call.session, call.turn)
         from rewindfs.hooks import helper
 
-        helper.warm(call)   # the project watched, its first checkpoint in the background
+        helper.warm(call)   # the project watched, its first capture in the background
         return None
-    if call.phase == payloads.AFTER:
-        return after(call, run, partial)
-    turn = call.turn
-    if call.agent == "gemini":
-        turn = _state().turn_of(call.agent, call.session) or call.session
-    if call.kind == payloads.SHELL or partial and call.kind == payloads.OTHER and (
-            not call.tool or call.tool in payloads.SHELL_TOOLS):
-        if run is not None:
-            run.doing = "reading the command"
-        why = partial or _unclassifiable(call.command)
-        seconds = min(CLASSIFY_SECONDS, max(run.left(), 0.001)) if run else CLASSIFY_SECONDS
-        if not why and not _due(call.command, seconds):
-            return None
-        reason = f"before: {_one_line(call.command)}" if call.command else \
-            f"before: {call.tool or 'a tool'}"
-    elif call.kind == payloads.WRITE:
-        # Every write its own step (its after event ends it): a change is its call's.
-        why = partial
-        reason = f"before: {call.tool} {_one_line(call.command)}".rstrip()
-    else:
-        return None
-    if why:
-        reason += f" ({why}: checkpointed to be safe)"
-    from rewindfs.hooks.protect import protect
-
-    return protect(call, reason, turn, run, run.notices if run is not None else [])
+    return _checkpointed(call, run, partial,
+                         "after" if call.phase == payloads.AFTER else "before")
 
 
-def after(call: payloads.ToolCall, run: _Run | None = None, partial: str = "") -> dict | None:
-    """The agent's after event (Claude Code's PostToolUse, ...): the files once a call
-    whose before was checkpointed is done, so what it changed is known to be its own
-    (rewindfs.agent.attribution); a call the gate let through unrecorded is let be."""
+def _checkpointed(call: payloads.ToolCall, run: _Run | None, partial: str, phase: str
+                  ) -> dict | None:
+    """The call's checkpoints, when the gate says they are due: before it runs, or (its
+    after event: Claude Code's PostToolUse, ...) the files once it is done, so what it
+    changed is known to be its own (rewindfs.agent.attribution); a call the gate let
+    through unrecorded is let be after it too."""
     if call.kind == payloads.SHELL or partial and call.kind == payloads.OTHER and (
             not call.tool or call.tool in payloads.SHELL_TOOLS):
         if run is not None:
@@ -249,15 +227,20 @@ def after(call: payloads.ToolCall, run: _Run | None = None, partial: str = "") -
             return None
         what = _one_line(call.command) if call.command else (call.tool or "a tool")
     elif call.kind == payloads.WRITE:
+        # Every write its own step (its after event ends it): a change is its call's.
+        why = partial
         what = f"{call.tool} {_one_line(call.command)}".rstrip()
     else:
         return None
     turn = call.turn
     if call.agent == "gemini":
         turn = _state().turn_of(call.agent, call.session) or call.session
+    reason = f"{phase}: {what}"
+    if why and phase == "before":
+        reason += f" ({why}: checkpointed to be safe)"
     from rewindfs.hooks.protect import protect
 
-    return protect(call, f"after: {what}", turn, run, run.notices if run is not None else [])
+    return protect(call, reason, turn, run, run.notices if run is not None else [])
 
 
 def _unclassifiable(command: str) -> str:
