@@ -138,7 +138,7 @@ def test_every_write_command_does_what_it_does_in_its_own_process(
 def _aged(text: str) -> str:
     """`text` with its ages and sizes said alike, and its columns' padding (a second
     passes between two runs; a cache one of them wrote counts in the store's size)."""
-    text = re.sub(r"\d+ ?(s|sec|seconds?|m|min|minutes?|h) ago|just now|next in \d+h",
+    text = re.sub(r"\d+ ?(s|sec|seconds?|m|min|minutes?|h) ago|just now|\bnow\b|next in \d+h",
                   "<age>", text)
     text = re.sub(r"\d+(\.\d+)? (B|KiB|MiB)\b", "<size>", text)
     return re.sub(r"[ \t]+", " ", text)
