@@ -114,8 +114,8 @@ class Tail:
 
     def get(self, commit_id: str, newer: bool = False) -> Record | None:
         """An intact record of `commit_id`: first just before the last one found (a chain
-        read from its tip finds each parent there: the file is written in that order),
-        else the newest in the file. `newer`: a commit taken since the newest summary,
+        read from its tip finds each parent there: writers append in that order), then
+        just after it (a reader's records), else the newest in the file. `newer`: a commit taken since the newest summary,
         looked for only after it (a checkpoint's new tip, never recorded yet, is not
         looked for through the whole file; a record of it written before the summary
         by a racing reader is only missed, and its commit read again)."""
@@ -136,6 +136,14 @@ class Tail:
                 if record is not None:
                     return record
                 end = at
+            # A reader's records (Recall.save of a chain read from its tip) put each
+            # parent just after its child: looked for there next, not through the file.
+            start, hi = self._cursor - self.start + 1, self._cursor - self.start + self.NEAR
+            while (at := self.data.find(key, start, hi)) >= 0:
+                record = self._found(at)
+                if record is not None:
+                    return record
+                start = at + 1
         for at, text in self._lines(key[1:]):
             record = decode(text)
             if record is not None:
