@@ -40,13 +40,20 @@ from rewindfs.hooks.deadline import TimeUp
 TYPE_CHECKING = False  # (typing itself: milliseconds of every hook call)
 if TYPE_CHECKING:  # a thread only for a checkpoint taken here (`_Run.arm`)
     import threading
+    from collections.abc import Callable
 
 MAX_PAYLOAD = 16 * 1024 * 1024   # bytes of a payload kept (the rest is read and dropped)
 READ_SECONDS = 5.0
 MAX_CLASSIFY = 256 * 1024        # characters of a command the classifier reads
 CLASSIFY_SECONDS = 2.0
-DEFAULT_TIMEOUT, MAX_TIMEOUT = 20.0, 3600.0
+DEFAULT_TIMEOUT, MAX_TIMEOUT = hooklog.HOOK_SECONDS, hooklog.MAX_HOOK_SECONDS
 MAX_REASON = 200
+
+
+# Set in a hook the resident process runs (resident.clichild): told what to answer should
+# this process not finish by the deadline (stopped, stuck where its timer cannot strike),
+# each time that changes, so the client that kills it still says what was not protected.
+tell_client: Callable[[str], None] | None = None
 
 
 class _Run:
@@ -55,13 +62,23 @@ class _Run:
     def __init__(self, agent: str, answer: str, limit: float):
         self.agent, self.answer, self.limit = agent, answer, limit
         self.started = time.monotonic()
-        self.doing = "reading the payload"
         self.call: payloads.ToolCall | None = None
+        self.doing = "reading the payload"
         self.notices: list = []   # hooks.notice.Notice: what is not protected, for the answer
         self.timer: threading.Timer | None = None
 
     def left(self) -> float:
         return self.limit - (time.monotonic() - self.started)
+
+    @property
+    def doing(self) -> str:
+        return self._doing
+
+    @doing.setter
+    def doing(self, what: str) -> None:
+        self._doing = what
+        if tell_client is not None and self.call is not None:
+            tell_client(self.told(timed_out=True, remember=False))
 
     def arm(self) -> None:
         """From here on, `give_up` strikes at the deadline, whatever the hook is doing

@@ -41,6 +41,7 @@ from rewindfs.resident import wire as helperwire
 from rewindfs.resident.wire import code_key, receive, send
 
 LOCK = "helper.lock"
+STOP_FOR_TESTS = "REWIND_TEST_STOP_HELPER_CHECKPOINT"   # (resident.children's)
 START_SECONDS = 2.0   # for the helper to take a request on (it forks at once when it runs)
 GONE_SECONDS = 5.0    # for a killed child to be gone
 WARM_START_SECONDS = 2.0   # for a resident process started by a session's start to listen
@@ -141,8 +142,11 @@ def take(call: Any, reason: str, turn: str, root: str, timeout: float,
     """What the hook's call comes to (`settle`): by the helper when one takes it on within
     `timeout` (TimeUp when it did not finish by then: its checkpoint was stopped), else
     here, `here()` called first (the hook's deadline armed for work that may get stuck);
-    after a checkpoint taken here, a helper is started for the next call."""
-    if enabled():
+    after a checkpoint taken here, a helper is started for the next call. A hook the
+    resident process runs (resident.client.run_hook) is in the helper's child already."""
+    from rewindfs.resident import client
+
+    if enabled() and not client.inside:
         fields = [getattr(call, f) for f in call.__slots__]
         fields[call.__slots__.index("command")] = fields[
             call.__slots__.index("command")][:helperwire.MAX_COMMAND]
@@ -158,7 +162,12 @@ def take(call: Any, reason: str, turn: str, root: str, timeout: float,
                           f"({answer['error']}): the checkpoint is taken here")
     if here is not None:
         here()
+    if client.inside and os.environ.get(STOP_FOR_TESTS) == "1":
+        os.kill(os.getpid(), signal.SIGSTOP)   # a test's: resident.children.STOP_FOR_TESTS
     outcome = settle(call, reason, turn, root)
+
+    if client.inside:   # a hook the resident process runs: settled by the helper after all
+        return {**outcome, "helper": True}
     if enabled() and not outcome.get("stamp"):
         start()
     return outcome

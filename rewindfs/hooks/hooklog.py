@@ -22,6 +22,7 @@ TYPE_CHECKING = False  # (typing itself: milliseconds of every hook call)
 if TYPE_CHECKING:  # pathlib (with urllib and ipaddress): only once a path is asked for
     from pathlib import Path
 
+HOOK_SECONDS, MAX_HOOK_SECONDS = 20.0, 3600.0   # a hook's deadline (REWIND_HOOK_TIMEOUT)
 MAX_LOG_BYTES = 1024 * 1024   # then the log moves to hook.log.1 (one old generation kept)
 ERROR, SKIPPED, INFO = "error", "skipped", "info"
 _CONTROL = {**dict.fromkeys(range(32), " "), 0x7F: " "}   # what a terminal would act on

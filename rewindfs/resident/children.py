@@ -17,7 +17,7 @@ from rewindfs.resident import wire
 GO_SECONDS = 10.0     # for the client's go-ahead, once the child said who it is
 # A test hook: the child stops itself (SIGSTOP) once it has the go-ahead, before it
 # captures anything, so a test knows a checkpoint is under way past the hook's deadline.
-STOP_FOR_TESTS = "REWIND_TEST_STOP_HELPER_CHECKPOINT"
+STOP_FOR_TESTS = "REWIND_TEST_STOP_HELPER_CHECKPOINT"   # (hooks.helper: a served hook's too)
 
 
 def call_fields() -> int:
@@ -109,10 +109,9 @@ def warm(request: dict[str, Any]) -> None:
                       f"first capture of the session: {type(exc).__name__}: {exc}")
 
 
-def cli(conn: socket.socket, request: dict[str, Any], fds: list[int],
-        listener: socket.socket) -> None:
+def cli(conn: socket.socket, request: dict[str, Any], listener: socket.socket) -> None:
     """Become the client's `rewind ARGS` and run it; its exit status goes back through
     the server, which reaps this process."""
     from rewindfs.resident import clichild
 
-    clichild.run(conn, request, fds, listener)
+    clichild.run(conn, request, listener)

@@ -45,18 +45,20 @@ class ClientPager:
         return code if isinstance(code, int) else 1
 
 
-def run(conn: socket.socket, request: dict[str, Any], fds: list[int],
-        listener: socket.socket) -> None:
+def run(conn: socket.socket, request: dict[str, Any], listener: socket.socket) -> None:
     # A Ctrl-C the client forwards from now on waits until this process is the command,
     # its streams the client's: then it is answered as any `rewind` answers one.
     signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGINT,))
+    fds: list[int] = []
     try:
         wire.send(conn, {"pid": os.getpid()})
         conn.settimeout(GO_SECONDS)
-        go = wire.receive(conn)
+        go, fds = wire.receive_with_fds(conn)   # the client's 0-2 come with it
     except OSError:
         go = None
-    if not go or go.get("go") is not True:
+    if not go or go.get("go") is not True or len(fds) != 3:
+        for fd in fds:
+            os.close(fd)
         return   # the client runs it itself
     conn.settimeout(None)
     from rewindfs.resident import client
@@ -68,8 +70,9 @@ def run(conn: socket.socket, request: dict[str, Any], fds: list[int],
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     from rewindfs.cli import interrupts
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN if go.get("sigint_ignored")
-                  else interrupts.exit_at_once)
+    hook = request.get("entry") == "hook"
+    signal.signal(signal.SIGINT, signal.SIG_IGN if go.get("sigint_ignored") else
+                  signal.default_int_handler if hook else interrupts.exit_at_once)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, (signal.SIGINT,))
     from rewindfs.cli.output import term
     from rewindfs.resident.source import Remote
@@ -80,10 +83,16 @@ def run(conn: socket.socket, request: dict[str, Any], fds: list[int],
     prog, args = request["prog"], request["args"]
     sys.argv = [prog, *args]
     try:
-        from rewindfs.cli import main
+        if hook:   # an agent's hook (resident.client.run_hook): its exit status
+            from rewindfs.hooks import entry
 
-        main(args, prog)
-        code = 0
+            entry.tell_client = lambda answer: _said_at_deadline(conn, answer)
+            code = entry.main(args)
+        else:
+            from rewindfs.cli import main
+
+            main(args, prog)
+            code = 0
     except SystemExit as exc:
         found = forked.exit_code(exc)
         if found is None:   # as the interpreter ends it: the message, status 1
@@ -91,6 +100,13 @@ def run(conn: socket.socket, request: dict[str, Any], fds: list[int],
             found = 1
         code = found
     forked.finish(code, lambda status: _said(conn, status))
+
+
+def _said_at_deadline(conn: socket.socket, answer: str) -> None:
+    try:
+        wire.send(conn, {"deadline_answer": answer})
+    except OSError:
+        pass
 
 
 def _said(conn: socket.socket, code: int) -> None:

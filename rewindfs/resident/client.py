@@ -81,15 +81,51 @@ class _Here(Exception):
     """Run it in this process after all."""
 
 
-def _served(sock: socket.socket, args: list[str], prog: str) -> int:
+def run_hook(args: list[str]) -> int | None:
+    """The agents' hook (`python -m rewindfs.hooks AGENT`: hooks.entry, payload on stdin)
+    run by the resident process as `rewind` commands are: its exit status, or None when it
+    runs here (REWIND_HOOK_HELPER=0, no resident process, one that does not take it on).
+    The child keeps the hook's deadline itself (hooks.entry); should it not be done
+    GRACE_SECONDS after it (stopped, stuck), it is killed before this process answers,
+    so nothing it would have recorded comes after the agent went on."""
+    if inside or os.environ.get("REWIND_HOOK_HELPER", "1") == "0":
+        return None
+    from rewindfs import portable
+
+    # Only as the installed hooks run it, `python -I` (the resident process's start-up too:
+    # the agent's PYTHON* settings are nobody's).
+    if not portable.linux("fork") or not sys.flags.isolated:
+        return None
+    from rewindfs.hooks import hooklog
+    from rewindfs.resident import wire
+
+    limit = hooklog.seconds("REWIND_HOOK_TIMEOUT", hooklog.HOOK_SECONDS,
+                            hooklog.MAX_HOOK_SECONDS) + GRACE_SECONDS
+    sock = wire.connect(min(limit, START_SECONDS))
+    if sock is None:
+        return None   # (the hook starts one once it has taken a checkpoint itself)
+    try:
+        return _served(sock, args, "rewind-hook", entry="hook", limit=limit)
+    except _Here:
+        return None
+    finally:
+        sock.close()
+
+
+GRACE_SECONDS = 2.0   # past a served hook's own deadline, before its child is killed
+
+
+def _served(sock: socket.socket, args: list[str], prog: str, entry: str = "cli",
+            limit: float | None = None) -> int:
     from rewindfs.resident import wire
 
     umask = os.umask(0o022)
     os.umask(umask)
     try:
         request = {"kind": "cli", "code": wire.code_key(), "args": args, "prog": prog,
-                   "cwd": os.getcwd(), "env": dict(os.environ), "umask": umask}
-        wire.send_with_fds(sock, request, [0, 1, 2])
+                   "cwd": os.getcwd(), "env": dict(os.environ), "umask": umask,
+                   "entry": entry}
+        wire.send(sock, request)
         first = wire.receive(sock)
     except OSError:   # a closed descriptor, a working directory gone, a timeout
         raise _Here from None
@@ -100,12 +136,15 @@ def _served(sock: socket.socket, args: list[str], prog: str) -> int:
     child = first["pid"]
     ignored = _signal.getsignal(_signal.SIGINT) == _signal.SIG_IGN
     try:
-        wire.send(sock, {"go": True, "sigint_ignored": ignored})
+        # The descriptors go to the child alone, with the go-ahead: sent with the request,
+        # they would wait in the socket of a resident process that does not answer
+        # (stopped), keeping the client's pipes open after it gave up and ran it itself.
+        wire.send_with_fds(sock, {"go": True, "sigint_ignored": ignored}, [0, 1, 2])
     except OSError:
         raise _Here from None
-    sock.settimeout(None)
+    sock.settimeout(limit)
     _forward(child, ignored)
-    return _until_exit(sock)
+    return _until_exit(sock, child, args[0] if entry == "hook" and args else "-")
 
 
 def _forward(child: int, sigint_ignored: bool) -> None:
@@ -129,14 +168,16 @@ def _forward(child: int, sigint_ignored: bool) -> None:
     _signal.signal(_signal.SIGCONT, send)
 
 
-def _until_exit(sock: socket.socket) -> int:
+def _until_exit(sock: socket.socket, child: int, agent: str) -> int:
     from rewindfs.resident import wire
 
-    pager = None
+    pager, answer = None, None
     try:
         while True:
             try:
                 message = wire.receive(sock)
+            except TimeoutError:   # a hook's child past its deadline: gone before we go on
+                return _killed(child, agent, answer)
             except OSError:
                 message = None
             if message is None:
@@ -146,7 +187,9 @@ def _until_exit(sock: socket.socket) -> int:
             if "exit" in message:
                 code = message["exit"]
                 return code if isinstance(code, int) else 1
-            if "pager" in message:
+            if "deadline_answer" in message:   # what a hook answers, should it not finish
+                answer = message["deadline_answer"]
+            elif "pager" in message:
                 pager = _pager(sock, message)
             elif "pager_wait" in message:
                 code = pager.wait() if pager is not None else 0
@@ -155,6 +198,46 @@ def _until_exit(sock: socket.socket) -> int:
     finally:
         if pager is not None:   # the command ended without waiting for it: we do
             pager.wait()
+
+
+def _killed(child: int, agent: str, answer: object) -> int:
+    """A served hook's child that did not end by its deadline, killed and waited for
+    (nothing it would record can come after the hook answers); said in the hook's log.
+    The agent gets the answer the child said it would give then (hooks.entry.tell_client:
+    what was not protected, in the agent's protocol), else the one its protocol needs to go
+    on (Cursor's allow)."""
+    import time
+
+    from rewindfs.hooks import hooklog
+
+    try:
+        os.kill(child, _signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    # A child of the resident process, not ours to reap: gone once its /proc entry is
+    # (a zombie's state is Z).
+    end = time.monotonic() + 10
+    while time.monotonic() < end:
+        try:
+            with open(f"/proc/{child}/stat", "rb") as fh:
+                if fh.read().rsplit(b")", 1)[1].split()[0] == b"Z":
+                    break
+        except (OSError, IndexError):
+            break
+        time.sleep(0.005)
+    seconds = hooklog.seconds("REWIND_HOOK_TIMEOUT", hooklog.HOOK_SECONDS,
+                              hooklog.MAX_HOOK_SECONDS)
+    hooklog.write(agent, hooklog.SKIPPED, f"the hook did not finish within {seconds:g}s "
+                  "(REWIND_HOOK_TIMEOUT): skipped; the helper's checkpoint was stopped "
+                  "before it was recorded")
+    if not isinstance(answer, str) and agent == "cursor":
+        from rewindfs.hooks.payloads import CURSOR_ALLOW
+
+        answer = CURSOR_ALLOW
+    if isinstance(answer, str) and answer:
+        sys.stdout.write(answer + "\n")
+        sys.stdout.flush()
+    return 0
 
 
 def _pager(sock: socket.socket, message: dict):

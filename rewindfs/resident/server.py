@@ -10,10 +10,11 @@ error and the process stays up). By its kind:
   "nothing changed", else the checkpoint). A checkpoint is "before" only if it was
   recorded before the hook answered the agent: the child first sends its pid and waits
   for the hook's go-ahead (hooks.helper.ask, abandon);
-- `cli`: a `rewind` command with the client's descriptors 0-2, working directory,
-  environment and umask (resident.client): a child becomes that command as an exec would
-  have started it (resident.forked), after the client's go-ahead; its exit status goes
-  back to the client; a client that goes away takes its command with it (SIGTERM);
+- `cli`: a `rewind` command, or an agent's hook (`entry`: resident.client.run_hook), with
+  the client's working directory, environment and umask (resident.client): a child
+  becomes that command as an exec would have started it (resident.forked), once the
+  client's go-ahead brings its descriptors 0-2; its exit status goes back to the client;
+  a client that goes away takes its command with it (SIGTERM);
 - `since` and `captured`: a child's capture asking the watch what changed, and telling
   it what the capture gave (resident.source, resident.watch);
 - `watch`: start watching a project, and take its first capture in the background
@@ -98,7 +99,7 @@ class Server:
                 return True
             try:
                 if request is None:
-                    raise wire.BadRequest("bad request: not one JSON object on one line")
+                    raise wire.BadRequest("bad request: not one message (resident.wire)")
                 if not isinstance(request.get("code"), str):
                     raise wire.BadRequest("bad request: 'code' is not a string")
                 if request["code"] != self.key:
@@ -137,14 +138,14 @@ class Server:
             self.fork(conn, lambda: children.hook(conn, checked))
             return False
         if kind == "cli":
-            checked = wire.check_cli(request, fds)
+            checked = wire.check_cli(request)
             if forked.startup_env(checked["env"], tls=False) != self.startup:
                 # Another locale or PYTHON* setting: a fork would not start as an exec
                 # would. The client runs it itself.
                 wire.send(conn, {"ok": False, "here": True})
                 return False
             self.served += 1
-            pid = self.fork(conn, lambda: children.cli(conn, checked, fds, self.listener))
+            pid = self.fork(conn, lambda: children.cli(conn, checked, self.listener))
             pidfd = os.pidfd_open(pid) if portable.linux("pidfd") else None
             if pidfd is None:
                 return False   # (no pidfds: the child sends its own exit status)

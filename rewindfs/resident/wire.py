@@ -1,7 +1,13 @@
 """What passes between the resident process and its clients (the hooks: hooks.helper; the
 `rewind` command line: resident.client; its own children's captures: resident.source),
-and what it takes from them: one JSON line each way per message (a command's descriptors
-0-2 ride along with its request), every field of a request checked.
+and what it takes from them: one message each way at a time, a dict of plain values
+(str, int, bool, None, lists and dicts of them) in Python's own `marshal` format behind
+its length in 4 bytes (a command's descriptors 0-2 ride along with its go-ahead), every
+field of a request checked. marshal because it is built in: json's import (re, enum) cost
+every `rewind` and every hook ~15 ms, as much as the interpreter's own start. marshal is
+not meant for data from someone else: only a process of this same user (the peer's uid,
+checked by both sides before a byte is read) can send one, and what it could do with a
+crafted message it can do to this user's processes anyway.
 
 A request comes from a process of the same user (the socket's peer is checked) but
 carries what an agent handed its hook, so the helper trusts none of it: each field is
@@ -15,11 +21,11 @@ what a checkpoint needs (hooks.isolation): no API key of the agent's lives on in
 from __future__ import annotations
 
 import _socket
-import json
+import marshal
 import os
 import sys
 
-TYPE_CHECKING = False  # (typing, socket and re: milliseconds of every `rewind` client)
+TYPE_CHECKING = False  # (typing, socket, json and re: milliseconds of every client)
 if TYPE_CHECKING:
     import socket
     from typing import Any
@@ -121,8 +127,12 @@ class BadRequest(ValueError):
     """A request the helper does not take: answered with an error, nothing done."""
 
 
+LENGTH = 4   # bytes of a message's length, big-endian, before it
+
+
 def encode(data: dict[str, Any]) -> bytes:
-    return json.dumps(data).encode() + b"\n"
+    body = marshal.dumps(_lists(data), 4)
+    return len(body).to_bytes(LENGTH, "big") + body
 
 
 def send(sock: socket.socket, data: dict[str, Any]) -> None:
@@ -130,23 +140,52 @@ def send(sock: socket.socket, data: dict[str, Any]) -> None:
 
 
 def receive(sock: socket.socket, limit: int = MAX_REQUEST) -> dict[str, Any] | None:
-    """One message: a JSON object on one line (None: the peer closed, or sent something
-    else, or more than `limit` bytes). Reads byte runs only up to the line's end, so a
-    message that follows stays in the socket for the next call."""
-    data = b""
-    while not data.endswith(b"\n"):
-        chunk = sock.recv(65536, _socket.MSG_PEEK)
-        if not chunk:
-            break
-        end = chunk.find(b"\n")
-        data += sock.recv(len(chunk) if end < 0 else end + 1)
-        if len(data) > limit:
-            return None
-    try:
-        message = json.loads(data)
-    except ValueError:
+    """One message, a dict (None: the peer closed, or sent something else, or more than
+    `limit` bytes). Reads exactly the message's bytes: one that follows stays in the
+    socket for the next call."""
+    head = _exactly(sock, LENGTH)
+    size = int.from_bytes(head, "big") if head is not None else limit + 1
+    body = _exactly(sock, size) if size <= limit else None
+    if body is None:
         return None
-    return message if isinstance(message, dict) else None
+    try:
+        message = marshal.loads(body)
+    except (ValueError, EOFError, TypeError):
+        return None
+    return message if _plain(message) and isinstance(message, dict) else None
+
+
+def _exactly(sock: socket.socket, size: int) -> bytes | None:
+    data = b""
+    while len(data) < size:
+        chunk = sock.recv(min(size - len(data), 1 << 20))
+        if not chunk:
+            return None
+        data += chunk
+    return data
+
+
+def _lists(value: Any) -> Any:
+    """`value` with its tuples as lists and its keys as strings (what a JSON message made
+    of them: the receiver takes nothing else)."""
+    if isinstance(value, (list, tuple)):
+        return [_lists(v) for v in value]
+    if isinstance(value, dict):
+        return {k if isinstance(k, str) else str(k): _lists(v) for k, v in value.items()}
+    return value
+
+
+def _plain(value: object, depth: int = 0) -> bool:
+    """Only the values a message is made of (marshal also makes code objects, sets ...)."""
+    if value is None or type(value) in (str, int, bool, float):
+        return True
+    if depth > 32:
+        return False
+    if type(value) is list:
+        return all(_plain(v, depth + 1) for v in value)
+    if type(value) is dict:
+        return all(type(k) is str and _plain(v, depth + 1) for k, v in value.items())
+    return False
 
 
 def receive_with_fds(sock: socket.socket, limit: int = MAX_REQUEST, fds: int = 3
@@ -211,10 +250,9 @@ def check(request: dict[str, Any], fields: int) -> dict[str, Any]:
 MAX_ARGS, MAX_ENV = 4096, 4096
 
 
-def check_cli(request: dict[str, Any], fds: list[int]) -> dict[str, Any]:
-    """A `rewind` command's request (resident.client.request), checked."""
-    if len(fds) != 3:
-        raise BadRequest("bad request: a command comes with its descriptors 0, 1 and 2")
+def check_cli(request: dict[str, Any]) -> dict[str, Any]:
+    """A `rewind` command's request (resident.client.request), checked (its descriptors
+    0-2 come with the go-ahead, to the child: resident.clichild)."""
     args, env = request.get("args"), request.get("env")
     if not isinstance(args, list) or len(args) > MAX_ARGS or not all(
             isinstance(a, str) and "\0" not in a for a in args):
@@ -226,8 +264,14 @@ def check_cli(request: dict[str, Any], fds: list[int]) -> dict[str, Any]:
     umask = request.get("umask")
     if not isinstance(umask, int) or not 0 <= umask <= 0o777:
         raise BadRequest("bad request: 'umask' is not a umask")
+    entry = request.get("entry", "cli")
+    if entry not in ENTRIES:
+        raise BadRequest("bad request: 'entry' is not 'cli' or 'hook'")
     return {"args": args, "env": env, "umask": umask, "cwd": _text(request, "cwd", path=True),
-            "prog": _text(request, "prog")}
+            "prog": _text(request, "prog"), "entry": entry}
+
+
+ENTRIES = ("cli", "hook")   # what a served command runs: `rewind`, or an agent's hook
 
 
 def checked_path(request: dict[str, Any], field: str) -> bytes:
