@@ -115,10 +115,11 @@ class Tail:
     def get(self, commit_id: str, newer: bool = False) -> Record | None:
         """An intact record of `commit_id`: first just before the last one found (a chain
         read from its tip finds each parent there: writers append in that order), then
-        just after it (a reader's records), else the newest in the file. `newer`: a commit taken since the newest summary,
-        looked for only after it (a checkpoint's new tip, never recorded yet, is not
-        looked for through the whole file; a record of it written before the summary
-        by a racing reader is only missed, and its commit read again)."""
+        just after it (a reader's records), else the newest in the file. `newer`: a
+        commit taken since the newest summary, looked for only after it (a checkpoint's
+        new tip, never recorded yet, is not looked for through the whole file; a record
+        of it written before the summary by a racing reader is only missed, and its
+        commit read again)."""
         key = b"\n" + commit_id.encode() + b" "
         if newer and self._summary_at >= 0:
             lo, end = self._summary_at - self.start + 1, len(self.data)
