@@ -33,6 +33,7 @@ from pathlib import Path
 import pygit2
 
 from rewindfs.store.history import bounds
+from rewindfs.store.history.files import trees
 from rewindfs.store.history.records import recordfile, recordtail
 from rewindfs.store.history.records.recordfile import Record
 from rewindfs.store.history.trailers import STATS_TRAILER, parse_message
@@ -124,18 +125,23 @@ def recorded_parent(commit: pygit2.Commit) -> str | None:
 
 
 def _changes(repo: pygit2.Repository, old_tree: str, new_tree: str) -> list[str] | None:
-    diff = repo[old_tree].diff_to_tree(repo[new_tree])
-    if len(diff) > MAX_CHANGES:
+    """[path, new blob ("" where it went), ...] between two trees, as a diff without
+    type changes lists them (a file that became a link: gone, then new)."""
+    deltas: list[tuple[str, int, str]] = []   # (path, the side's mode, new blob or "")
+    for change in trees.changes(repo, old_tree, new_tree):
+        old, new = change.old, change.new
+        if old is not None and new is not None and (old.mode ^ new.mode) & 0o170000:
+            deltas += [(old.path, old.mode, ""), (new.path, new.mode, new.oid)]
+        elif new is not None:
+            deltas.append((new.path, new.mode, new.oid))
+        elif old is not None:
+            deltas.append((old.path, old.mode, ""))
+    if len(deltas) > MAX_CHANGES:
         return None
     out = []
-    for delta in diff.deltas:
-        if GITLINK in (delta.old_file.mode, delta.new_file.mode):
-            continue  # a nested repository's commit: no object of ours, never a change in log
-        new = str(delta.new_file.id)
-        if new == ZERO:
-            out += [os.fsdecode(delta.old_file.raw_path), ""]
-        else:
-            out += [os.fsdecode(delta.new_file.raw_path), new]
+    for path, mode, blob in deltas:
+        if mode != GITLINK:   # (a nested repository's commit: never a change in log)
+            out += [os.fsdecode(path), blob]
     return out
 
 
