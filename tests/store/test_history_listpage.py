@@ -282,29 +282,3 @@ def test_after_gc_the_records_are_read_whole_once_then_page_again(store, project
     page = chain.page(repo, h16)
     assert page is not None
     assert [(cp.id, cp.number) for cp in page] == [(cp.id, cp.number) for cp in truth]
-
-
-def test_a_number_near_the_tip_names_what_the_whole_history_numbers(store, project) -> None:
-    """`show 3` reads the history from its tip (references._numbered_near_tip): the same
-    checkpoint as numbering the whole history, with pre-rollback snapshots and a label
-    between, for every number near the tip and `latest`."""
-    from rewindfs.store.history import references
-    from rewindfs.store.history.checkpoint import choose
-
-    take(store, project, "first")
-    extend(store, project, 30, reason=lambda i: "pre-rollback snapshot (restoring to x)"
-           if i % 4 == 1 else f"step {i}")
-    repo = pygit2.Repository(str(store.layout.store))
-    h16 = project_hash(project)
-    history = checkpoints(repo, h16)
-    set_label(store, h16, "kept", history[5].id)
-    history = checkpoints(repo, h16)
-    assert chain.page(repo, h16) is not None   # the scenario: read from the tip
-    assert any(cp.pre_rollback for cp in history[:10])
-    numbered = [cp for cp in history if cp.number]
-    for text in ["latest", *(str(n) for n in range(1, len(numbered) + 1))]:
-        near = references._numbered_near_tip(repo, h16, text)
-        assert near is not None, text
-        whole = choose(history, text, lambda prefix: False, lambda: None)
-        assert (near.id, near.number, near.labels) == (whole.id, whole.number, whole.labels)
-    assert references._numbered_near_tip(repo, h16, str(len(numbered) + 1)) is None

@@ -11,7 +11,7 @@ from pathlib import Path
 import pygit2
 
 from rewindfs.errors import InvalidInput, RewindError, StoreDamaged
-from rewindfs.store.history.chain import Checkpoint, checkpoints, page
+from rewindfs.store.history.chain import Checkpoint, checkpoints
 from rewindfs.store.history.checkpoint import checked, choose
 from rewindfs.store.history.files import trees
 from rewindfs.store.history.labels import is_label
@@ -27,33 +27,8 @@ def resolve(repo: pygit2.Repository, h16: str, reference: str) -> Checkpoint:
     the newest numbered checkpoint taken at or before it (store.history.checkpoint.choose).
     """
     text = checked(reference)
-    found = _numbered_near_tip(repo, h16, text)
-    if found is not None:
-        return found
     return choose(checkpoints(repo, h16), text, lambda prefix: _exists_elsewhere(repo, prefix),
                   lambda: _raise_if_damaged_label(repo, h16, text))
-
-
-NEAR_TIP = 100   # numbers up to this are read from the tip, not from the whole history
-
-
-def _numbered_near_tip(repo: pygit2.Repository, h16: str, text: str) -> Checkpoint | None:
-    """`latest` or a number up to NEAR_TIP, read from the tip only as far as it lies, as
-    `rewind list` numbers it (chain.page): `show 1` of a 2,000-checkpoint history reads a
-    screen of its records, not all of them. None: read the whole history (`choose`, which
-    says why a number names nothing)."""
-    number = 1 if text == "latest" else int(text) if text.isdigit() and len(text) <= 3 else 0
-    if not 1 <= number <= NEAR_TIP:
-        return None
-    found = page(repo, h16)
-    if found is None:
-        return None
-    for rows, cp in enumerate(found):   # read only as far as the number lies
-        if cp.number == number:
-            return cp
-        if cp.number > number or rows > 4 * NEAR_TIP:   # (pre-rollbacks: unnumbered)
-            return None
-    return None
 
 
 def holding(repo: pygit2.Repository, keys: list[str], commit: str) -> list[str]:
