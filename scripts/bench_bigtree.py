@@ -239,10 +239,12 @@ def run(args: argparse.Namespace, tmp: Path, rep: bl.Reporter) -> str:
         for name, target in (("hook no change (big)", (0.3, 80)),
                              ("hook one change (big)", (0.4, 120))):
             med = statistics.median(samples[name])
-            ok = med <= target[0] * base and med * 1000 <= target[1]
+            # (the milliseconds bound the issue sets for the million generated files alone)
+            million = args.tree is None and args.files >= 1_000_000
+            ok = med <= target[0] * base and (not million or med * 1000 <= target[1])
+            bound = f"<= {target[0]}x" + (f" and <= {target[1]} ms" if million else "")
             rows.append([f"destructive hook, {name[5:-6]}", fmt(samples[name]),
-                         f"{med / base:.2f}x", f"<= {target[0]}x and <= {target[1]} ms: "
-                         f"{'met' if ok else 'MISSED'}"])
+                         f"{med / base:.2f}x", f"{bound}: {'met' if ok else 'MISSED'}"])
         rows.append(["first checkpoint (own process)", bl.fmt_seconds(first),
                      f"{first / git_commit:.2f}x of `git add -A && git commit` "
                      f"({bl.fmt_seconds(git_commit)})",
