@@ -142,9 +142,9 @@ def _served(sock: socket.socket, args: list[str], prog: str, entry: str = "cli",
         wire.send_with_fds(sock, {"go": True, "sigint_ignored": ignored}, [0, 1, 2])
     except OSError:
         raise _Here from None
-    sock.settimeout(limit)
+    sock.settimeout(None)
     _forward(child, ignored)
-    return _until_exit(sock, child, args[0] if entry == "hook" and args else "-")
+    return _until_exit(sock, child, args[0] if entry == "hook" and args else "-", limit)
 
 
 def _forward(child: int, sigint_ignored: bool) -> None:
@@ -168,13 +168,20 @@ def _forward(child: int, sigint_ignored: bool) -> None:
     _signal.signal(_signal.SIGCONT, send)
 
 
-def _until_exit(sock: socket.socket, child: int, agent: str) -> int:
+def _until_exit(sock: socket.socket, child: int, agent: str, limit: float | None) -> int:
+    """The command's exit status; a hook's child not done within `limit` seconds (all
+    its messages' waits together) is killed (`_killed`)."""
+    import time
+
     from rewindfs.resident import wire
 
+    end = None if limit is None else time.monotonic() + limit
     pager, answer = None, None
     try:
         while True:
             try:
+                if end is not None:
+                    sock.settimeout(max(end - time.monotonic(), 0.001))
                 message = wire.receive(sock)
             except TimeoutError:   # a hook's child past its deadline: gone before we go on
                 return _killed(child, agent, answer)
