@@ -33,7 +33,6 @@ from pathlib import Path
 import pygit2
 
 from rewindfs.store.history import bounds
-from rewindfs.store.history.files import trees
 from rewindfs.store.history.records import recordfile, recordtail
 from rewindfs.store.history.records.recordfile import Record
 from rewindfs.store.history.trailers import STATS_TRAILER, parse_message
@@ -127,6 +126,8 @@ def recorded_parent(commit: pygit2.Commit) -> str | None:
 def _changes(repo: pygit2.Repository, old_tree: str, new_tree: str) -> list[str] | None:
     """[path, new blob ("" where it went), ...] between two trees, as a diff without
     type changes lists them (a file that became a link: gone, then new)."""
+    from rewindfs.store.history.files import trees  # (only a new checkpoint's record)
+
     deltas: list[tuple[str, int, str]] = []   # (path, the side's mode, new blob or "")
     for change in trees.changes(repo, old_tree, new_tree):
         old, new = change.old, change.new
