@@ -165,7 +165,6 @@ def take(call: Any, reason: str, turn: str, root: str, timeout: float,
     if client.inside and os.environ.get(STOP_FOR_TESTS) == "1":
         os.kill(os.getpid(), signal.SIGSTOP)   # a test's: resident.children.STOP_FOR_TESTS
     outcome = settle(call, reason, turn, root)
-
     if client.inside:   # a hook the resident process runs: settled by the helper after all
         return {**outcome, "helper": True}
     if enabled() and not outcome.get("stamp"):
