@@ -41,7 +41,10 @@ from rewindfs.resident import wire as helperwire
 from rewindfs.resident.wire import code_key, receive, send
 
 LOCK = "helper.lock"
-STOP_FOR_TESTS = "REWIND_TEST_STOP_HELPER_CHECKPOINT"   # (resident.children's)
+# A test hook: the helper's child (resident.children.hook, or a served hook's: `take`)
+# stops itself (SIGSTOP) before it captures anything, so a test knows a checkpoint is
+# under way past the hook's deadline.
+STOP_FOR_TESTS = "REWIND_TEST_STOP_HELPER_CHECKPOINT"
 START_SECONDS = 2.0   # for the helper to take a request on (it forks at once when it runs)
 GONE_SECONDS = 5.0    # for a killed child to be gone
 WARM_START_SECONDS = 2.0   # for a resident process started by a session's start to listen
@@ -163,7 +166,7 @@ def take(call: Any, reason: str, turn: str, root: str, timeout: float,
     if here is not None:
         here()
     if client.inside and os.environ.get(STOP_FOR_TESTS) == "1":
-        os.kill(os.getpid(), signal.SIGSTOP)   # a test's: resident.children.STOP_FOR_TESTS
+        os.kill(os.getpid(), signal.SIGSTOP)   # a test's: see STOP_FOR_TESTS
     outcome = settle(call, reason, turn, root)
     if client.inside:   # a hook the resident process runs: settled by the helper after all
         return {**outcome, "helper": True}

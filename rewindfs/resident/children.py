@@ -12,12 +12,10 @@ import socket
 from typing import Any
 
 from rewindfs.hooks import hooklog
+from rewindfs.hooks.helper import STOP_FOR_TESTS
 from rewindfs.resident import wire
 
 GO_SECONDS = 10.0     # for the client's go-ahead, once the child said who it is
-# A test hook: the child stops itself (SIGSTOP) once it has the go-ahead, before it
-# captures anything, so a test knows a checkpoint is under way past the hook's deadline.
-STOP_FOR_TESTS = "REWIND_TEST_STOP_HELPER_CHECKPOINT"   # (hooks.helper: a served hook's too)
 
 
 def call_fields() -> int:

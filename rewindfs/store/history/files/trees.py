@@ -29,6 +29,11 @@ from rewindfs.store.objects.layout import layout_of, objects_dir
 LINK = int(FileMode.LINK)
 TREE = int(FileMode.TREE)
 COMMIT = int(FileMode.COMMIT)   # a gitlink: a nested repository's commit
+
+
+def kind(mode: int) -> int:
+    """A file's type in its mode, as git tells a type change (not the x bit)."""
+    return mode & 0o170000
 EXECUTABLE = int(FileMode.BLOB_EXECUTABLE)
 STREAM_AT = 8 * 1024 * 1024  # blobs this big are read in pieces, never whole (Streamed)
 MAX_DEPTH = 100  # path components a restore writes at most: capture.deepdirs.MAX_DEPTH

@@ -39,13 +39,10 @@ def _by_file(repo: pygit2.Repository, old_tree: str, new_tree: str) -> Stats | N
     inserted = deleted = 0
     for change in changes:
         sides = [e for e in (change.old, change.new) if e is not None]
-        if any(e.mode == trees.COMMIT for e in sides) or len({_kind(e.mode) for e in sides}) > 1:
+        kinds = {trees.kind(e.mode) for e in sides}
+        if trees.kind(trees.COMMIT) in kinds or len(kinds) > 1:
             return None
         old, new = (repo[e.oid] if e is not None else None for e in (change.old, change.new))
         _, plus, minus = pygit2.Patch.create_from(old, new).line_stats
         inserted, deleted = inserted + plus, deleted + minus
     return Stats(len(changes), inserted, deleted)
-
-
-def _kind(mode: int) -> int:
-    return mode & 0o170000   # a file's type, as git tells a type change (not the x bit)

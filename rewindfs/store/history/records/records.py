@@ -131,7 +131,7 @@ def _changes(repo: pygit2.Repository, old_tree: str, new_tree: str) -> list[str]
     deltas: list[tuple[str, int, str]] = []   # (path, the side's mode, new blob or "")
     for change in trees.changes(repo, old_tree, new_tree):
         old, new = change.old, change.new
-        if old is not None and new is not None and (old.mode ^ new.mode) & 0o170000:
+        if old is not None and new is not None and trees.kind(old.mode) != trees.kind(new.mode):
             deltas += [(old.path, old.mode, ""), (new.path, new.mode, new.oid)]
         elif new is not None:
             deltas.append((new.path, new.mode, new.oid))
